@@ -1,0 +1,3 @@
+module github.com/recurhq/recur
+
+go 1.26.0

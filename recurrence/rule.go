@@ -1,0 +1,127 @@
+package recurrence
+
+import (
+	"time"
+)
+
+// Rule is a compiled, validated Definition: the occurrence set of
+// RECURRENCE.md together with its start-time and ending rules. A Rule is
+// immutable and safe for concurrent use.
+type Rule struct {
+	created time.Time // C, whole seconds
+	anchor  time.Time // A = startTime, else C
+	// once is a job without recurrence: one run, then completed.
+	once bool
+	// immediate is rule 2: recurrence without startTime runs at C first.
+	immediate bool
+	count     int       // 0 = unlimited
+	end       time.Time // zero = no endTime
+	freq      Frequency
+	zone      zone
+	gen       generator
+}
+
+// Compile validates def and returns its Rule for a job created (or last
+// redefined) at created. created is truncated to whole seconds; it is the
+// anchor when def has no startTime. Errors are *ValidationError.
+func Compile(def Definition, created time.Time) (*Rule, error) {
+	if err := def.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := compile(def, created.Truncate(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	if !r.once {
+		if _, ok := r.gen.atOrAfter(r.anchor); !ok {
+			return nil, invalid(pathSchedule(def), CodeNeverOccurs,
+				"this recurrence never occurs: no time in a whole 400-year calendar cycle matches it")
+		}
+	}
+	return r, nil
+}
+
+// Created returns C, the creation time the rule was compiled with.
+func (r *Rule) Created() time.Time { return r.created }
+
+// Anchor returns A: the startTime, or the creation time when there is none.
+func (r *Rule) Anchor() time.Time { return r.anchor }
+
+// Location returns the zone the schedule is read in (UTC by default).
+func (r *Rule) Location() *time.Location { return r.zone.loc }
+
+// Count returns the recurrence's count, 0 when it has none. Counting runs
+// is the caller's business: Next does not know how many have run.
+func (r *Rule) Count() int { return r.count }
+
+// EndTime returns the instant after which no run is scheduled, and whether
+// the rule has one.
+func (r *Rule) EndTime() (time.Time, bool) { return r.end, !r.end.IsZero() }
+
+// Recurring reports whether the job has a recurrence (rules 2 to 4).
+func (r *Rule) Recurring() bool { return !r.once }
+
+// First returns the nominal time of the job's first run when it is planned
+// at now, applying the four start-time rules of RECURRENCE.md, and false
+// when the job will never run (its endTime has passed). A first run "at
+// once" is at C, so it may be before now: the caller runs it immediately.
+func (r *Rule) First(now time.Time) (time.Time, bool) {
+	switch {
+	case r.once:
+		if r.anchor.Before(r.created) {
+			return r.created, true
+		}
+		return r.anchor, true
+	case r.immediate:
+		return r.within(r.created, true)
+	}
+	from := r.anchor
+	if now.After(from) {
+		from = now
+	}
+	return r.within(r.gen.atOrAfter(from))
+}
+
+// Next returns the first nominal occurrence strictly after after, and false
+// when there is none before endTime (or the job has no recurrence). Later
+// runs are always computed from the previous nominal time, never from when
+// it actually ran. Next honours endTime but not count; see Count.
+func (r *Rule) Next(after time.Time) (time.Time, bool) {
+	if r.once {
+		return time.Time{}, false
+	}
+	return r.within(r.gen.after(after))
+}
+
+func (r *Rule) within(t time.Time, ok bool) (time.Time, bool) {
+	if !ok || (!r.end.IsZero() && t.After(r.end)) {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// Preview returns up to n nominal run times of the job def created at
+// created, as planned at from: the first run by the start-time rules, then
+// the following occurrences, stopping at count and endTime. Times are in
+// UTC.
+func Preview(def Definition, created, from time.Time, n int) ([]time.Time, error) {
+	r, err := Compile(def, created)
+	if err != nil {
+		return nil, err
+	}
+	return r.Preview(from, n), nil
+}
+
+// Preview is the package-level Preview for a compiled rule.
+func (r *Rule) Preview(from time.Time, n int) []time.Time {
+	if r.count > 0 && n > r.count {
+		n = r.count
+	}
+	var out []time.Time
+	t, ok := r.First(from)
+	for ok && len(out) < n {
+		out = append(out, t.UTC())
+		t, ok = r.Next(t)
+	}
+	return out
+}

@@ -1,0 +1,198 @@
+package recurrence
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Definition is the part of an Azure Scheduler job that decides when it runs:
+// the job's startTime and recurrence, as they appear in the job's properties.
+type Definition struct {
+	StartTime  *DateTime   `json:"startTime,omitempty"`
+	Recurrence *Recurrence `json:"recurrence,omitempty"`
+}
+
+// Recurrence is a job's recurrence object. TimeZone is recur's extension;
+// Azure Scheduler read every schedule field in UTC.
+type Recurrence struct {
+	Frequency Frequency `json:"frequency,omitempty"`
+	Interval  *int      `json:"interval,omitempty"`
+	Schedule  *Schedule `json:"schedule,omitempty"`
+	Count     *int      `json:"count,omitempty"`
+	EndTime   *DateTime `json:"endTime,omitempty"`
+	TimeZone  string    `json:"timeZone,omitempty"`
+}
+
+// Schedule is a recurrence's advanced schedule. Each field either limits or
+// expands the runs of a period, depending on the frequency (RECURRENCE.md).
+type Schedule struct {
+	Minutes            []int               `json:"minutes,omitempty"`
+	Hours              []int               `json:"hours,omitempty"`
+	WeekDays           []DayOfWeek         `json:"weekDays,omitempty"`
+	MonthDays          []int               `json:"monthDays,omitempty"`
+	MonthlyOccurrences []MonthlyOccurrence `json:"monthlyOccurrences,omitempty"`
+}
+
+// MonthlyOccurrence selects a weekday in a month: the Occurrence-th one
+// (negative counts from the end), or every one when Occurrence is absent.
+type MonthlyOccurrence struct {
+	Day        DayOfWeek `json:"day,omitempty"`
+	Occurrence *int      `json:"occurrence,omitempty"`
+}
+
+// Frequency is the unit of a recurrence's interval. Input is accepted in any
+// letter case; Parse normalizes it to the lower case the service wrote.
+type Frequency string
+
+// The frequencies of RECURRENCE.md.
+const (
+	Minute Frequency = "minute"
+	Hour   Frequency = "hour"
+	Day    Frequency = "day"
+	Week   Frequency = "week"
+	Month  Frequency = "month"
+	Year   Frequency = "year"
+)
+
+var frequencies = []Frequency{Minute, Hour, Day, Week, Month, Year}
+
+// normalize returns the canonical spelling of f and whether f names a frequency.
+func (f Frequency) normalize() (Frequency, bool) {
+	for _, known := range frequencies {
+		if strings.EqualFold(string(f), string(known)) {
+			return known, true
+		}
+	}
+	return f, false
+}
+
+// maxInterval is the largest interval each frequency accepts.
+var maxInterval = map[Frequency]int{
+	Minute: 1000, Hour: 1000, Day: 548, Week: 78, Month: 18, Year: 10,
+}
+
+// DayOfWeek is an English day name. Input is accepted in any letter case;
+// Parse normalizes it to lower case.
+type DayOfWeek string
+
+var dayNames = [7]DayOfWeek{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
+
+// Weekday returns d as a time.Weekday and whether d names a day.
+func (d DayOfWeek) Weekday() (time.Weekday, bool) {
+	for i, name := range dayNames {
+		if strings.EqualFold(string(d), string(name)) {
+			return time.Weekday(i), true
+		}
+	}
+	return 0, false
+}
+
+// DayOfWeekOf returns the DayOfWeek spelling of w.
+func DayOfWeekOf(w time.Weekday) DayOfWeek { return dayNames[w] }
+
+// DateTime is an ISO 8601 date-time or date as the service accepted them:
+// seconds optional, fractional seconds, a numeric offset or Z, no offset
+// meaning UTC, or a date alone. A date alone is midnight in the
+// recurrence's time zone, so it is kept as a date until the zone is known.
+//
+// Unmarshalling never fails on a JSON value: a value that is not a valid
+// date-time is kept and reported by Parse with its JSON path.
+type DateTime struct {
+	t        time.Time
+	dateOnly bool
+	invalid  string // the JSON text of a value that is not a date-time
+}
+
+// At returns a DateTime for the instant t.
+func At(t time.Time) *DateTime { return &DateTime{t: t} }
+
+// Date returns a DateTime for a date alone (midnight in the recurrence's zone).
+func Date(year int, month time.Month, day int) *DateTime {
+	return &DateTime{t: time.Date(year, month, day, 0, 0, 0, 0, time.UTC), dateOnly: true}
+}
+
+// DateOnly reports whether d was given as a date without a time of day.
+func (d DateTime) DateOnly() bool { return d.dateOnly }
+
+// In returns the instant d names when read in zone loc: a date alone is
+// midnight in loc (or the first instant after midnight when a DST gap
+// swallows it), a date-time is its own instant whatever loc is.
+func (d DateTime) In(loc *time.Location) time.Time {
+	if !d.dateOnly {
+		return d.t
+	}
+	y, m, day := d.t.Date()
+	return time.Unix(newZone(loc).instant(civilDays(y, m, day)*secondsPerDay), 0).UTC()
+}
+
+// String formats d the way it is written back: a date alone as a date,
+// a date-time in UTC with seconds.
+func (d DateTime) String() string {
+	switch {
+	case d.invalid != "":
+		return d.invalid
+	case d.dateOnly:
+		return d.t.Format(time.DateOnly)
+	default:
+		return d.t.UTC().Format(time.RFC3339Nano)
+	}
+}
+
+// MarshalJSON writes d as String does.
+func (d DateTime) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON accepts every form of ParseDateTime; see DateTime.
+func (d *DateTime) UnmarshalJSON(b []byte) error {
+	*d = DateTime{}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		d.invalid = string(b)
+		return nil
+	}
+	parsed, err := ParseDateTime(s)
+	if err != nil {
+		d.invalid = s
+		return nil
+	}
+	*d = parsed
+	return nil
+}
+
+// dateTimeLayouts are tried in order; the first that parses wins.
+var dateTimeLayouts = []struct {
+	layout   string
+	dateOnly bool
+}{
+	{time.RFC3339Nano, false},
+	{"2006-01-02T15:04Z07:00", false},
+	{"2006-01-02T15:04:05.999999999", false},
+	{"2006-01-02T15:04", false},
+	{time.DateOnly, true},
+}
+
+// ParseDateTime parses the ISO 8601 forms that DateTime accepts.
+func ParseDateTime(s string) (DateTime, error) {
+	s = strings.TrimSpace(s)
+	// time.Parse insists on an upper-case T and Z; ISO 8601 allows both cases.
+	norm := strings.Map(func(r rune) rune {
+		switch r {
+		case 't':
+			return 'T'
+		case 'z':
+			return 'Z'
+		}
+		return r
+	}, s)
+	for _, l := range dateTimeLayouts {
+		t, err := time.Parse(l.layout, norm)
+		if err == nil {
+			return DateTime{t: t, dateOnly: l.dateOnly}, nil
+		}
+	}
+	return DateTime{}, &ValidationError{
+		Code:    CodeInvalidDateTime,
+		Message: "must be an ISO 8601 date-time such as 2015-04-07T14:00:00Z, or a date such as 2015-04-07, not " + strconv.Quote(s),
+	}
+}

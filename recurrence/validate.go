@@ -1,0 +1,293 @@
+package recurrence
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Parse reads job properties ({"startTime": ..., "recurrence": {...}},
+// other properties are ignored), normalizes their letter case and
+// validates them. Errors are *ValidationError with the JSON path of the
+// bad field.
+func Parse(data []byte) (Definition, error) {
+	var def Definition
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&def); err != nil {
+		return Definition{}, jsonError(err)
+	}
+	if dec.More() {
+		return Definition{}, invalid("", CodeInvalidJSON, "invalid JSON: more than one value")
+	}
+	if err := checkUnknownFields(data); err != nil {
+		return Definition{}, err
+	}
+	if err := def.Validate(); err != nil {
+		return Definition{}, err
+	}
+	return def, nil
+}
+
+// jsonError turns a decoding error into a ValidationError that names the
+// field when encoding/json knows it.
+func jsonError(err error) *ValidationError {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return invalid(typeErr.Field, CodeInvalidValue,
+			fmt.Sprintf("must be %s, not a JSON %s", describeType(typeErr.Type.String()), typeErr.Value))
+	}
+	return invalid("", CodeInvalidJSON, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
+}
+
+func describeType(goType string) string {
+	switch {
+	case strings.Contains(goType, "[]"):
+		return "an array"
+	case strings.HasSuffix(goType, "int"):
+		return "an integer"
+	case strings.Contains(goType, "string"), strings.Contains(goType, "Frequency"), strings.Contains(goType, "DayOfWeek"):
+		return "a string"
+	default:
+		return "an object"
+	}
+}
+
+// The fields recur knows inside a recurrence and its schedule; a misspelt
+// field would otherwise be silently ignored and the job run at the wrong
+// times. JSON field names match in any letter case, as encoding/json does.
+var (
+	recurrenceFields = []string{"frequency", "interval", "schedule", "count", "endTime", "timeZone"}
+	scheduleFields   = []string{"minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences"}
+	occurrenceFields = []string{"day", "occurrence"}
+)
+
+// checkUnknownFields runs on JSON that decoded, so only the shapes of the
+// objects it walks into can still be unexpected; those are left to Parse.
+func checkUnknownFields(data []byte) error {
+	var top map[string]json.RawMessage
+	var rec, sched map[string]json.RawMessage
+	var occs []map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || json.Unmarshal(fieldFold(top, "recurrence"), &rec) != nil {
+		return nil
+	}
+	if err := unknownField("recurrence", rec, recurrenceFields); err != nil {
+		return err
+	}
+	if json.Unmarshal(fieldFold(rec, "schedule"), &sched) != nil {
+		return nil
+	}
+	if err := unknownField("recurrence.schedule", sched, scheduleFields); err != nil {
+		return err
+	}
+	if json.Unmarshal(fieldFold(sched, "monthlyOccurrences"), &occs) != nil {
+		return nil
+	}
+	for i, occ := range occs {
+		if err := unknownField(fmt.Sprintf("recurrence.schedule.monthlyOccurrences[%d]", i), occ, occurrenceFields); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldFold returns obj's member named name in any letter case, or JSON
+// null when there is none.
+func fieldFold(obj map[string]json.RawMessage, name string) json.RawMessage {
+	for k, v := range obj {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return json.RawMessage("null")
+}
+
+func unknownField(path string, obj map[string]json.RawMessage, known []string) error {
+	for k := range obj {
+		if !containsFold(known, k) {
+			return invalid(path+"."+k, CodeUnknownProperty,
+				fmt.Sprintf("is not a property of %s (known: %s)", lastName(path), strings.Join(known, ", ")))
+		}
+	}
+	return nil
+}
+
+func lastName(path string) string {
+	path = path[strings.LastIndex(path, ".")+1:]
+	if i := strings.IndexByte(path, '['); i >= 0 {
+		return path[:i]
+	}
+	return path
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks d against every rule of RECURRENCE.md's validation
+// section except "never occurs" (which Compile checks), and rewrites
+// frequency and day names to the service's lower case. The error is the
+// first *ValidationError found, in document order.
+func (d *Definition) Validate() error {
+	if d.StartTime != nil && d.StartTime.invalid != "" {
+		return invalid("startTime", CodeInvalidDateTime, badDateTime(d.StartTime.invalid))
+	}
+	r := d.Recurrence
+	if r == nil {
+		return nil
+	}
+	if err := r.validateBasics(); err != nil {
+		return err
+	}
+	loc, err := LoadLocation(r.TimeZone)
+	if err != nil {
+		return invalid("recurrence.timeZone", CodeUnknownTimeZone, strconv.Quote(r.TimeZone)+" "+errUnknownZone.Message)
+	}
+	if r.EndTime != nil && d.StartTime != nil && r.EndTime.In(loc).Before(d.StartTime.t) {
+		return invalid("recurrence.endTime", CodeEndBeforeStart,
+			fmt.Sprintf("%s is before startTime %s", r.EndTime, d.StartTime))
+	}
+	if r.Schedule != nil {
+		return r.Schedule.validate(r.Frequency)
+	}
+	return nil
+}
+
+func badDateTime(raw string) string {
+	return "must be an ISO 8601 date-time such as 2015-04-07T14:00:00Z or a date such as 2015-04-07, not " + raw
+}
+
+func (r *Recurrence) validateBasics() error {
+	if r.Frequency == "" {
+		return invalid("recurrence.frequency", CodeRequired,
+			"is required when recurrence is given: one of Minute, Hour, Day, Week, Month, Year")
+	}
+	f, ok := r.Frequency.normalize()
+	if !ok {
+		return invalid("recurrence.frequency", CodeInvalidFrequency,
+			strconv.Quote(string(r.Frequency))+" is not a frequency: use one of Minute, Hour, Day, Week, Month, Year")
+	}
+	r.Frequency = f
+	if r.Interval != nil {
+		if iv, limit := *r.Interval, maxInterval[f]; iv < 1 || iv > limit {
+			return invalid("recurrence.interval", CodeOutOfRange,
+				fmt.Sprintf("must be between 1 and %d for frequency %s, not %d", limit, f, iv))
+		}
+	}
+	if r.Count != nil && *r.Count < 1 {
+		return invalid("recurrence.count", CodeOutOfRange, fmt.Sprintf("must be at least 1, not %d", *r.Count))
+	}
+	if r.EndTime != nil && r.EndTime.invalid != "" {
+		return invalid("recurrence.endTime", CodeInvalidDateTime, badDateTime(r.EndTime.invalid))
+	}
+	return nil
+}
+
+// which frequencies accept a schedule field: "expand" or "filter" both
+// accept; the rest reject.
+var fieldFrequencies = map[string][]Frequency{
+	"weekDays":           {Week},
+	"monthDays":          {Month},
+	"monthlyOccurrences": {Month},
+}
+
+func (s *Schedule) validate(f Frequency) error {
+	const p = "recurrence.schedule."
+	if err := checkRange(p+"minutes", s.Minutes, 0, 59, false); err != nil {
+		return err
+	}
+	if err := checkRange(p+"hours", s.Hours, 0, 23, false); err != nil {
+		return err
+	}
+	for _, field := range []struct {
+		name  string
+		given bool
+	}{
+		{"weekDays", len(s.WeekDays) > 0},
+		{"monthDays", len(s.MonthDays) > 0},
+		{"monthlyOccurrences", len(s.MonthlyOccurrences) > 0},
+	} {
+		if field.given && !frequencyIn(f, fieldFrequencies[field.name]) {
+			return invalid(p+field.name, CodeNotAllowed,
+				fmt.Sprintf("can be given only with frequency %s, not %s", fieldFrequencies[field.name][0], f))
+		}
+	}
+	if len(s.WeekDays) > 7 {
+		return invalid(p+"weekDays", CodeTooManyWeekDays, fmt.Sprintf("has %d entries; at most 7 are allowed", len(s.WeekDays)))
+	}
+	for i := range s.WeekDays {
+		if err := normalizeDay(&s.WeekDays[i], fmt.Sprintf("%sweekDays[%d]", p, i)); err != nil {
+			return err
+		}
+	}
+	if err := checkRange(p+"monthDays", s.MonthDays, -31, 31, true); err != nil {
+		return err
+	}
+	for i := range s.MonthlyOccurrences {
+		if err := s.MonthlyOccurrences[i].validate(fmt.Sprintf("%smonthlyOccurrences[%d]", p, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *MonthlyOccurrence) validate(path string) error {
+	if o.Day == "" {
+		return invalid(path+".day", CodeRequired, "is required: a day name such as Friday")
+	}
+	if err := normalizeDay(&o.Day, path+".day"); err != nil {
+		return err
+	}
+	if o.Occurrence != nil {
+		if n := *o.Occurrence; n == 0 || n < -5 || n > 5 {
+			return invalid(path+".occurrence", CodeOutOfRange,
+				fmt.Sprintf("must be between 1 and 5, or -5 and -1 to count from the end of the month, not %d", n))
+		}
+	}
+	return nil
+}
+
+func normalizeDay(d *DayOfWeek, path string) error {
+	w, ok := d.Weekday()
+	if !ok {
+		return invalid(path, CodeInvalidValue, strconv.Quote(string(*d))+" is not a day: use Monday to Sunday")
+	}
+	*d = DayOfWeekOf(w)
+	return nil
+}
+
+func checkRange(path string, values []int, lo, hi int, nonZero bool) error {
+	for i, v := range values {
+		if v < lo || v > hi || (nonZero && v == 0) {
+			msg := fmt.Sprintf("must be between %d and %d, not %d", lo, hi, v)
+			if nonZero {
+				msg = fmt.Sprintf("must be between 1 and %d, or %d and -1 to count from the end of the month, not %d", hi, lo, v)
+			}
+			return invalid(fmt.Sprintf("%s[%d]", path, i), CodeOutOfRange, msg)
+		}
+	}
+	return nil
+}
+
+func frequencyIn(f Frequency, list []Frequency) bool {
+	for _, x := range list {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+func pathSchedule(def Definition) string {
+	if def.Recurrence != nil && def.Recurrence.Schedule != nil {
+		return "recurrence.schedule"
+	}
+	return "recurrence"
+}

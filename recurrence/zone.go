@@ -1,0 +1,141 @@
+package recurrence
+
+import (
+	"math"
+	"strings"
+	"time"
+)
+
+// LoadLocation resolves a recurrence timeZone: an IANA name
+// ("Europe/Berlin"), "UTC", or a Windows name ("W. Europe Standard Time")
+// through CLDR's mapping to its IANA zone. The empty name is UTC.
+func LoadLocation(name string) (*time.Location, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || strings.EqualFold(name, "UTC") {
+		return time.UTC, nil
+	}
+	if iana, ok := windowsZone(name); ok {
+		name = iana
+	}
+	// time.LoadLocation reads files; "Local" and paths are no zones of ours.
+	if name == "Local" || strings.Contains(name, "..") || strings.HasPrefix(name, "/") {
+		return nil, errUnknownZone
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, errUnknownZone
+	}
+	return loc, nil
+}
+
+var errUnknownZone = invalid("", CodeUnknownTimeZone,
+	`is not a time zone: use an IANA name such as "Europe/Berlin" or a Windows name such as "W. Europe Standard Time"`)
+
+// windowsZone maps a Windows time zone name, in any letter case, to IANA.
+func windowsZone(name string) (string, bool) {
+	if iana, ok := windowsZones[name]; ok {
+		return iana, true
+	}
+	for win, iana := range windowsZones {
+		if strings.EqualFold(win, name) {
+			return iana, true
+		}
+	}
+	return "", false
+}
+
+// zone places wall-clock times of a location on the time line with the
+// rules of RECURRENCE.md: a time in a spring-forward gap runs at the same
+// offset past the gap's end, a time that exists twice runs at the first.
+type zone struct {
+	loc   *time.Location
+	fixed bool  // the location never changes its offset
+	off   int64 // the offset when fixed
+}
+
+func newZone(loc *time.Location) zone {
+	if loc == nil || loc == time.UTC {
+		return zone{loc: time.UTC, fixed: true}
+	}
+	t := time.Unix(0, 0).In(loc)
+	if start, end := t.ZoneBounds(); start.IsZero() && end.IsZero() {
+		_, off := t.Zone()
+		return zone{loc: loc, fixed: true, off: int64(off)}
+	}
+	return zone{loc: loc}
+}
+
+// span is a stretch [start, end) of instants (Unix seconds) with one offset.
+type span struct {
+	start, end int64
+	off        int64
+}
+
+func (z zone) span(unix int64) span {
+	if z.fixed {
+		return span{start: math.MinInt64, end: math.MaxInt64, off: z.off}
+	}
+	t := time.Unix(unix, 0).In(z.loc)
+	_, off := t.Zone()
+	s := span{start: math.MinInt64, end: math.MaxInt64, off: int64(off)}
+	start, end := t.ZoneBounds()
+	if !start.IsZero() {
+		s.start = start.Unix()
+	}
+	if !end.IsZero() {
+		s.end = end.Unix()
+	}
+	return s
+}
+
+func (z zone) offset(unix int64) int64 {
+	if z.fixed {
+		return z.off
+	}
+	_, off := time.Unix(unix, 0).In(z.loc).Zone()
+	return int64(off)
+}
+
+// wall returns the wall-clock seconds of an instant.
+func (z zone) wall(unix int64) int64 { return unix + z.offset(unix) }
+
+// piece is a stretch of wall-clock seconds, from its start up to the next
+// piece's, that maps to instants by one offset: instant = wall - off.
+type piece struct {
+	from int64 // first wall-clock second of the piece
+	off  int64
+}
+
+// dayPieces returns the pieces covering the wall-clock day starting at
+// wall second l0, in order; the first starts at or before l0. With one
+// transition from offset ob to oa at instant t, walls before
+// t + max(ob, oa) use ob (that covers both the gap rule and the first
+// instant of an overlap) and later walls use oa. buf avoids allocation.
+func (z zone) dayPieces(l0 int64, buf []piece) []piece {
+	buf = buf[:0]
+	if z.fixed {
+		return append(buf, piece{from: math.MinInt64, off: z.off})
+	}
+	// Every instant of the day's walls lies within a day either side.
+	s := z.span(l0 - secondsPerDay)
+	buf = append(buf, piece{from: math.MinInt64, off: s.off})
+	for s.end <= l0+2*secondsPerDay {
+		next := z.span(s.end)
+		buf = append(buf, piece{from: s.end + max(s.off, next.off), off: next.off})
+		s = next
+	}
+	return buf
+}
+
+// instant returns the instant of wall-clock second w.
+func (z zone) instant(w int64) int64 {
+	var buf [4]piece
+	ps := z.dayPieces(floorDiv(w, secondsPerDay)*secondsPerDay, buf[:0])
+	off := ps[0].off
+	for _, p := range ps[1:] {
+		if w >= p.from {
+			off = p.off
+		}
+	}
+	return w - off
+}
