@@ -3,6 +3,7 @@ package recurrence
 import (
 	"math"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -14,35 +15,41 @@ func LoadLocation(name string) (*time.Location, error) {
 	if name == "" || strings.EqualFold(name, "UTC") {
 		return time.UTC, nil
 	}
-	if iana, ok := windowsZone(name); ok {
+	if iana, ok := windowsZonesFolded[strings.ToLower(name)]; ok {
 		name = iana
 	}
 	// time.LoadLocation reads files; "Local" and paths are no zones of ours.
 	if name == "Local" || strings.Contains(name, "..") || strings.HasPrefix(name, "/") {
 		return nil, errUnknownZone
 	}
+	if loc, ok := locations.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
 		return nil, errUnknownZone
 	}
+	locations.Store(name, loc)
 	return loc, nil
 }
+
+// locations caches loaded zones: time.LoadLocation reads and parses the
+// zone database on every call, and the job workflow compiles its rule for
+// every occurrence it plans. Zones are few, so the cache stays small.
+var locations sync.Map // IANA name -> *time.Location
 
 var errUnknownZone = invalid("", CodeUnknownTimeZone,
 	`is not a time zone: use an IANA name such as "Europe/Berlin" or a Windows name such as "W. Europe Standard Time"`)
 
-// windowsZone maps a Windows time zone name, in any letter case, to IANA.
-func windowsZone(name string) (string, bool) {
-	if iana, ok := windowsZones[name]; ok {
-		return iana, true
-	}
+// windowsZonesFolded is windowsZones keyed by lower-case name: Windows
+// names are matched in any letter case.
+var windowsZonesFolded = func() map[string]string {
+	m := make(map[string]string, len(windowsZones))
 	for win, iana := range windowsZones {
-		if strings.EqualFold(win, name) {
-			return iana, true
-		}
+		m[strings.ToLower(win)] = iana
 	}
-	return "", false
-}
+	return m
+}()
 
 // zone places wall-clock times of a location on the time line with the
 // rules of RECURRENCE.md: a time in a spring-forward gap runs at the same

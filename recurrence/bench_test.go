@@ -1,0 +1,99 @@
+package recurrence_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/recurhq/recur/recurrence"
+)
+
+// benchRules are one typical rule per frequency, with a schedule where the
+// frequency has one, in UTC and in a DST zone.
+var benchRules = []struct{ name, recurrence string }{
+	{"Minute", `{"frequency":"Minute","interval":7}`},
+	{"MinuteFiltered", `{"frequency":"Minute","interval":5,"schedule":{"hours":[9,10,11,12,13,14,15,16],"minutes":[0,15,30,45]}}`},
+	{"Hour", `{"frequency":"Hour","interval":3,"schedule":{"minutes":[0,30]}}`},
+	{"HourFiltered", `{"frequency":"Hour","interval":1,"schedule":{"minutes":[15],"hours":[5,17]}}`},
+	{"Day", `{"frequency":"Day","interval":2,"schedule":{"hours":[5,17],"minutes":[15,45]}}`},
+	{"Week", `{"frequency":"Week","schedule":{"weekDays":["monday","wednesday","friday"],"hours":[17]}}`},
+	{"Month", `{"frequency":"Month","schedule":{"monthDays":[1,-1],"monthlyOccurrences":[{"day":"friday","occurrence":-1}],"hours":[6]}}`},
+	{"Year", `{"frequency":"Year","interval":1}`},
+	{"DayBerlin", `{"frequency":"Day","schedule":{"hours":[2,14],"minutes":[30]},"timeZone":"Europe/Berlin"}`},
+	{"MonthNewYork", `{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"sunday","occurrence":2}],"hours":[2],"minutes":[30]},"timeZone":"America/New_York"}`},
+}
+
+// BenchmarkNext measures one Next call, stepping along the occurrences, for
+// a start an hour before the first call and a start in 1970.
+func BenchmarkNext(b *testing.B) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for _, rule := range benchRules {
+		for _, start := range []struct {
+			name string
+			t    time.Time
+		}{{"startNow", now.Add(-time.Hour)}, {"start1970", time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)}} {
+			b.Run(rule.name+"/"+start.name, func(b *testing.B) {
+				def := defOf(b, fmt.Sprintf(`{"startTime":%q,"recurrence":%s}`, start.t.Format(time.RFC3339), rule.recurrence))
+				r, err := recurrence.Compile(def, now)
+				if err != nil {
+					b.Fatal(err)
+				}
+				first, _ := r.First(now)
+				t := first
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					next, ok := r.Next(t)
+					if !ok {
+						b.Fatal("no next occurrence")
+					}
+					t = next
+					if i%1024 == 1023 {
+						t = first // stay near now: 1970 vs now is what is compared
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPreview1000 measures a preview of 1,000 occurrences, parsing
+// and compiling included.
+func BenchmarkPreview1000(b *testing.B) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	def := defOf(b, `{"startTime":"2015-04-07T14:00Z","recurrence":{"frequency":"Week","schedule":{"weekDays":["monday","wednesday","friday"],"hours":[5,17],"minutes":[15,45]}}}`)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		got, err := recurrence.Preview(def, now, now, 1000)
+		if err != nil || len(got) != 1000 {
+			b.Fatal(err, len(got))
+		}
+	}
+}
+
+const benchJob = `{"startTime":"2015-04-07T14:00Z","recurrence":{"frequency":"Month","schedule":{"monthDays":[1,-1],"hours":[6]},"timeZone":"Europe/Berlin"}}`
+
+// BenchmarkParse measures reading and validating job properties JSON, as
+// the API does for every PUT.
+func BenchmarkParse(b *testing.B) {
+	js := []byte(benchJob)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := recurrence.Parse(js); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompile measures compiling a decoded definition, which the job
+// workflow does for every occurrence it plans.
+func BenchmarkCompile(b *testing.B) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	def := defOf(b, benchJob)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := recurrence.Compile(def, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
