@@ -25,6 +25,8 @@ type Rule struct {
 // redefined) at created. created is truncated to whole seconds; it is the
 // anchor when def has no startTime. Errors are *ValidationError.
 func Compile(def Definition, created time.Time) (*Rule, error) {
+	// Validate normalizes in place; the caller's definition stays theirs.
+	def = def.Clone()
 	if err := def.Validate(); err != nil {
 		return nil, err
 	}

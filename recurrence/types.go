@@ -2,6 +2,7 @@ package recurrence
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,42 @@ import (
 type Definition struct {
 	StartTime  *DateTime   `json:"startTime,omitempty"`
 	Recurrence *Recurrence `json:"recurrence,omitempty"`
+}
+
+// Clone returns a deep copy of d.
+func (d Definition) Clone() Definition {
+	if d.StartTime != nil {
+		st := *d.StartTime
+		d.StartTime = &st
+	}
+	if d.Recurrence != nil {
+		r := *d.Recurrence
+		r.Interval, r.Count = cloneInt(r.Interval), cloneInt(r.Count)
+		if r.EndTime != nil {
+			end := *r.EndTime
+			r.EndTime = &end
+		}
+		if r.Schedule != nil {
+			s := *r.Schedule
+			s.Minutes, s.Hours, s.MonthDays = slices.Clone(s.Minutes), slices.Clone(s.Hours), slices.Clone(s.MonthDays)
+			s.WeekDays = slices.Clone(s.WeekDays)
+			s.MonthlyOccurrences = slices.Clone(s.MonthlyOccurrences)
+			for i := range s.MonthlyOccurrences {
+				s.MonthlyOccurrences[i].Occurrence = cloneInt(s.MonthlyOccurrences[i].Occurrence)
+			}
+			r.Schedule = &s
+		}
+		d.Recurrence = &r
+	}
+	return d
+}
+
+func cloneInt(p *int) *int {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // Recurrence is a job's recurrence object. TimeZone is recur's extension;

@@ -143,3 +143,14 @@ func TestValidationErrorWithPrefix(t *testing.T) {
 	require.Equal(t, "recurrence.interval", ve.Path, "WithPrefix must not change the original")
 	require.Contains(t, ve.Error(), "recurrence.interval: must be between 1 and 548")
 }
+
+func TestCompileLeavesTheCallersDefinitionAlone(t *testing.T) {
+	def := recurrence.Definition{Recurrence: &recurrence.Recurrence{
+		Frequency: "WEEK",
+		Schedule:  &recurrence.Schedule{WeekDays: []recurrence.DayOfWeek{"MONDAY"}},
+	}}
+	_, err := recurrence.Compile(def, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	require.Equal(t, recurrence.Frequency("WEEK"), def.Recurrence.Frequency)
+	require.Equal(t, recurrence.DayOfWeek("MONDAY"), def.Recurrence.Schedule.WeekDays[0])
+}
