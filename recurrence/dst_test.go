@@ -103,3 +103,21 @@ func TestTimeZoneWindowsNames(t *testing.T) {
 		t.Run(tc.name, tc.run)
 	}
 }
+
+func TestDSTZonesPastTheLastListedTransition(t *testing.T) {
+	// Far-future years come from the zone's rule, where Go's zone bounds
+	// misbehave near year ends; the engine must neither hang nor drift.
+	t.Run("Sydney every 10 years on Dec 30", func(t *testing.T) {
+		def := defOf(t, `{"startTime":"2024-12-30T02:59:00+11:00","recurrence":{"frequency":"Year","interval":10,"timeZone":"Australia/Sydney"}}`)
+		start := at(t, "2024-12-29T15:59:00Z")
+		require.Equal(t, []string{"2024-12-29T15:59:00Z", "2034-12-29T15:59:00Z", "2044-12-29T15:59:00Z", "2054-12-29T15:59:00Z"},
+			runs(t, def, start, start, 4))
+	})
+	for _, tc := range []dstCase{
+		{"Los Angeles daily across the 2099/2100 new year", "America/Los_Angeles", "Day", "",
+			"2099-12-30T23:30:00-08:00",
+			[]string{"2099-12-31T07:30:00Z", "2100-01-01T07:30:00Z", "2100-01-02T07:30:00Z"}},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}

@@ -72,27 +72,57 @@ func newZone(loc *time.Location) zone {
 	return zone{loc: loc}
 }
 
-// span is a stretch [start, end) of instants (Unix seconds) with one offset.
+// span is a stretch of instants (Unix seconds) with one offset, up to end.
 type span struct {
-	start, end int64
-	off        int64
+	end int64
+	off int64
 }
 
+// span returns the stretch with the offset in effect at unix. An end may be
+// a pseudo-boundary with the same offset on both sides.
 func (z zone) span(unix int64) span {
 	if z.fixed {
-		return span{start: math.MinInt64, end: math.MaxInt64, off: z.off}
+		return span{end: math.MaxInt64, off: z.off}
 	}
 	t := time.Unix(unix, 0).In(z.loc)
 	_, off := t.Zone()
-	s := span{start: math.MinInt64, end: math.MaxInt64, off: int64(off)}
-	start, end := t.ZoneBounds()
-	if !start.IsZero() {
-		s.start = start.Unix()
-	}
-	if !end.IsZero() {
+	s := span{end: math.MaxInt64, off: int64(off)}
+	if _, end := t.ZoneBounds(); !end.IsZero() {
 		s.end = end.Unix()
 	}
+	if s.end <= unix {
+		s.end = z.probeEnd(unix, s.off)
+	}
 	return s
+}
+
+// probeEnd finds the end of the stretch with offset off that contains
+// unix when ZoneBounds cannot tell: past a zone's last listed transition,
+// Go reports for some instants near a year's end a zone period that ended
+// before the instant itself (every DST zone, go1.26). Offsets are right
+// there, so look a day ahead: the same offset there with sane bounds gives
+// the end; a different one brackets the transition, found by bisection.
+func (z zone) probeEnd(unix, off int64) int64 {
+	lo, hi := unix, unix+secondsPerDay
+	t := time.Unix(hi, 0).In(z.loc)
+	if _, o := t.Zone(); int64(o) == off {
+		if _, end := t.ZoneBounds(); end.IsZero() || end.Unix() > hi {
+			if end.IsZero() {
+				return math.MaxInt64
+			}
+			return end.Unix()
+		}
+		return hi // a pseudo-boundary: callers look again from there
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if z.offset(mid) == off {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }
 
 func (z zone) offset(unix int64) int64 {
@@ -128,7 +158,9 @@ func (z zone) dayPieces(l0 int64, buf []piece) []piece {
 	buf = append(buf, piece{from: math.MinInt64, off: s.off})
 	for s.end <= l0+2*secondsPerDay {
 		next := z.span(s.end)
-		buf = append(buf, piece{from: s.end + max(s.off, next.off), off: next.off})
+		if next.off != s.off {
+			buf = append(buf, piece{from: s.end + max(s.off, next.off), off: next.off})
+		}
 		s = next
 	}
 	return buf
