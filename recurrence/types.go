@@ -105,6 +105,14 @@ func (f Frequency) normalize() (Frequency, bool) {
 	return f, false
 }
 
+// title returns f as the documents spell it ("Day"), for messages.
+func (f Frequency) title() string {
+	if f == "" {
+		return ""
+	}
+	return strings.ToUpper(string(f[:1])) + string(f[1:])
+}
+
 // maxInterval is the largest interval each frequency accepts.
 var maxInterval = map[Frequency]int{
 	Minute: 1000, Hour: 1000, Day: 548, Week: 78, Month: 18, Year: 10,
@@ -139,7 +147,7 @@ func DayOfWeekOf(w time.Weekday) DayOfWeek { return dayNames[w] }
 type DateTime struct {
 	t        time.Time
 	dateOnly bool
-	invalid  string // the JSON text of a value that is not a date-time
+	invalid  string // a value that is not a date-time, quoted as JSON
 }
 
 // At returns a DateTime for the instant t.
@@ -190,7 +198,7 @@ func (d *DateTime) UnmarshalJSON(b []byte) error {
 	}
 	parsed, err := ParseDateTime(s)
 	if err != nil {
-		d.invalid = s
+		d.invalid = strconv.Quote(s)
 		return nil
 	}
 	*d = parsed
@@ -207,6 +215,11 @@ var dateTimeLayouts = []struct {
 	{"2006-01-02T15:04:05.999999999", false},
 	{"2006-01-02T15:04", false},
 	{time.DateOnly, true},
+}
+
+// badDateTime is the message for a value (quoted as JSON) that is not one.
+func badDateTime(value string) string {
+	return "must be an ISO 8601 date-time such as 2015-04-07T14:00:00Z or a date such as 2015-04-07, not " + value
 }
 
 // ParseDateTime parses the ISO 8601 forms that DateTime accepts.
@@ -228,8 +241,5 @@ func ParseDateTime(s string) (DateTime, error) {
 			return DateTime{t: t, dateOnly: l.dateOnly}, nil
 		}
 	}
-	return DateTime{}, &ValidationError{
-		Code:    CodeInvalidDateTime,
-		Message: "must be an ISO 8601 date-time such as 2015-04-07T14:00:00Z, or a date such as 2015-04-07, not " + strconv.Quote(s),
-	}
+	return DateTime{}, invalid("", CodeInvalidDateTime, badDateTime(strconv.Quote(s)))
 }

@@ -14,6 +14,13 @@ import (
 // validates them. Errors are *ValidationError with the JSON path of the
 // bad field.
 func Parse(data []byte) (Definition, error) {
+	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || trimmed[0] != '{' {
+		what := "empty input"
+		if len(trimmed) > 0 {
+			what = strconv.Quote(string(trimmed[:min(len(trimmed), 20)]))
+		}
+		return Definition{}, invalid("", CodeInvalidJSON, "must be a JSON object with startTime and recurrence, not "+what)
+	}
 	var def Definition
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&def); err != nil {
@@ -148,7 +155,7 @@ func (d *Definition) Validate() error {
 	}
 	loc, err := LoadLocation(r.TimeZone)
 	if err != nil {
-		return invalid("recurrence.timeZone", CodeUnknownTimeZone, strconv.Quote(r.TimeZone)+" "+errUnknownZone.Message)
+		return err.(*ValidationError).WithPrefix("recurrence.timeZone")
 	}
 	if r.EndTime != nil && d.StartTime != nil && r.EndTime.In(loc).Before(d.StartTime.t) {
 		return invalid("recurrence.endTime", CodeEndBeforeStart,
@@ -158,10 +165,6 @@ func (d *Definition) Validate() error {
 		return r.Schedule.validate(r.Frequency)
 	}
 	return nil
-}
-
-func badDateTime(raw string) string {
-	return "must be an ISO 8601 date-time such as 2015-04-07T14:00:00Z or a date such as 2015-04-07, not " + raw
 }
 
 func (r *Recurrence) validateBasics() error {
@@ -178,7 +181,7 @@ func (r *Recurrence) validateBasics() error {
 	if r.Interval != nil {
 		if iv, limit := *r.Interval, maxInterval[f]; iv < 1 || iv > limit {
 			return invalid("recurrence.interval", CodeOutOfRange,
-				fmt.Sprintf("must be between 1 and %d for frequency %s, not %d", limit, f, iv))
+				fmt.Sprintf("must be between 1 and %d for frequency %s, not %d", limit, f.title(), iv))
 		}
 	}
 	if r.Count != nil && *r.Count < 1 {
@@ -216,7 +219,7 @@ func (s *Schedule) validate(f Frequency) error {
 	} {
 		if field.given && !frequencyIn(f, fieldFrequencies[field.name]) {
 			return invalid(p+field.name, CodeNotAllowed,
-				fmt.Sprintf("can be given only with frequency %s, not %s", fieldFrequencies[field.name][0], f))
+				fmt.Sprintf("can be given only with frequency %s, not %s", fieldFrequencies[field.name][0].title(), f.title()))
 		}
 	}
 	if len(s.WeekDays) > 7 {

@@ -61,6 +61,9 @@ func TestValidationErrorsCarryPathAndCode(t *testing.T) {
 		name, props, path, code string
 	}{
 		{"not JSON", `{"recurrence":`, "", recurrence.CodeInvalidJSON},
+		{"null is no job", `null`, "", recurrence.CodeInvalidJSON},
+		{"empty input is no job", ` `, "", recurrence.CodeInvalidJSON},
+		{"an array is no job", `[{}]`, "", recurrence.CodeInvalidJSON},
 		{"startTime not a date-time", `{"startTime":"tomorrow"}`, "startTime", recurrence.CodeInvalidDateTime},
 		{"startTime not a string", `{"startTime":42}`, "startTime", recurrence.CodeInvalidDateTime},
 		{"frequency is required with recurrence", `{"recurrence":{"interval":1}}`, "recurrence.frequency", recurrence.CodeRequired},
@@ -133,6 +136,18 @@ func TestRulesThatNeverOccurAreRejected(t *testing.T) {
 		start := at(t, "2026-06-01T00:05:00+10:30")
 		require.Equal(t, []string{"2026-10-03T15:35:00Z", "2026-10-03T16:35:00Z"}, runs(t, def, start, start, 2))
 	})
+}
+
+func TestValidationMessagesNameTheBadValue(t *testing.T) {
+	for props, want := range map[string]string{
+		`{"recurrence":{"frequency":"Day","timeZone":"Mars/Olympus"}}`:     `recurrence.timeZone: "Mars/Olympus" is not a time zone`,
+		`{"startTime":"2015-13-01"}`:                                        `startTime: must be an ISO 8601 date-time such as 2015-04-07T14:00:00Z or a date such as 2015-04-07, not "2015-13-01"`,
+		`{"recurrence":{"frequency":"Day","interval":600}}`:                `recurrence.interval: must be between 1 and 548 for frequency Day, not 600`,
+		`{"recurrence":{"frequency":"day","schedule":{"monthDays":[1]}}}`: `recurrence.schedule.monthDays: can be given only with frequency Month, not Day`,
+	} {
+		_, err := recurrence.Parse([]byte(props))
+		require.ErrorContains(t, err, want)
+	}
 }
 
 func TestValidationErrorWithPrefix(t *testing.T) {

@@ -2,6 +2,7 @@ package recurrence
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,14 +21,14 @@ func LoadLocation(name string) (*time.Location, error) {
 	}
 	// time.LoadLocation reads files; "Local" and paths are no zones of ours.
 	if name == "Local" || strings.Contains(name, "..") || strings.HasPrefix(name, "/") {
-		return nil, errUnknownZone
+		return nil, unknownZone(name)
 	}
 	if loc, ok := locations.Load(name); ok {
 		return loc.(*time.Location), nil
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, errUnknownZone
+		return nil, unknownZone(name)
 	}
 	locations.Store(name, loc)
 	return loc, nil
@@ -38,8 +39,11 @@ func LoadLocation(name string) (*time.Location, error) {
 // every occurrence it plans. Zones are few, so the cache stays small.
 var locations sync.Map // IANA name -> *time.Location
 
-var errUnknownZone = invalid("", CodeUnknownTimeZone,
-	`is not a time zone: use an IANA name such as "Europe/Berlin" or a Windows name such as "W. Europe Standard Time"`)
+// unknownZone is LoadLocation's error: a *ValidationError without a path.
+func unknownZone(name string) error {
+	return invalid("", CodeUnknownTimeZone, strconv.Quote(name)+
+		` is not a time zone: use an IANA name such as "Europe/Berlin" or a Windows name such as "W. Europe Standard Time"`)
+}
 
 // windowsZonesFolded is windowsZones keyed by lower-case name: Windows
 // names are matched in any letter case.

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/recurhq/recur/recurrence"
+)
+
+const previewSynopsis = "usage: recur preview [--count N] [--now TIME] [--tz-output ZONE] [--file PATH] < job.json"
+
+// previewOptions are the flags of recur preview, parsed and checked.
+type previewOptions struct {
+	count int
+	now   time.Time
+	out   *time.Location
+	file  string
+}
+
+// runPreview prints the next occurrences of the job or job properties read
+// from stdin (or --file), one RFC 3339 time a line. Invalid input exits 2
+// with the JSON path of the bad field on stderr and nothing on stdout.
+func runPreview(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) int {
+	fs, opts, err := parsePreviewFlags(args, now)
+	if errors.Is(err, flag.ErrHelp) {
+		printPreviewUsage(stdout, fs)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "recur preview: %v\n%s\n", err, previewSynopsis)
+		return 2
+	}
+	times, err := preview(opts, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "recur preview: %v\n", err)
+		return 2
+	}
+	var b strings.Builder
+	for _, t := range times {
+		b.WriteString(t.In(opts.out).Format(time.RFC3339Nano))
+		b.WriteByte('\n')
+	}
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
+		fmt.Fprintf(stderr, "recur preview: write output: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parsePreviewFlags returns the flag set (for its usage) and the checked
+// options; the error is flag.ErrHelp when help was asked for.
+func parsePreviewFlags(args []string, now func() time.Time) (*flag.FlagSet, previewOptions, error) {
+	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
+	// runPreview prints errors and usage itself, in its own format.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	opts := previewOptions{out: time.UTC}
+	var nowFlag, tzOutput string
+	fs.IntVar(&opts.count, "count", 10, "print the next `N` occurrences (at least 1)")
+	fs.StringVar(&nowFlag, "now", "", "the current and creation `TIME` of the job, RFC 3339 (default the clock)")
+	fs.StringVar(&tzOutput, "tz-output", "", "print times in `ZONE` (IANA or Windows name) instead of UTC")
+	fs.StringVar(&opts.file, "file", "", "read the JSON from `PATH` instead of stdin")
+	if err := fs.Parse(args); err != nil {
+		return fs, opts, err
+	}
+	if fs.NArg() > 0 {
+		return fs, opts, fmt.Errorf("unexpected argument %q: the JSON comes on stdin or with --file", fs.Arg(0))
+	}
+	if opts.count < 1 {
+		return fs, opts, fmt.Errorf("--count: must be at least 1, not %d", opts.count)
+	}
+	opts.now = now()
+	if nowFlag != "" {
+		t, err := time.Parse(time.RFC3339, nowFlag)
+		if err != nil {
+			return fs, opts, fmt.Errorf("--now: want an RFC 3339 time such as 2015-04-08T13:00:00Z: %w", err)
+		}
+		opts.now = t
+	}
+	if tzOutput != "" {
+		loc, err := recurrence.LoadLocation(tzOutput)
+		if err != nil {
+			return fs, opts, fmt.Errorf("--tz-output: %w", err)
+		}
+		opts.out = loc
+	}
+	return fs, opts, nil
+}
+
+func printPreviewUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, `%s
+
+Prints the next occurrences of a job's schedule, one RFC 3339 time a line.
+The JSON is a job's properties ({"startTime": ..., "recurrence": {...}}) or
+a whole job definition ({"properties": {...}}).
+
+Flags:
+`, previewSynopsis)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// preview reads the input and computes its occurrences. The job is taken
+// as created at opts.now, so past start times follow rule 3 of
+// RECURRENCE.md and a job without startTime runs at once.
+func preview(opts previewOptions, stdin io.Reader) ([]time.Time, error) {
+	data, err := readInput(opts.file, stdin)
+	if err != nil {
+		return nil, err
+	}
+	props, prefix := jobProperties(data)
+	def, err := recurrence.Parse(props)
+	var times []time.Time
+	if err == nil {
+		times, err = recurrence.Preview(def, opts.now, opts.now, opts.count)
+	}
+	if verr := (*recurrence.ValidationError)(nil); errors.As(err, &verr) {
+		return nil, verr.WithPrefix(prefix)
+	}
+	return times, err
+}
+
+func readInput(file string, stdin io.Reader) ([]byte, error) {
+	source := "stdin"
+	var data []byte
+	var err error
+	if file != "" {
+		source = "--file"
+		data, err = os.ReadFile(file)
+	} else {
+		data, err = io.ReadAll(stdin)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return data, nil
+}
+
+// jobProperties returns the job properties in data and their JSON path: the
+// top-level "properties" member (any letter case, as encoding/json matches
+// names) of a whole job definition, else data itself. Input that is not a
+// JSON object is returned as it is, for Parse to report.
+func jobProperties(data []byte) (props []byte, path string) {
+	var job struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(data, &job) == nil && job.Properties != nil {
+		return job.Properties, "properties"
+	}
+	return data, ""
+}
