@@ -77,6 +77,8 @@ func newGenerator(rec *Recurrence, z zone, a time.Time) generator {
 		slices.Sort(g.times)
 		g.times = slices.Compact(g.times)
 		g.days = newDaySelector(g.freq, g.interval, g.aDay, sched)
+		firstDay, _ := g.days.next(g.aDay)
+		g.anchorRuns = firstDay == g.aDay && slices.Contains(g.times, int32(aSecOfDay))
 	}
 	return g
 }

@@ -32,6 +32,10 @@ type generator struct {
 	// (HOURS x MINUTES x SECOND, sorted) and the day selection.
 	times []int32
 	days  daySelector
+	// anchorRuns is set when A's own wall-clock time is on the schedule: A
+	// is then an occurrence even if A is the later instant of a repeated
+	// hour, which the DST rule alone would place before A (rule 4).
+	anchorRuns bool
 }
 
 // maxUnix bounds the search: occurrences after year 9999 are never made.
@@ -51,6 +55,9 @@ func (g *generator) from(t time.Time, strict bool) (time.Time, bool) {
 		minSec++
 	}
 	minSec = max(minSec, g.aSec)
+	if minSec == g.aSec && g.anchorRuns {
+		return time.Unix(g.aSec, int64(g.nanos)).UTC(), true
+	}
 	if minSec > maxUnix {
 		return time.Time{}, false
 	}
