@@ -31,23 +31,29 @@ func at(t testing.TB, s string) time.Time {
 // now (First, then Next), formatted RFC 3339 in UTC.
 func runs(t testing.TB, def recurrence.Definition, created, now time.Time, n int) []string {
 	t.Helper()
-	r, err := recurrence.Compile(def, created)
-	require.NoError(t, err)
-	var out []string
-	next, ok := r.First(now)
-	for ; ok && len(out) < n; next, ok = r.Next(next) {
-		out = append(out, next.Format(time.RFC3339Nano))
-	}
-	return out
+	r := compiled(t, def, created)
+	first, ok := r.First(now)
+	return chain(r, first, ok, n)
 }
 
 // nextAfter returns n occurrences strictly after after.
 func nextAfter(t testing.TB, def recurrence.Definition, created, after time.Time, n int) []string {
 	t.Helper()
+	r := compiled(t, def, created)
+	first, ok := r.Next(after)
+	return chain(r, first, ok, n)
+}
+
+func compiled(t testing.TB, def recurrence.Definition, created time.Time) *recurrence.Rule {
+	t.Helper()
 	r, err := recurrence.Compile(def, created)
 	require.NoError(t, err)
+	return r
+}
+
+// chain formats next and the occurrences after it, n at most.
+func chain(r *recurrence.Rule, next time.Time, ok bool, n int) []string {
 	var out []string
-	next, ok := r.Next(after)
 	for ; ok && len(out) < n; next, ok = r.Next(next) {
 		out = append(out, next.Format(time.RFC3339Nano))
 	}

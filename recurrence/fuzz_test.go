@@ -24,16 +24,19 @@ import (
 // test: calls take microseconds, so this never fires on a slow machine.
 const fuzzDeadline = 3 * time.Second
 
-// fuzzGuard runs f and crashes the process, naming what, if f has not
-// returned within fuzzDeadline: a hung call cannot be stopped otherwise,
-// and the fuzzer records the crashing input.
-func fuzzGuard(what func() string, f func()) {
+// fuzzGuard is guardHang with the fuzz targets' deadline.
+func fuzzGuard(what func() string, f func()) { guardHang(fuzzDeadline, what, f) }
+
+// guardHang runs f and crashes the process, naming what, if f has not
+// returned within limit: a hung call cannot be stopped otherwise, and the
+// fuzzer records the crashing input.
+func guardHang(limit time.Duration, what func() string, f func()) {
 	done := make(chan struct{})
-	timer := time.AfterFunc(fuzzDeadline, func() {
+	timer := time.AfterFunc(limit, func() {
 		select {
 		case <-done:
 		default:
-			panic("no answer within " + fuzzDeadline.String() + ": " + what())
+			panic("engine hangs (no answer within " + limit.String() + "): " + what())
 		}
 	})
 	defer timer.Stop()

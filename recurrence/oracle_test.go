@@ -679,21 +679,8 @@ func oNextChain(rule *recurrence.Rule, after time.Time, n int) []time.Time {
 // stopped, so the test binary is stopped instead, naming the rule.
 const oEngineDeadline = 10 * time.Second
 
-// oGuard runs f and panics with what if it has not returned within
-// oEngineDeadline.
-func oGuard(what func() string, f func()) {
-	done := make(chan struct{})
-	timer := time.AfterFunc(oEngineDeadline, func() {
-		select {
-		case <-done:
-		default:
-			panic("engine hangs (no answer within " + oEngineDeadline.String() + "): " + what())
-		}
-	})
-	defer timer.Stop()
-	defer close(done)
-	f()
-}
+// oGuard is guardHang with the oracle tests' deadline.
+func oGuard(what func() string, f func()) { guardHang(oEngineDeadline, what, f) }
 
 func oFmtTimes(ts []time.Time) string {
 	var s []string
