@@ -1,0 +1,215 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// MaxJobSize is the largest job definition accepted (Azure's limit).
+const MaxJobSize = 16 * 1024
+
+// requestTimeout bounds each call to Temporal.
+const requestTimeout = 30 * time.Second
+
+func key(c *gin.Context) (jobs.Key, error) {
+	k := jobs.Key{
+		Subscription:  c.Param("subscriptionId"),
+		ResourceGroup: c.Param("resourceGroupName"),
+		Collection:    c.Param("jobCollectionName"),
+		Job:           c.Param("jobName"),
+	}
+	if err := k.Validate(); err != nil {
+		return k, err
+	}
+	return k, nil
+}
+
+// decode reads a JSON body of at most MaxJobSize bytes into v.
+func decode(c *gin.Context, v any) error {
+	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
+	if err != nil {
+		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "read body: " + err.Error()}
+	}
+	if len(data) > MaxJobSize {
+		return &apiError{status: http.StatusRequestEntityTooLarge, code: "RequestTooLarge",
+			message: fmt.Sprintf("the body is larger than the limit of %d bytes", MaxJobSize)}
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
+				message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
+		}
+		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "invalid JSON: " + err.Error()}
+	}
+	return nil
+}
+
+func (s *Server) putCollection(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var coll jobs.Collection
+	if err == nil {
+		err = decode(c, &coll)
+	}
+	if err == nil {
+		err = coll.Normalize(k)
+	}
+	var res jobs.PutResult
+	if err == nil {
+		res, err = s.updateWithStart(ctx, client.StartWorkflowOptions{
+			ID:                    k.CollectionWorkflowID(),
+			TypedSearchAttributes: k.SearchAttributes(jobs.KindCollection),
+		}, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: coll})
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(putStatus(res.Created), coll)
+}
+
+func (s *Server) getCollection(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var view jobs.CollectionView
+	if err == nil {
+		err = s.query(ctx, k.CollectionWorkflowID(), jobs.QueryCollection, &view)
+	}
+	if err != nil {
+		writeError(c, s.log, notFoundAs(err, "job collection "+k.Collection))
+		return
+	}
+	c.JSON(http.StatusOK, view.Collection)
+}
+
+// putJob records the job in its collection (the quota check), then
+// defines it on its workflow, starting the workflow if need be. When the
+// definition fails, a job the collection just recorded is forgotten again.
+func (s *Server) putJob(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var job jobs.Job
+	if err == nil {
+		err = decode(c, &job)
+	}
+	if err == nil {
+		// Validate before touching anything; the workflow validates again
+		// with its own clock as the creation time.
+		err = job.Normalize(k, time.Now().UTC())
+	}
+	var added jobs.PutResult
+	if err == nil {
+		added, err = s.update(ctx, k.CollectionWorkflowID(), jobs.UpdateAddJob, jobs.AddJobRequest{Job: k.Job})
+		err = notFoundAs(err, "job collection "+k.Collection)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	var defined jobs.Job
+	err = s.updateWithStartInto(ctx, client.StartWorkflowOptions{
+		ID:                    k.JobWorkflowID(),
+		TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: k}, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, &defined)
+	if err != nil {
+		if added.Created {
+			if _, rmErr := s.update(context.WithoutCancel(ctx), k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job}); rmErr != nil {
+				s.log.Error("forget job after failed put", "job", k.JobID(), "error", rmErr)
+			}
+		}
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(putStatus(added.Created), defined)
+}
+
+func (s *Server) getJob(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var view jobs.JobView
+	if err == nil {
+		err = s.query(ctx, k.JobWorkflowID(), jobs.QueryJob, &view)
+	}
+	if err == nil && view.Deleted {
+		err = jobs.NotFound("job " + k.Job)
+	}
+	if err != nil {
+		writeError(c, s.log, notFoundAs(err, "job "+k.Job))
+		return
+	}
+	c.JSON(http.StatusOK, view.Job)
+}
+
+// deleteJob ends the job's workflow (or, when it has already ended,
+// deletes its execution) and forgets the job in its collection.
+func (s *Server) deleteJob(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var view jobs.JobView
+	if err == nil {
+		err = s.query(ctx, k.JobWorkflowID(), jobs.QueryJob, &view)
+	}
+	if err == nil && view.Deleted {
+		err = jobs.NotFound("job " + k.Job)
+	}
+	if err == nil {
+		_, err = s.update(ctx, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
+		if isClosed(err) {
+			_, err = s.temporal.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
+				Namespace: s.namespace,
+				WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: k.JobWorkflowID()},
+			})
+		}
+	}
+	if err == nil {
+		_, err = s.update(ctx, k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job})
+	}
+	if err != nil {
+		writeError(c, s.log, notFoundAs(err, "job "+k.Job))
+		return
+	}
+	c.Status(http.StatusOK)
+}
+
+func putStatus(created bool) int {
+	if created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
+// notFoundAs names what was not found when Temporal says a workflow is
+// missing.
+func notFoundAs(err error, what string) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return jobs.NotFound(what)
+	}
+	return err
+}
+
+// isClosed reports whether an update failed because its workflow, known
+// to exist, has already ended: Temporal answers NotFound then.
+func isClosed(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}

@@ -1,0 +1,75 @@
+// Package api is recur's REST API: Azure Scheduler's 2016-03-01 paths and
+// JSON on Gin. It talks to Temporal only through the client, by workflow,
+// update and query names.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/sdk/client"
+)
+
+// APIVersion is the only api-version the ARM paths accept.
+const APIVersion = "2016-03-01"
+
+// Options configure the API.
+type Options struct {
+	Namespace string
+	Logger    *slog.Logger
+}
+
+// Server holds the API's dependencies; its methods are the handlers.
+type Server struct {
+	temporal  client.Client
+	namespace string
+	log       *slog.Logger
+}
+
+// New returns the router for c.
+func New(c client.Client, opts Options) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{temporal: c, namespace: opts.Namespace, log: opts.Logger}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery(), s.accessLog)
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+
+	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
+		requireAPIVersion)
+	coll := arm.Group("/jobCollections/:jobCollectionName")
+	coll.PUT("", s.putCollection)
+	coll.GET("", s.getCollection)
+	coll.PUT("/jobs/:jobName", s.putJob)
+	coll.GET("/jobs/:jobName", s.getJob)
+	coll.DELETE("/jobs/:jobName", s.deleteJob)
+	r.NoRoute(func(c *gin.Context) {
+		writeError(c, s.log, &apiError{status: http.StatusNotFound, code: "NotFound",
+			message: "no such resource: " + c.Request.Method + " " + c.Request.URL.Path})
+	})
+	return r
+}
+
+func requireAPIVersion(c *gin.Context) {
+	switch v := c.Query("api-version"); v {
+	case APIVersion:
+		c.Next()
+	case "":
+		abort(c, http.StatusBadRequest, "MissingApiVersionParameter",
+			"the api-version query parameter is required; use api-version="+APIVersion)
+	default:
+		abort(c, http.StatusBadRequest, "InvalidApiVersionParameter",
+			"api-version "+v+" is not supported; use api-version="+APIVersion)
+	}
+}
+
+// accessLog logs each request without its query string or body, which
+// may carry secrets.
+func (s *Server) accessLog(c *gin.Context) {
+	c.Next()
+	s.log.Debug("request", "method", c.Request.Method, "path", c.Request.URL.Path, "status", c.Writer.Status())
+}

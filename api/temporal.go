@@ -1,0 +1,62 @@
+package api
+
+import (
+	"context"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// update runs a named update on a running workflow and waits for its
+// result.
+func (s *Server) update(ctx context.Context, workflowID, name string, arg any) (jobs.PutResult, error) {
+	var res jobs.PutResult
+	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   workflowID,
+		UpdateName:   name,
+		Args:         []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = handle.Get(ctx, &res)
+	}
+	return res, err
+}
+
+// updateWithStart runs a named update on a workflow, starting it first if
+// it is not running, and returns a PutResult.
+func (s *Server) updateWithStart(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg any) (jobs.PutResult, error) {
+	var res jobs.PutResult
+	err := s.updateWithStartInto(ctx, start, workflow, input, name, arg, &res)
+	return res, err
+}
+
+// updateWithStartInto is updateWithStart for any result type.
+func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) error {
+	start.TaskQueue = jobs.TaskQueue
+	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
+	handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateName:   name,
+			Args:         []any{arg},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return handle.Get(ctx, result)
+}
+
+// query runs a named query and decodes its answer into result.
+func (s *Server) query(ctx context.Context, workflowID, name string, result any) error {
+	resp, err := s.temporal.QueryWorkflow(ctx, workflowID, "", name)
+	if err != nil {
+		return err
+	}
+	return resp.Get(result)
+}

@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/jobs"
+	recurworker "github.com/recurhq/recur/worker"
+)
+
+// stack is a running recur: Temporal in process, a worker and the API.
+type stack struct {
+	api *httptest.Server
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	c := ts.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	attrs := map[string]enumspb.IndexedValueType{}
+	for _, k := range jobs.SearchAttributeKeys {
+		attrs[k.GetName()] = k.GetValueType()
+	}
+	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: ts.GetDefaultNamespace(), SearchAttributes: attrs,
+	})
+	require.NoError(t, err)
+	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) {
+		recurworker.Register(r, activities.New(10*time.Second))
+	})
+	srv := httptest.NewServer(api.New(c, api.Options{Namespace: ts.GetDefaultNamespace()}))
+	t.Cleanup(srv.Close)
+	return &stack{api: srv}
+}
+
+const collectionPath = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/coll1"
+
+// do sends a request with api-version and returns the status and the
+// decoded JSON body (nil when empty).
+func (s *stack) do(t *testing.T, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, s.api.URL+path+"?api-version=2016-03-01", rd)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var out map[string]any
+	if len(data) > 0 {
+		require.NoError(t, json.Unmarshal(data, &out), string(data))
+	}
+	return resp.StatusCode, out
+}
+
+// received is one request a target got.
+type received struct {
+	method string
+	header http.Header
+	body   string
+}
+
+// newTarget is a real HTTP endpoint that records what it receives.
+func newTarget(t *testing.T) (*httptest.Server, chan received) {
+	got := make(chan received, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- received{method: r.Method, header: r.Header.Clone(), body: string(body)}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
+}
+
+func path(m map[string]any, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = obj[k]
+	}
+	return v
+}
+
+func TestJobFiresEndToEnd(t *testing.T) {
+	s := newStack(t)
+	target, got := newTarget(t)
+
+	status, coll := s.do(t, http.MethodPut, collectionPath, map[string]any{
+		"location": "westus", "properties": map[string]any{"sku": map[string]any{"name": "standard"}},
+	})
+	require.Equal(t, http.StatusCreated, status, coll)
+	require.Equal(t, "Standard", path(coll, "properties", "sku", "name"))
+	require.Equal(t, "Enabled", path(coll, "properties", "state"))
+	status, _ = s.do(t, http.MethodPut, collectionPath, map[string]any{"location": "westus", "properties": map[string]any{}})
+	require.Equal(t, http.StatusOK, status, "a second PUT updates")
+	status, coll = s.do(t, http.MethodGet, collectionPath, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, collectionPath, coll["id"])
+
+	start := time.Now().UTC().Add(3 * time.Second).Truncate(time.Second)
+	jobPath := collectionPath + "/jobs/once"
+	status, job := s.do(t, http.MethodPut, jobPath, map[string]any{"properties": map[string]any{
+		"startTime": start.Format(time.RFC3339),
+		"action": map[string]any{"type": "http", "request": map[string]any{
+			"uri": target.URL + "/hook", "method": "post", "body": "hello", "headers": map[string]string{"X-Test": "yes"},
+		}},
+	}})
+	require.Equal(t, http.StatusCreated, status, job)
+	require.Equal(t, "Enabled", path(job, "properties", "state"))
+	require.Equal(t, start.Format(time.RFC3339), path(job, "properties", "status", "nextExecutionTime"))
+	require.EqualValues(t, 0, path(job, "properties", "status", "executionCount"))
+
+	select {
+	case r := <-got:
+		require.Equal(t, http.MethodPost, r.method)
+		require.Equal(t, "yes", r.header.Get("X-Test"))
+		require.Equal(t, "hello", r.body)
+		require.Equal(t, "job:sub1/rg1/coll1/once@"+start.Format(time.RFC3339), r.header.Get(activities.HeaderIdempotencyKey))
+		require.Equal(t, "once", r.header.Get(activities.HeaderJobID))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the target received nothing")
+	}
+
+	require.Eventually(t, func() bool {
+		status, job = s.do(t, http.MethodGet, jobPath, nil)
+		return status == http.StatusOK && path(job, "properties", "state") == "Completed"
+	}, 20*time.Second, 200*time.Millisecond, "job: %v", job)
+	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"))
+	require.NotEmpty(t, path(job, "properties", "status", "lastExecutionTime"))
+	require.Nil(t, path(job, "properties", "status", "nextExecutionTime"))
+}
+
+func TestRecurringJobPlansNextAndDeletes(t *testing.T) {
+	s := newStack(t)
+	target, got := newTarget(t)
+	status, _ := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, status)
+
+	start := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)
+	jobPath := collectionPath + "/jobs/every-minute"
+	status, job := s.do(t, http.MethodPut, jobPath, map[string]any{"properties": map[string]any{
+		"startTime":  start.Format(time.RFC3339),
+		"action":     map[string]any{"type": "Http", "request": map[string]any{"uri": target.URL, "method": "GET"}},
+		"recurrence": map[string]any{"frequency": "Minute", "interval": 1},
+	}})
+	require.Equal(t, http.StatusCreated, status, job)
+	require.Equal(t, "minute", path(job, "properties", "recurrence", "frequency"))
+
+	select {
+	case <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the target received nothing")
+	}
+	next := start.Add(time.Minute).Format(time.RFC3339)
+	require.Eventually(t, func() bool {
+		status, job = s.do(t, http.MethodGet, jobPath, nil)
+		return status == http.StatusOK && path(job, "properties", "status", "nextExecutionTime") == next
+	}, 20*time.Second, 200*time.Millisecond, "job: %v", job)
+	require.Equal(t, "Enabled", path(job, "properties", "state"))
+	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"))
+
+	status, _ = s.do(t, http.MethodDelete, jobPath, nil)
+	require.Equal(t, http.StatusOK, status)
+	status, body := s.do(t, http.MethodGet, jobPath, nil)
+	require.Equal(t, http.StatusNotFound, status, body)
+	require.Equal(t, jobs.CodeNotFound, path(body, "error", "code"))
+}
+
+func TestAPIErrors(t *testing.T) {
+	s := newStack(t)
+	t.Run("api-version is required", func(t *testing.T) {
+		resp, err := http.Get(s.api.URL + collectionPath)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	})
+	t.Run("a job needs its collection", func(t *testing.T) {
+		status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/j", map[string]any{"properties": map[string]any{
+			"action": map[string]any{"type": "http", "request": map[string]any{"uri": "http://example.invalid", "method": "GET"}},
+		}})
+		require.Equal(t, http.StatusNotFound, status, body)
+	})
+	t.Run("a missing collection is 404", func(t *testing.T) {
+		status, body := s.do(t, http.MethodGet, collectionPath, nil)
+		require.Equal(t, http.StatusNotFound, status, body)
+	})
+	t.Run("a bad recurrence is 400 with its path", func(t *testing.T) {
+		status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/j", map[string]any{"properties": map[string]any{
+			"action":     map[string]any{"type": "http", "request": map[string]any{"uri": "http://example.invalid", "method": "GET"}},
+			"recurrence": map[string]any{"frequency": "Day", "interval": 1000},
+		}})
+		require.Equal(t, http.StatusBadRequest, status, body)
+		require.Equal(t, "properties.recurrence.interval", path(body, "error", "target"), fmt.Sprint(body))
+	})
+}

@@ -1,0 +1,53 @@
+package jobs
+
+import (
+	"errors"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// Error codes. They appear in the API's ARM error envelope and, as the
+// type of Temporal application errors, cross the wire between workflows
+// and the API: they never change once released.
+const (
+	CodeInvalidName       = "InvalidResourceName"
+	CodeInvalidRequest    = "BadRequest"
+	CodeNotFound          = "ResourceNotFound"
+	CodeCollectionMissing = "JobCollectionNotFound"
+	CodeQuotaExceeded     = "QuotaExceeded"
+	CodeNotSupported      = "NotSupported"
+	CodeConflict          = "Conflict"
+)
+
+// Error is a business error: what the API answers with a 4xx.
+type Error struct {
+	Code    string
+	Target  string // the JSON path or parameter at fault, if any
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// NotFound returns the error for a missing resource.
+func NotFound(what string) *Error {
+	return &Error{Code: CodeNotFound, Message: what + " was not found"}
+}
+
+// ToApplicationError wraps e for the wire: workflows return it from update
+// validators and handlers, and FromApplicationError turns it back.
+func (e *Error) ToApplicationError() error {
+	return temporal.NewNonRetryableApplicationError(e.Message, e.Code, nil, e.Target)
+}
+
+// FromApplicationError returns the *Error carried by err, if any.
+func FromApplicationError(err error) (*Error, bool) {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() == "" {
+		return nil, false
+	}
+	e := &Error{Code: appErr.Type(), Message: appErr.Message()}
+	if appErr.HasDetails() {
+		_ = appErr.Details(&e.Target)
+	}
+	return e, true
+}

@@ -1,0 +1,182 @@
+package jobs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/recurhq/recur/recurrence"
+)
+
+// Job is a job in Azure's JSON shape.
+type Job struct {
+	ID         string     `json:"id,omitempty"`
+	Type       string     `json:"type,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	Properties Properties `json:"properties"`
+}
+
+// Properties are a job's definition, state and status.
+type Properties struct {
+	StartTime  *recurrence.DateTime   `json:"startTime,omitempty"`
+	Action     *Action                `json:"action,omitempty"`
+	Recurrence *recurrence.Recurrence `json:"recurrence,omitempty"`
+	State      State                  `json:"state,omitempty"`
+	Status     *Status                `json:"status,omitempty"`
+}
+
+// Schedule returns the part of p that decides when the job runs.
+func (p Properties) Schedule() recurrence.Definition {
+	return recurrence.Definition{StartTime: p.StartTime, Recurrence: p.Recurrence}
+}
+
+// State is a job's state.
+type State string
+
+// Job states, spelled as the service wrote them.
+const (
+	Enabled   State = "Enabled"
+	Disabled  State = "Disabled"
+	Completed State = "Completed"
+	Faulted   State = "Faulted"
+)
+
+// Status is what the scheduler reports of a job's runs.
+type Status struct {
+	ExecutionCount    int        `json:"executionCount"`
+	FailureCount      int        `json:"failureCount"`
+	FaultedCount      int        `json:"faultedCount"`
+	LastExecutionTime *time.Time `json:"lastExecutionTime,omitempty"`
+	NextExecutionTime *time.Time `json:"nextExecutionTime,omitempty"`
+}
+
+// Action types.
+const (
+	ActionHTTP  = "Http"
+	ActionHTTPS = "Https"
+)
+
+// actionTypes lists every type of the API; only HTTP(S) runs so far.
+var actionTypes = []string{ActionHTTP, ActionHTTPS, "StorageQueue", "ServiceBusQueue", "ServiceBusTopic"}
+
+// Action is what a job does when it runs.
+type Action struct {
+	Type        string           `json:"type"`
+	Request     *HTTPRequest     `json:"request,omitempty"`
+	RetryPolicy *RetryPolicy     `json:"retryPolicy,omitempty"`
+	ErrorAction *json.RawMessage `json:"errorAction,omitempty"`
+}
+
+// HTTPRequest is an HTTP(S) action's request.
+type HTTPRequest struct {
+	URI     string            `json:"uri"`
+	Method  string            `json:"method"`
+	Body    string            `json:"body,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// RetryPolicy is an action's retry policy as the API spells it.
+type RetryPolicy struct {
+	RetryType     string `json:"retryType,omitempty"`
+	RetryInterval string `json:"retryInterval,omitempty"`
+	RetryCount    *int   `json:"retryCount,omitempty"`
+}
+
+// Limits of a job definition, from Azure Scheduler's documented limits.
+const (
+	MaxURILength  = 2048
+	MaxHeaders    = 50
+	MaxBodyLength = 8192
+)
+
+// Normalize validates a job definition from a PUT at created, fills in
+// defaults and the identity fields from k, and spells enums as the service
+// did. Status is the scheduler's: whatever the client sent is dropped.
+func (j *Job) Normalize(k Key, created time.Time) error {
+	j.ID, j.Type, j.Name = k.JobID(), "Microsoft.Scheduler/jobCollections/jobs", k.Collection+"/"+k.Job
+	p := &j.Properties
+	p.Status = nil
+	switch state, ok := canonical(string(p.State), []string{string(Enabled), string(Disabled)}); {
+	case p.State == "":
+		p.State = Enabled
+	case !ok:
+		return invalidf("properties.state", "state %q is not Enabled or Disabled", p.State)
+	default:
+		p.State = State(state)
+	}
+	if err := p.Action.validate("properties.action"); err != nil {
+		return err
+	}
+	def := p.Schedule()
+	if err := def.Validate(); err != nil {
+		return schedulingError(err)
+	}
+	if _, err := recurrence.Compile(def, created); err != nil {
+		return schedulingError(err)
+	}
+	return nil
+}
+
+// schedulingError turns a recurrence validation error into an *Error
+// whose target is the path under properties.
+func schedulingError(err error) error {
+	var ve *recurrence.ValidationError
+	if errors.As(err, &ve) {
+		ve = ve.WithPrefix("properties")
+		return &Error{Code: ve.Code, Target: ve.Path, Message: ve.Error()}
+	}
+	return err
+}
+
+func (a *Action) validate(path string) error {
+	if a == nil {
+		return invalidf(path, "%s is required", path)
+	}
+	typ, ok := canonical(a.Type, actionTypes)
+	if !ok {
+		return invalidf(path+".type", "action type %q is not one of %s", a.Type, strings.Join(actionTypes, ", "))
+	}
+	a.Type = typ
+	if _, err := a.RetryPolicy.Resolve(path + ".retryPolicy"); err != nil {
+		return err
+	}
+	if typ != ActionHTTP && typ != ActionHTTPS {
+		return &Error{Code: CodeNotSupported, Target: path + ".type",
+			Message: fmt.Sprintf("action type %s is not supported yet; Http and Https are", typ)}
+	}
+	return a.Request.validate(path+".request", typ)
+}
+
+func (r *HTTPRequest) validate(path, typ string) error {
+	if r == nil {
+		return invalidf(path, "%s is required for an %s action", path, typ)
+	}
+	if len(r.URI) > MaxURILength {
+		return invalidf(path+".uri", "uri is %d characters; at most %d are allowed", len(r.URI), MaxURILength)
+	}
+	u, err := url.Parse(r.URI)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return invalidf(path+".uri", "uri %q must be an absolute http or https URL", r.URI)
+	}
+	if typ == ActionHTTPS && u.Scheme != "https" {
+		return invalidf(path+".uri", "an Https action needs an https uri, not %q", r.URI)
+	}
+	if r.Method == "" {
+		return invalidf(path+".method", "method is required")
+	}
+	r.Method = strings.ToUpper(r.Method)
+	if len(r.Headers) > MaxHeaders {
+		return invalidf(path+".headers", "%d headers; at most %d are allowed", len(r.Headers), MaxHeaders)
+	}
+	if n := len([]rune(r.Body)); n > MaxBodyLength {
+		return invalidf(path+".body", "body is %d characters; at most %d are allowed", n, MaxBodyLength)
+	}
+	return nil
+}
+
+func invalidf(target, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidRequest, Target: target, Message: fmt.Sprintf(format, args...)}
+}

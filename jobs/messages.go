@@ -1,0 +1,138 @@
+package jobs
+
+import "time"
+
+// TaskQueue is the task queue recur's workers poll.
+const TaskQueue = "recur"
+
+// Workflow and activity type names: a wire contract, never renamed.
+const (
+	CollectionWorkflowName = "recur.Collection"
+	JobWorkflowName        = "recur.Job"
+	RunWorkflowName        = "recur.Run"
+	HTTPActivityName       = "recur.HTTP"
+)
+
+// Message names: a wire contract, never renamed.
+const (
+	// Collection workflow.
+	UpdatePutCollection = "putCollection" // PutCollectionRequest -> PutResult
+	UpdateAddJob        = "addJob"        // AddJobRequest -> PutResult
+	UpdateRemoveJob     = "removeJob"     // RemoveJobRequest -> struct{}
+	QueryCollection     = "collection"    // -> CollectionView
+
+	// Job workflow.
+	UpdatePutJob    = "putJob"    // PutJobRequest -> Job
+	UpdateDeleteJob = "deleteJob" // DeleteJobRequest -> struct{}
+	QueryJob        = "job"       // -> JobView
+)
+
+// PutCollectionRequest creates or replaces a collection's definition.
+type PutCollectionRequest struct {
+	Collection Collection
+}
+
+// PutResult answers a PUT: whether it created the resource (201) or
+// updated it (200).
+type PutResult struct {
+	Created bool
+}
+
+// AddJobRequest records a job in its collection, checking the quota.
+type AddJobRequest struct {
+	Job string
+}
+
+// RemoveJobRequest forgets a deleted job.
+type RemoveJobRequest struct {
+	Job string
+}
+
+// CollectionView is a collection with the names of its jobs.
+type CollectionView struct {
+	Collection Collection
+	Jobs       []string
+}
+
+// CollectionInput starts a collection workflow, or continues one as new
+// with its state.
+type CollectionInput struct {
+	Key        Key
+	Collection *Collection // nil until the first PUT
+	Jobs       []string    // sorted
+}
+
+// JobInput starts a job workflow (State nil: the definition arrives with
+// the first PutJobRequest update), or continues one as new.
+type JobInput struct {
+	Key   Key
+	State *JobState
+}
+
+// JobState is what a job workflow carries across continue-as-new.
+type JobState struct {
+	Job     Job        // definition, state and status
+	Created time.Time  // C of RECURRENCE.md
+	Runs    int        // scheduled runs since Created, for count
+	Next    *time.Time // nominal time of the next run; nil when none is left
+}
+
+// PutJobRequest defines or redefines a job. The job workflow's clock at
+// the update is C, the creation time of RECURRENCE.md.
+type PutJobRequest struct {
+	Job Job
+}
+
+// DeleteJobRequest deletes a job: its workflow ends.
+type DeleteJobRequest struct{}
+
+// JobView is what the job query returns: the job with its status, or
+// Deleted when the job was deleted.
+type JobView struct {
+	Job     Job
+	Deleted bool
+}
+
+// RunInput starts the run workflow of one occurrence.
+type RunInput struct {
+	Key     Key
+	Nominal time.Time // the occurrence's nominal time
+	Action  Action
+}
+
+// RunResult is the outcome of one occurrence.
+type RunResult struct {
+	Status     ExecutionStatus
+	HTTPStatus int    `json:",omitempty"`
+	Message    string `json:",omitempty"`
+	Attempts   int
+}
+
+// ExecutionStatus is a history row's status, as the API spells it.
+type ExecutionStatus string
+
+// Execution statuses.
+const (
+	Succeeded ExecutionStatus = "Completed"
+	Failed    ExecutionStatus = "Failed"
+	Postponed ExecutionStatus = "Postponed"
+)
+
+// HTTPRequestInput is the HTTP activity's argument.
+type HTTPRequestInput struct {
+	Request      HTTPRequest
+	OccurrenceID string
+	Key          Key
+	Nominal      time.Time
+}
+
+// HTTPResponse is what the HTTP activity returns: status and at most
+// MaxResponseBody bytes of the body.
+type HTTPResponse struct {
+	StatusCode int    `json:",omitempty"`
+	Body       string `json:",omitempty"`
+	Attempt    int    // which attempt this was, from 1
+}
+
+// MaxResponseBody is how much of a response body history keeps.
+const MaxResponseBody = 2048

@@ -1,0 +1,100 @@
+package jobs
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Retry policy types and limits (Azure Scheduler's documented defaults).
+const (
+	RetryNone  = "None"
+	RetryFixed = "Fixed"
+
+	DefaultRetryCount    = 4
+	MaxRetryCount        = 20
+	DefaultRetryInterval = 30 * time.Second
+	MinRetryInterval     = 15 * time.Second
+)
+
+// Retries is a retry policy resolved to numbers: how many attempts in all
+// and how long between them.
+type Retries struct {
+	Attempts int
+	Interval time.Duration
+}
+
+// Resolve validates p (nil is the default policy) and returns its numbers,
+// spelling retryType as the service did. path is p's JSON path.
+func (p *RetryPolicy) Resolve(path string) (Retries, error) {
+	out := Retries{Attempts: DefaultRetryCount + 1, Interval: DefaultRetryInterval}
+	if p == nil {
+		return out, nil
+	}
+	typ, ok := canonical(p.RetryType, []string{RetryNone, RetryFixed})
+	if p.RetryType == "" {
+		typ, ok = RetryFixed, true
+	}
+	if !ok {
+		return out, invalidf(path+".retryType", "retryType %q is not None or Fixed", p.RetryType)
+	}
+	p.RetryType = typ
+	if typ == RetryNone {
+		return Retries{Attempts: 1}, nil
+	}
+	if p.RetryCount != nil {
+		if n := *p.RetryCount; n < 0 || n > MaxRetryCount {
+			return out, invalidf(path+".retryCount", "retryCount must be between 0 and %d, not %d", MaxRetryCount, n)
+		}
+		out.Attempts = *p.RetryCount + 1
+	}
+	if p.RetryInterval != "" {
+		d, err := ParseInterval(p.RetryInterval)
+		if err != nil {
+			return out, invalidf(path+".retryInterval", "%v", err)
+		}
+		if d < MinRetryInterval {
+			return out, invalidf(path+".retryInterval", "retryInterval %s is shorter than the minimum of %s", p.RetryInterval, MinRetryInterval)
+		}
+		out.Interval = d
+	}
+	return out, nil
+}
+
+var (
+	isoDuration = regexp.MustCompile(`^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)
+	timeSpan    = regexp.MustCompile(`^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)$`)
+)
+
+// ParseInterval reads an interval as ISO 8601 (PT30S, P1DT2H) or as a
+// .NET TimeSpan ([d.]hh:mm:ss), the two forms Azure Scheduler accepted.
+func ParseInterval(s string) (time.Duration, error) {
+	var days, hours, minutes, seconds string
+	if m := isoDuration.FindStringSubmatch(strings.ToUpper(s)); m != nil && strings.Join(m[1:], "") != "" {
+		days, hours, minutes, seconds = m[1], m[2], m[3], m[4]
+	} else if m := timeSpan.FindStringSubmatch(s); m != nil {
+		days, hours, minutes, seconds = m[1], m[2], m[3], m[4]
+	} else {
+		return 0, fmt.Errorf("interval %q is neither ISO 8601 (PT30S) nor a TimeSpan (00:00:30)", s)
+	}
+	var total float64
+	for _, part := range []struct {
+		v    string
+		unit float64
+	}{{days, 86400}, {hours, 3600}, {minutes, 60}, {seconds, 1}} {
+		if part.v == "" {
+			continue
+		}
+		n, err := strconv.ParseFloat(part.v, 64)
+		if err != nil {
+			return 0, fmt.Errorf("interval %q: %w", s, err)
+		}
+		total += n * part.unit
+	}
+	if total > 366*86400 {
+		return 0, fmt.Errorf("interval %q is longer than a year", s)
+	}
+	return time.Duration(total * float64(time.Second)), nil
+}

@@ -1,0 +1,47 @@
+package jobs
+
+import (
+	"go.temporal.io/sdk/temporal"
+)
+
+// Custom search attributes, so that `temporal workflow list --query
+// "RecurJob='...'"` and the Web UI find every collection, job and run.
+// Registered at start-up on the embedded server; on an external cluster
+// an operator registers them once (README).
+var (
+	AttrKind          = temporal.NewSearchAttributeKeyKeyword("RecurKind") // collection, job or run
+	AttrSubscription  = temporal.NewSearchAttributeKeyKeyword("RecurSubscription")
+	AttrResourceGroup = temporal.NewSearchAttributeKeyKeyword("RecurResourceGroup")
+	AttrCollection    = temporal.NewSearchAttributeKeyKeyword("RecurCollection")
+	AttrJob           = temporal.NewSearchAttributeKeyKeyword("RecurJob")
+	AttrState         = temporal.NewSearchAttributeKeyKeyword("RecurState")
+	AttrNominalTime   = temporal.NewSearchAttributeKeyTime("RecurNominalTime")
+)
+
+// SearchAttributeKeys lists every custom search attribute, for
+// registration.
+var SearchAttributeKeys = []temporal.SearchAttributeKey{
+	AttrKind, AttrSubscription, AttrResourceGroup, AttrCollection, AttrJob, AttrState, AttrNominalTime,
+}
+
+// Kinds of workflows, the values of AttrKind.
+const (
+	KindCollection = "collection"
+	KindJob        = "job"
+	KindRun        = "run"
+)
+
+// SearchAttributes returns the attributes identifying k for a workflow of
+// the given kind, plus extra.
+func (k Key) SearchAttributes(kind string, extra ...temporal.SearchAttributeUpdate) temporal.SearchAttributes {
+	updates := []temporal.SearchAttributeUpdate{
+		AttrKind.ValueSet(kind),
+		AttrSubscription.ValueSet(k.Subscription),
+		AttrResourceGroup.ValueSet(k.ResourceGroup),
+		AttrCollection.ValueSet(k.Collection),
+	}
+	if k.Job != "" {
+		updates = append(updates, AttrJob.ValueSet(k.Job))
+	}
+	return temporal.NewSearchAttributes(append(updates, extra...)...)
+}

@@ -1,0 +1,117 @@
+// Package workflows holds recur's Temporal workflows: one per job
+// collection, one per job, one per occurrence (DESIGN.md, "Temporal model").
+package workflows
+
+import (
+	"slices"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// maxCollectionUpdates bounds a collection workflow's history: after that
+// many updates it continues as new.
+const maxCollectionUpdates = 500
+
+// Collection is the workflow that owns a job collection: its definition
+// and the names of its jobs. Adding a job goes through it, so quota checks
+// are atomic under concurrent PUTs.
+func Collection(ctx workflow.Context, in jobs.CollectionInput) error {
+	c := &collection{CollectionInput: in}
+	return c.run(ctx)
+}
+
+type collection struct {
+	jobs.CollectionInput
+	updates int
+}
+
+func (c *collection) run(ctx workflow.Context) error {
+	if err := c.register(ctx); err != nil {
+		return err
+	}
+	err := workflow.Await(ctx, func() bool {
+		return c.updates >= maxCollectionUpdates || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	})
+	if err != nil {
+		return err
+	}
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	return workflow.NewContinueAsNewError(ctx, jobs.CollectionWorkflowName, c.CollectionInput)
+}
+
+func (c *collection) register(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, jobs.QueryCollection, func() (jobs.CollectionView, error) {
+		if c.Collection == nil {
+			return jobs.CollectionView{}, jobs.NotFound("job collection " + c.Key.Collection).ToApplicationError()
+		}
+		return jobs.CollectionView{Collection: *c.Collection, Jobs: c.Jobs}, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdatePutCollection, c.put,
+		workflow.UpdateHandlerOptions{Validator: c.validatePut}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateAddJob, c.addJob,
+		workflow.UpdateHandlerOptions{Validator: c.validateAddJob}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandler(ctx, jobs.UpdateRemoveJob, c.removeJob)
+}
+
+func (c *collection) validatePut(_ workflow.Context, req jobs.PutCollectionRequest) error {
+	if err := req.Collection.Normalize(c.Key); err != nil {
+		return toWire(err)
+	}
+	return nil
+}
+
+func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (jobs.PutResult, error) {
+	c.updates++
+	if err := req.Collection.Normalize(c.Key); err != nil {
+		return jobs.PutResult{}, toWire(err)
+	}
+	created := c.Collection == nil
+	c.Collection = &req.Collection
+	err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.Collection.Properties.State))
+	return jobs.PutResult{Created: created}, err
+}
+
+func (c *collection) validateAddJob(_ workflow.Context, req jobs.AddJobRequest) error {
+	if c.Collection == nil {
+		return (&jobs.Error{Code: jobs.CodeCollectionMissing,
+			Message: "job collection " + c.Key.Collection + " was not found"}).ToApplicationError()
+	}
+	return nil
+}
+
+// addJob records a job, refusing it when the collection is full. It never
+// blocks, so concurrent updates run one after the other.
+func (c *collection) addJob(_ workflow.Context, req jobs.AddJobRequest) (jobs.PutResult, error) {
+	c.updates++
+	if err := c.validateAddJob(nil, req); err != nil {
+		return jobs.PutResult{}, err
+	}
+	i, found := slices.BinarySearch(c.Jobs, req.Job)
+	if found {
+		return jobs.PutResult{Created: false}, nil
+	}
+	if limit := c.Collection.MaxJobs(); limit > 0 && len(c.Jobs) >= limit {
+		return jobs.PutResult{}, (&jobs.Error{Code: jobs.CodeQuotaExceeded, Target: "properties.quota.maxJobCount",
+			Message: "job collection " + c.Key.Collection + " already has its maximum of " + itoa(limit) + " jobs"}).ToApplicationError()
+	}
+	c.Jobs = slices.Insert(c.Jobs, i, req.Job)
+	return jobs.PutResult{Created: true}, nil
+}
+
+func (c *collection) removeJob(_ workflow.Context, req jobs.RemoveJobRequest) (struct{}, error) {
+	c.updates++
+	if i, found := slices.BinarySearch(c.Jobs, req.Job); found {
+		c.Jobs = slices.Delete(c.Jobs, i, i+1)
+	}
+	return struct{}{}, nil
+}

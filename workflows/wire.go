@@ -1,0 +1,20 @@
+package workflows
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// toWire turns business errors into application errors the API can map;
+// other errors pass unchanged.
+func toWire(err error) error {
+	var e *jobs.Error
+	if errors.As(err, &e) {
+		return e.ToApplicationError()
+	}
+	return err
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
