@@ -175,7 +175,7 @@ func (s *Server) deleteJob(c *gin.Context) {
 		_, err = s.update(ctx, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
 		if isClosed(err) {
 			_, err = s.temporal.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
-				Namespace: s.namespace,
+				Namespace:         s.namespace,
 				WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: k.JobWorkflowID()},
 			})
 		}
