@@ -155,6 +155,14 @@ func TestJobFiresEndToEnd(t *testing.T) {
 	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"))
 	require.NotEmpty(t, path(job, "properties", "status", "lastExecutionTime"))
 	require.Nil(t, path(job, "properties", "status", "nextExecutionTime"))
+
+	// The completed job's workflow has ended; deleting it still works.
+	status, _ = s.do(t, http.MethodDelete, jobPath, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Eventually(t, func() bool {
+		status, _ = s.do(t, http.MethodGet, jobPath, nil)
+		return status == http.StatusNotFound
+	}, 20*time.Second, 200*time.Millisecond)
 }
 
 func TestRecurringJobPlansNextAndDeletes(t *testing.T) {
