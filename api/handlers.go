@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/jobs"
@@ -158,8 +156,7 @@ func (s *Server) getJob(c *gin.Context) {
 	c.JSON(http.StatusOK, view.Job)
 }
 
-// deleteJob ends the job's workflow (or, when it has already ended,
-// deletes its execution) and forgets the job in its collection.
+// deleteJob ends the job's workflow and forgets the job in its collection.
 func (s *Server) deleteJob(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
 	defer cancel()
@@ -173,12 +170,6 @@ func (s *Server) deleteJob(c *gin.Context) {
 	}
 	if err == nil {
 		_, err = s.update(ctx, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
-		if isClosed(err) {
-			_, err = s.temporal.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
-				Namespace:         s.namespace,
-				WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: k.JobWorkflowID()},
-			})
-		}
 	}
 	if err == nil {
 		_, err = s.update(ctx, k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job})
@@ -205,11 +196,4 @@ func notFoundAs(err error, what string) error {
 		return jobs.NotFound(what)
 	}
 	return err
-}
-
-// isClosed reports whether an update failed because its workflow, known
-// to exist, has already ended: Temporal answers NotFound then.
-func isClosed(err error) bool {
-	var nf *serviceerror.NotFound
-	return errors.As(err, &nf)
 }

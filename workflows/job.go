@@ -42,12 +42,11 @@ func (j *job) run(ctx workflow.Context) error {
 		next, waiting := j.due()
 		var err error
 		switch {
-		case j.finished():
-			// Completed and faulted jobs stay readable (queries work on a
-			// closed workflow) until namespace retention removes them.
-			return j.drain(ctx)
 		case !waiting:
-			// Disabled, completed or not yet defined: wait for a change.
+			// Disabled, completed, faulted or not yet defined: wait for a
+			// change. A job whose schedule has ended keeps its workflow, so
+			// that it stays readable and a new PUT keeps its counters; only
+			// DELETE ends it.
 			err = workflow.Await(ctx, func() bool { return j.generation != gen || j.deleted })
 		default:
 			var changed bool
@@ -78,15 +77,6 @@ func (j *job) due() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return *j.state.Next, true
-}
-
-// finished reports whether the job's schedule has ended it.
-func (j *job) finished() bool {
-	if j.state == nil {
-		return false
-	}
-	st := j.state.Job.Properties.State
-	return st == jobs.Completed || st == jobs.Faulted
 }
 
 // drain waits until no message handler runs, so that continue-as-new or
