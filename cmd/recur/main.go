@@ -4,9 +4,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 	"time"
 
 	// Time zones must resolve on machines without a zoneinfo database.
@@ -17,22 +21,37 @@ const usage = `recur is a self-hosted, durable job scheduler that speaks the Azu
 REST API (2016-03-01) and runs every job as a Temporal workflow.
 
 Usage:
-  recur [dev]              run everything on one machine (not implemented yet)
+  recur [dev] [flags]      everything on one machine: embedded Temporal server
+                           and Web UI, a worker and the REST API
+  recur serve [flags]      worker and REST API against a Temporal cluster
+  recur worker [flags]     only the worker, against a Temporal cluster
+  recur api [flags]        only the REST API, against a Temporal cluster
   recur preview [flags]    print the next occurrences of a job's schedule
   recur help [command]     show this help, or a command's flags
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	// SIGINT and SIGTERM end ctx: the commands then shut down cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run dispatches to a subcommand and returns the process's exit status.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := "dev"
-	if len(args) > 0 {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
+	case "dev":
+		return runDev(ctx, args, stderr)
+	case "serve":
+		return runCluster(ctx, cmd, roles{worker: true, api: true}, args, stderr)
+	case "worker":
+		return runCluster(ctx, cmd, roles{worker: true}, args, stderr)
+	case "api":
+		return runCluster(ctx, cmd, roles{api: true}, args, stderr)
 	case "preview":
 		return runPreview(args, stdin, stdout, stderr, time.Now)
 	case "help", "-h", "-help", "--help":
@@ -41,11 +60,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "dev":
-		fmt.Fprintln(stderr, "recur: dev mode (embedded Temporal server, worker and REST API) is not implemented yet")
 	default:
 		fmt.Fprintf(stderr, "recur: unknown command %q\n", cmd)
 	}
 	fmt.Fprint(stderr, usage)
 	return 2
 }
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }

@@ -150,10 +150,7 @@ func TestPreviewHelp(t *testing.T) {
 
 // TestBinary builds the real command and runs it as a user would.
 func TestBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "recur")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := buildRecur(t)
 
 	run := func(stdin string, args ...string) (stdout, stderr string, code int) {
 		cmd := exec.Command(bin, args...)
@@ -185,12 +182,15 @@ func TestBinary(t *testing.T) {
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, "recur preview: properties.recurrence.frequency: ")
 	})
-	t.Run("no arguments: dev mode is not there yet", func(t *testing.T) {
-		stdout, stderr, code := run("")
+	t.Run("--help prints the usage", func(t *testing.T) {
+		stdout, _, code := run("", "--help")
+		assert.Equal(t, 0, code)
+		assert.Contains(t, stdout, "recur serve")
+	})
+	t.Run("a bad flag of dev exits 2 before starting anything", func(t *testing.T) {
+		_, stderr, code := run("", "--retention", "soon")
 		assert.Equal(t, 2, code)
-		assert.Empty(t, stdout)
-		assert.Contains(t, stderr, "not implemented yet")
-		assert.Contains(t, stderr, "recur preview")
+		assert.Contains(t, stderr, "want a number of days")
 	})
 	t.Run("help", func(t *testing.T) {
 		stdout, _, code := run("", "help")
@@ -198,8 +198,8 @@ func TestBinary(t *testing.T) {
 		assert.Contains(t, stdout, "recur preview")
 	})
 	t.Run("unknown command", func(t *testing.T) {
-		_, stderr, code := run("", "serve")
+		_, stderr, code := run("", "frobnicate")
 		assert.Equal(t, 2, code)
-		assert.Contains(t, stderr, `unknown command "serve"`)
+		assert.Contains(t, stderr, `unknown command "frobnicate"`)
 	})
 }

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/recurhq/recur/temporalserver"
+)
+
+// Defaults of the flags; each can also come from the environment variable
+// named in its usage.
+const (
+	defaultDataDir   = "./recur-data"
+	defaultHTTPAddr  = "127.0.0.1:8080"
+	defaultTemporal  = "127.0.0.1:7233"
+	defaultNamespace = "default"
+	defaultRetention = 60 * 24 * time.Hour
+)
+
+// env returns the environment variable's value, or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(env(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+// retentionFlag is a duration that also accepts whole days ("60d").
+type retentionFlag struct{ d *time.Duration }
+
+func (f retentionFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	if *f.d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", *f.d/(24*time.Hour))
+	}
+	return f.d.String()
+}
+
+func (f retentionFlag) Set(s string) error {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 1 {
+			return fmt.Errorf("want a number of days such as 60d, or a duration such as 72h")
+		}
+		*f.d = time.Duration(n) * 24 * time.Hour
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a number of days such as 60d, or a duration such as 72h")
+	}
+	*f.d = d
+	return nil
+}
+
+// common are the flags every long-running command shares.
+type common struct {
+	httpAddr  string
+	namespace string
+	logLevel  string
+}
+
+func (c *common) register(fs *flag.FlagSet, withAPI bool) {
+	if withAPI {
+		fs.StringVar(&c.httpAddr, "http-addr", env("RECUR_HTTP_ADDR", defaultHTTPAddr), "REST API `address` (RECUR_HTTP_ADDR)")
+	}
+	fs.StringVar(&c.namespace, "namespace", env("RECUR_NAMESPACE", defaultNamespace), "Temporal `namespace` (RECUR_NAMESPACE)")
+	fs.StringVar(&c.logLevel, "log-level", env("RECUR_LOG_LEVEL", "info"), "debug, info, warn or error (RECUR_LOG_LEVEL)")
+}
+
+func (c *common) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+}
+
+// runDev is `recur` and `recur dev`: an embedded Temporal server with its
+// Web UI, a worker and the REST API in one process, until ctx ends.
+func runDev(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, true)
+	dataDir := fs.String("data-dir", env("RECUR_DATA_DIR", defaultDataDir), "`directory` of the embedded server's SQLite database (RECUR_DATA_DIR)")
+	frontendPort := fs.Int("temporal-port", envInt("RECUR_TEMPORAL_PORT", 7233), "Temporal frontend `port` on 127.0.0.1 (RECUR_TEMPORAL_PORT)")
+	uiPort := fs.Int("ui-port", envInt("RECUR_UI_PORT", 8233), "Temporal Web UI `port` on 127.0.0.1, 0 for none (RECUR_UI_PORT)")
+	retention := defaultRetention
+	if v := env("RECUR_RETENTION", ""); v != "" {
+		if err := (retentionFlag{&retention}).Set(v); err != nil {
+			fmt.Fprintf(stderr, "recur dev: RECUR_RETENTION: %v\n", err)
+			return 2
+		}
+	}
+	fs.Var(retentionFlag{&retention}, "retention", "namespace retention of closed workflows and history, e.g. 60d or 72h (RECUR_RETENTION)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
+		return 2
+	}
+	if err := dev(ctx, c, *dataDir, *frontendPort, *uiPort, retention, log); err != nil {
+		log.Error("recur dev stopped", "error", err)
+		return 1
+	}
+	return 0
+}
+
+func dev(ctx context.Context, c common, dataDir string, frontendPort, uiPort int, retention time.Duration, log *slog.Logger) error {
+	ln, err := listen(c.httpAddr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	srv, err := temporalserver.Start(ctx, temporalserver.Config{
+		DataDir:          abs,
+		FrontendPort:     frontendPort,
+		UIPort:           uiPort,
+		Namespace:        c.namespace,
+		Retention:        retention,
+		SearchAttributes: searchAttributes(),
+		Logger:           log.With("component", "temporal-server"),
+	})
+	if err != nil {
+		return fmt.Errorf("start embedded Temporal server: %w", err)
+	}
+	defer func() {
+		if err := srv.Stop(); err != nil {
+			log.Warn("stop embedded Temporal server", "error", err)
+		}
+		log.Info("embedded Temporal server stopped", "dataDir", abs)
+	}()
+	log.Info("Temporal frontend listening", "address", srv.FrontendAddress(), "namespace", srv.Namespace(), "dataDir", abs)
+	if ui := srv.UIAddress(); ui != "" {
+		log.Info("Temporal Web UI listening", "url", ui)
+	}
+	cl, err := dial(ctx, srv.FrontendAddress(), c.namespace, log)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return serveRoles(ctx, cl, roles{worker: true, api: true}, ln, c.namespace, log)
+}
+
+// runCluster is `recur serve`, `recur worker` and `recur api`: recur's
+// roles against an existing Temporal cluster.
+func runCluster(ctx context.Context, name string, r roles, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs, r.api)
+	address := fs.String("temporal-address", env("RECUR_TEMPORAL_ADDRESS", defaultTemporal), "Temporal frontend `host:port` (RECUR_TEMPORAL_ADDRESS)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
+		return 2
+	}
+	if err := cluster(ctx, c, r, *address, log); err != nil {
+		log.Error("recur "+name+" stopped", "error", err)
+		return 1
+	}
+	return 0
+}
+
+func cluster(ctx context.Context, c common, r roles, address string, log *slog.Logger) error {
+	var ln net.Listener
+	if r.api {
+		l, err := listen(c.httpAddr)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		ln = l
+	}
+	cl, err := dial(ctx, address, c.namespace, log)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	log.Info("connected to Temporal", "address", address, "namespace", c.namespace)
+	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = temporalserver.RegisterSearchAttributes(regCtx, cl, c.namespace, searchAttributes())
+	cancel()
+	if err != nil {
+		// Workflows cannot start with attributes the namespace lacks.
+		return fmt.Errorf("register recur's search attributes on namespace %s (or register them by hand, see the README): %w", c.namespace, err)
+	}
+	return serveRoles(ctx, cl, r, ln, c.namespace, log)
+}

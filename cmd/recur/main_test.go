@@ -1,0 +1,64 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	binDir   string
+	buildErr error
+	build    sync.Once
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// buildRecur builds the real binary once per test run and returns its path.
+func buildRecur(t *testing.T) string {
+	t.Helper()
+	build.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "recur-bin-")
+		if buildErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "recur"), ".").CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{out: string(out), err: err}
+		}
+	})
+	require.NoError(t, buildErr)
+	return filepath.Join(binDir, "recur")
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
+
+// freePort returns a port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func listenOn(port int) (net.Listener, error) {
+	return net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+}

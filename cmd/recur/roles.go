@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/worker"
+	"github.com/recurhq/recur/workflows"
+)
+
+// roles says which parts a process runs against its Temporal client.
+type roles struct {
+	worker bool
+	api    bool
+}
+
+// searchAttributes is the registration map of recur's custom attributes.
+func searchAttributes() map[string]enumspb.IndexedValueType {
+	out := map[string]enumspb.IndexedValueType{}
+	for _, k := range jobs.SearchAttributeKeys {
+		out[k.GetName()] = k.GetValueType()
+	}
+	return out
+}
+
+// dial connects to Temporal with recur's logger.
+func dial(ctx context.Context, address, namespace string, log *slog.Logger) (client.Client, error) {
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  address,
+		Namespace: namespace,
+		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s: %w", address, err)
+	}
+	return c, nil
+}
+
+// listen opens the API's address before anything else starts, so that a
+// port in use is a clear error and not a half-started process.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("API address %s is in use or invalid: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// serveRoles runs the worker and/or the API on c until ctx ends, then
+// stops the API (finishing requests in flight) and drains the worker.
+func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, namespace string, log *slog.Logger) error {
+	var w sdkworker.Worker
+	if r.worker {
+		w = worker.New(c, activities.New(workflows.DefaultActionTimeout), sdkworker.Options{})
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		log.Info("worker polling", "taskQueue", jobs.TaskQueue, "namespace", namespace)
+	}
+	var srv *http.Server
+	errc := make(chan error, 1)
+	if r.api {
+		srv = &http.Server{
+			Handler:           api.New(c, api.Options{Namespace: namespace, Logger: log}),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		log.Info("REST API listening", "url", "http://"+ln.Addr().String())
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		err = fmt.Errorf("REST API: %w", err)
+	}
+	if srv != nil {
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if sErr := srv.Shutdown(shutdownCtx); sErr != nil && !errors.Is(sErr, http.ErrServerClosed) {
+			log.Warn("REST API shutdown", "error", sErr)
+		}
+		cancel()
+	}
+	if w != nil {
+		w.Stop() // waits for activities in flight, up to the worker's stop timeout
+	}
+	return err
+}

@@ -1,0 +1,241 @@
+package temporalserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// clusterName names the single local cluster. It is persisted in the
+// database on first start, so it must never change.
+const clusterName = "active"
+
+// storeName is the one SQLite data store, used as both the default and the
+// visibility store.
+const storeName = "sqlite-default"
+
+// devDynamicConfig is the dynamic config of a single-machine dev server.
+// The update settings are the server's defaults in v1.32 but recur cannot
+// work without Updates, so they are pinned here.
+func devDynamicConfig() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
+		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
+		dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
+		// Search attributes registered at start are usable at once instead of
+		// after the cache's refresh interval.
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+		dynamicconfig.ForceNexusEndpointRefreshOnRead.Key():         true,
+		// Bypassing that cache costs persistence reads; the CLI's dev server
+		// raises these limits in the same ratio as the defaults.
+		dynamicconfig.FrontendPersistenceMaxQPS.Key(): 10000,
+		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
+		// recur's job history is one visibility query per page; the default
+		// visibility rate limit is low for one process serving the UI and
+		// the API.
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+		// The default (128k cached workflows) is sized for a cluster host.
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+	}
+}
+
+// checkPortsFree fails with a clear message if a port the caller chose is
+// taken, before anything is started or written.
+func checkPortsFree(cfg Config) error {
+	if err := checkPortFree(cfg.Host, cfg.FrontendPort); err != nil {
+		return fmt.Errorf("frontend port %s is in use: %w", hostPort(cfg.Host, cfg.FrontendPort), err)
+	}
+	if cfg.UIPort != 0 {
+		if cfg.UIPort == cfg.FrontendPort {
+			return fmt.Errorf("ui port %d is in use: it is also the frontend port", cfg.UIPort)
+		}
+		if err := checkPortFree(cfg.Host, cfg.UIPort); err != nil {
+			return fmt.Errorf("ui port %s is in use: %w", hostPort(cfg.Host, cfg.UIPort), err)
+		}
+	}
+	return nil
+}
+
+func checkPortFree(host string, port int) error {
+	l, err := net.Listen("tcp", hostPort(host, port))
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}
+
+// servicePorts are the ports Start picks itself: the gRPC ports of the
+// services nobody outside the process talks to, and the frontend's HTTP API
+// (without it the server has no Nexus endpoints and warns on every start).
+type servicePorts struct {
+	history, matching, worker, frontendHTTP int
+}
+
+// internalPorts asks the kernel for free ports on host. Fixed offsets from
+// the frontend port would clash when tests run several servers at once.
+func internalPorts(host string) (servicePorts, error) {
+	var ports [4]int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	// All are held open together so the kernel cannot hand out the
+	// same port twice.
+	for i := range ports {
+		l, err := net.Listen("tcp", hostPort(host, 0))
+		if err != nil {
+			return servicePorts{}, fmt.Errorf("pick a free port on %s: %w", host, err)
+		}
+		listeners = append(listeners, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return servicePorts{history: ports[0], matching: ports[1], worker: ports[2], frontendHTTP: ports[3]}, nil
+}
+
+// sqliteConfig is the data store config for the database file at path.
+// mode=rwc opens the file read-write and creates it if missing.
+func sqliteConfig(path string) *config.SQL {
+	return &config.SQL{
+		PluginName:        sqliteplugin.PluginName,
+		DatabaseName:      path,
+		ConnectAttributes: map[string]string{"mode": "rwc"},
+	}
+}
+
+// prepareDatabase creates the schema when the file is new and inserts the
+// namespace when it is missing, both straight into SQLite before the server
+// starts: a namespace registered through the API only becomes usable after
+// every service's namespace cache refreshes.
+func prepareDatabase(sqlCfg *config.SQL, cfg Config) error {
+	path := sqlCfg.DatabaseName
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if err := sqliteschema.SetupSchema(sqlCfg); err != nil {
+			// A half-built file would be taken for a database next time.
+			_ = os.Remove(path)
+			return fmt.Errorf("set up schema in %s: %w", path, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, cfg.Namespace, false, cfg.SearchAttributes)
+	if err != nil {
+		return fmt.Errorf("namespace %s: %w", cfg.Namespace, err)
+	}
+	ns.Detail.Config.Retention = durationpb.New(cfg.Retention)
+	// A no-op when the namespace exists; ensureNamespace then reconciles it.
+	if err := sqliteschema.CreateNamespaces(sqlCfg, ns); err != nil {
+		return fmt.Errorf("create namespace %s: %w", cfg.Namespace, err)
+	}
+	return nil
+}
+
+// serverOptions assembles the Temporal server: all services in this process
+// on static hosts, so there is no membership ring to join.
+func serverOptions(cfg Config, sqlCfg *config.SQL, ports servicePorts, logger *slog.Logger) ([]temporal.ServerOption, error) {
+	conf := serverConfig(cfg, sqlCfg, ports)
+	tlog := serverLogger{log: logger}
+	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("create authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&conf.Global.Authorization, tlog)
+	if err != nil {
+		return nil, fmt.Errorf("create claim mapper: %w", err)
+	}
+	local := dialHost(cfg.Host)
+	return []temporal.ServerOption{
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: static.SingleLocalHost(hostPort(local, cfg.FrontendPort)),
+			primitives.HistoryService:  static.SingleLocalHost(hostPort(local, ports.history)),
+			primitives.MatchingService: static.SingleLocalHost(hostPort(local, ports.matching)),
+			primitives.WorkerService:   static.SingleLocalHost(hostPort(local, ports.worker)),
+		}),
+		temporal.WithLogger(tlog),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(devDynamicConfig()),
+	}, nil
+}
+
+func serverConfig(cfg Config, sqlCfg *config.SQL, ports servicePorts) *config.Config {
+	local := dialHost(cfg.Host)
+	frontend := hostPort(local, cfg.FrontendPort)
+	conf := &config.Config{}
+	conf.Global.Membership.BroadcastAddress = local
+	conf.Persistence = config.Persistence{
+		DefaultStore:     storeName,
+		VisibilityStore:  storeName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{storeName: {SQL: sqlCfg}},
+	}
+	conf.ClusterMetadata = &cluster.Config{
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        clusterName,
+		CurrentClusterName:       clusterName,
+		ClusterInformation: map[string]cluster.ClusterInformation{
+			// No ClusterID: the server generates one on first start and keeps
+			// the persisted one afterwards.
+			clusterName: {
+				Enabled:                true,
+				InitialFailoverVersion: 1,
+				RPCAddress:             frontend,
+				HTTPAddress:            hostPort(local, ports.frontendHTTP),
+			},
+		},
+	}
+	conf.DCRedirectionPolicy.Policy = "noop"
+	conf.Services = map[string]config.Service{
+		// Only the frontend listens on the configured host; the others are
+		// internal and stay on loopback when that host is a wildcard.
+		string(primitives.FrontendService): {RPC: config.RPC{
+			GRPCPort: cfg.FrontendPort,
+			HTTPPort: ports.frontendHTTP,
+			BindOnIP: cfg.Host,
+		}},
+		string(primitives.HistoryService):  {RPC: config.RPC{GRPCPort: ports.history, BindOnIP: local}},
+		string(primitives.MatchingService): {RPC: config.RPC{GRPCPort: ports.matching, BindOnIP: local}},
+		string(primitives.WorkerService):   {RPC: config.RPC{GRPCPort: ports.worker, BindOnIP: local}},
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	// The worker service's own SDK client dials this.
+	conf.PublicClient.HostPort = frontend
+	return conf
+}
+
+// dialHost is the address to connect to a listener bound on host: a
+// wildcard bind is reached over loopback.
+func dialHost(host string) string {
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil || !ip.IsUnspecified():
+		return host
+	case ip.To4() != nil:
+		return "127.0.0.1"
+	default:
+		return "::1"
+	}
+}
+
+func hostPort(host string, port int) string {
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}

@@ -1,0 +1,284 @@
+// Package temporalserver runs a single-process Temporal server, backed by a
+// SQLite file, and optionally the Temporal Web UI, for `recur dev`.
+//
+// It follows the shape of the Temporal CLI's `temporal server start-dev`:
+// all four services in one process on static hosts, SQLite for both the
+// default and the visibility store, and the namespace pre-created in the
+// database so it is usable the moment the frontend answers.
+package temporalserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/server/temporal"
+)
+
+// Defaults applied by Start to zero fields of Config.
+const (
+	DefaultHost         = "127.0.0.1"
+	DefaultFrontendPort = 7233
+	DefaultNamespace    = "default"
+	DefaultRetention    = 60 * 24 * time.Hour
+)
+
+// silent is above every level the server logs at.
+const silent = slog.LevelError + 100
+
+// readyTimeout caps the wait in Start when ctx has no earlier deadline.
+const readyTimeout = time.Minute
+
+// databaseFile is the name of the SQLite file inside Config.DataDir.
+const databaseFile = "temporal.db"
+
+// Config says where and how the embedded server runs. Zero fields take the
+// defaults documented on each field.
+type Config struct {
+	// DataDir holds the SQLite database file (DataDir/temporal.db); it is
+	// created if missing. Required.
+	DataDir string
+	// Host is the IP address the frontend and the UI bind to; default
+	// "127.0.0.1". "localhost" is accepted and means 127.0.0.1.
+	Host string
+	// FrontendPort is the gRPC frontend port; default 7233. It must be free.
+	FrontendPort int
+	// UIPort is the Web UI port; 0 runs no UI. recur uses 8233.
+	UIPort int
+	// Namespace is created at start if missing; default "default".
+	Namespace string
+	// Retention is the namespace's workflow retention; default 60 days,
+	// at least one hour. An existing namespace is updated if it differs.
+	Retention time.Duration
+	// SearchAttributes are custom search attributes registered at start.
+	// Registering is idempotent: an existing attribute of the same type is
+	// fine, one of another type is an error.
+	SearchAttributes map[string]enums.IndexedValueType
+	// Logger receives the server's own logs, warnings and errors only (the
+	// Temporal server is noisy below that). Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is a running embedded Temporal server, with its Web UI if one was
+// asked for.
+type Server struct {
+	cfg          Config
+	frontendAddr string
+	uiAddr       string
+	logLevel     *slog.LevelVar
+
+	temporal temporal.Server
+	client   client.Client
+	ui       *uiserver.Server
+	uiDone   chan struct{}
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start checks the ports, opens (or creates) the database, starts the
+// Temporal services and the UI, and returns once the frontend answers and
+// the namespace, its retention and the search attributes are in place. ctx
+// bounds that wait; on any error nothing is left running.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPortsFree(cfg); err != nil {
+		return nil, err
+	}
+	ports, err := internalPorts(cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
+	}
+	sqlCfg := sqliteConfig(filepath.Join(cfg.DataDir, databaseFile))
+	if err := prepareDatabase(sqlCfg, cfg); err != nil {
+		return nil, err
+	}
+
+	s := &Server{
+		cfg:          cfg,
+		frontendAddr: net.JoinHostPort(dialHost(cfg.Host), strconv.Itoa(cfg.FrontendPort)),
+		logLevel:     new(slog.LevelVar),
+	}
+	s.logLevel.Set(slog.LevelWarn)
+	logger := slog.New(minLevelHandler{next: cfg.Logger.Handler(), min: s.logLevel})
+
+	opts, err := serverOptions(cfg, sqlCfg, ports, logger)
+	if err != nil {
+		return nil, err
+	}
+	if s.temporal, err = temporal.NewServer(opts...); err != nil {
+		return nil, fmt.Errorf("create temporal server: %w", err)
+	}
+	if err := s.temporal.Start(); err != nil {
+		// Start stops whatever it had started when it fails.
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	if err := s.becomeReady(ctx, logger); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// becomeReady connects a client, settles the namespace and the search
+// attributes, then brings up the UI.
+func (s *Server) becomeReady(ctx context.Context, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	c, err := dialFrontend(ctx, s.frontendAddr, s.cfg.Namespace, logger)
+	if err != nil {
+		return err
+	}
+	s.client = c
+	if err := ensureNamespace(ctx, c, s.cfg.Namespace, s.cfg.Retention); err != nil {
+		return err
+	}
+	if err := RegisterSearchAttributes(ctx, c, s.cfg.Namespace, s.cfg.SearchAttributes); err != nil {
+		return err
+	}
+	if s.cfg.UIPort == 0 {
+		return nil
+	}
+	s.uiAddr = "http://" + net.JoinHostPort(dialHost(s.cfg.Host), strconv.Itoa(s.cfg.UIPort))
+	s.ui = newUI(s.cfg, s.frontendAddr)
+	s.uiDone = make(chan struct{})
+	go func() {
+		defer close(s.uiDone)
+		// Start returns nil once Stop closes it. A bind failure makes echo
+		// exit the process, which checkPortsFree is there to prevent.
+		if err := s.ui.Start(); err != nil {
+			logger.Error("temporal web ui stopped", "error", err)
+		}
+	}()
+	return waitHTTP(ctx, s.uiAddr+"/healthz")
+}
+
+// FrontendAddress is the host:port of the gRPC frontend, for SDK clients and
+// the temporal CLI, e.g. "127.0.0.1:7233".
+func (s *Server) FrontendAddress() string { return s.frontendAddr }
+
+// UIAddress is the Web UI's base URL, e.g. "http://127.0.0.1:8233", or ""
+// when no UI runs.
+func (s *Server) UIAddress() string { return s.uiAddr }
+
+// Namespace is the namespace Start made ready.
+func (s *Server) Namespace() string { return s.cfg.Namespace }
+
+// Stop stops the UI and the Temporal services and closes the database. It
+// is safe to call more than once; later calls return the first result.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		// Shutting down, the server logs warnings and errors (context
+		// canceled, task queue closed) that are no news; Stop's own result
+		// says whether it failed.
+		s.logLevel.Set(silent)
+		if s.ui != nil {
+			s.ui.Stop()
+			<-s.uiDone
+		}
+		if s.client != nil {
+			s.client.Close()
+		}
+		if err := s.temporal.Stop(); err != nil {
+			s.stopErr = fmt.Errorf("stop temporal server: %w", err)
+		}
+	})
+	return s.stopErr
+}
+
+// withDefaults fills zero fields and rejects what cannot work.
+func withDefaults(cfg Config) (Config, error) {
+	if cfg.DataDir == "" {
+		return cfg, errors.New("temporal server: data dir is required")
+	}
+	switch cfg.Host {
+	case "":
+		cfg.Host = DefaultHost
+	case "localhost":
+		// The server binds to an IP, never to a name.
+		cfg.Host = DefaultHost
+	}
+	if net.ParseIP(cfg.Host) == nil {
+		return cfg, fmt.Errorf("temporal server: host %q is not an IP address", cfg.Host)
+	}
+	if cfg.FrontendPort == 0 {
+		cfg.FrontendPort = DefaultFrontendPort
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = DefaultNamespace
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.Retention < time.Hour {
+		return cfg, fmt.Errorf("temporal server: retention %v is below the minimum of 1h", cfg.Retention)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg, nil
+}
+
+// dialFrontend connects to the frontend, retrying until it answers or ctx
+// ends: the services are started but the frontend's listener may still be
+// settling.
+func dialFrontend(ctx context.Context, addr, namespace string, logger *slog.Logger) (client.Client, error) {
+	opts := client.Options{
+		HostPort:  addr,
+		Namespace: namespace,
+		Logger:    sdklog.NewStructuredLogger(logger),
+	}
+	for {
+		c, err := client.DialContext(ctx, opts)
+		if err == nil {
+			return c, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connect to temporal frontend %s: %w", addr, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitHTTP polls url until it answers 200 or ctx ends.
+func waitHTTP(ctx context.Context, url string) error {
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("wait for %s: %w", url, err)
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("status %s", resp.Status)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s: %w", url, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

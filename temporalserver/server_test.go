@@ -1,0 +1,214 @@
+package temporalserver_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/recurhq/recur/temporalserver"
+)
+
+// freePort returns a port nobody listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	return port
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// start starts a server and stops it when the test ends.
+func start(t *testing.T, cfg temporalserver.Config) *temporalserver.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	begin := time.Now()
+	s, err := temporalserver.Start(ctx, cfg)
+	require.NoError(t, err)
+	t.Logf("started in %v", time.Since(begin))
+	t.Cleanup(func() {
+		begin := time.Now()
+		require.NoError(t, s.Stop())
+		t.Logf("stopped in %v", time.Since(begin))
+	})
+	return s
+}
+
+func dial(t *testing.T, s *temporalserver.Server) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: s.FrontendAddress(), Namespace: s.Namespace()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// get returns the body of a 200 answer to GET url.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", url, body)
+	return string(body)
+}
+
+func customAttributes(t *testing.T, c client.Client, namespace string) map[string]enums.IndexedValueType {
+	t.Helper()
+	resp, err := c.OperatorService().ListSearchAttributes(t.Context(),
+		&operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	require.NoError(t, err)
+	return resp.GetCustomAttributes()
+}
+
+func retention(t *testing.T, c client.Client, namespace string) time.Duration {
+	t.Helper()
+	desc, err := c.WorkflowService().DescribeNamespace(t.Context(),
+		&workflowservice.DescribeNamespaceRequest{Namespace: namespace})
+	require.NoError(t, err)
+	return desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration()
+}
+
+func TestStartServesFrontendUINamespaceAndSearchAttributes(t *testing.T) {
+	t.Parallel()
+	frontendPort, uiPort := freePort(t), freePort(t)
+	attrs := map[string]enums.IndexedValueType{
+		"RecurJob":        enums.INDEXED_VALUE_TYPE_KEYWORD,
+		"RecurCollection": enums.INDEXED_VALUE_TYPE_KEYWORD,
+		"RecurNominal":    enums.INDEXED_VALUE_TYPE_DATETIME,
+		"RecurAttempts":   enums.INDEXED_VALUE_TYPE_INT,
+	}
+	s := start(t, temporalserver.Config{
+		DataDir:          filepath.Join(t.TempDir(), "not", "there", "yet"),
+		FrontendPort:     frontendPort,
+		UIPort:           uiPort,
+		Namespace:        "recur-test",
+		Retention:        72 * time.Hour,
+		SearchAttributes: attrs,
+		Logger:           testLogger(t),
+	})
+
+	require.Equal(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(frontendPort)), s.FrontendAddress())
+	require.Equal(t, "http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(uiPort)), s.UIAddress())
+	require.Equal(t, "recur-test", s.Namespace())
+
+	// The embedded assets, the UI's settings and its proxy to the frontend.
+	require.Contains(t, get(t, s.UIAddress()+"/"), "/_app/immutable/")
+	require.Contains(t, get(t, s.UIAddress()+"/api/v1/settings"), `"DefaultNamespace":"recur-test"`)
+	require.Contains(t, get(t, s.UIAddress()+"/api/v1/namespaces/recur-test"), `"name": "recur-test"`)
+
+	c := dial(t, s)
+	require.Equal(t, 72*time.Hour, retention(t, c, "recur-test"))
+	desc, err := c.WorkflowService().DescribeNamespace(t.Context(),
+		&workflowservice.DescribeNamespaceRequest{Namespace: "recur-test"})
+	require.NoError(t, err)
+	require.True(t, desc.GetNamespaceInfo().GetCapabilities().GetSyncUpdate(), "updates are enabled")
+	require.True(t, desc.GetNamespaceInfo().GetCapabilities().GetAsyncUpdate(), "async-accepted updates are enabled")
+	custom := customAttributes(t, c, "recur-test")
+	for name, typ := range attrs {
+		require.Equal(t, typ, custom[name], "search attribute %s", name)
+	}
+}
+
+func TestWorkflowsSurviveRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := temporalserver.Config{
+		DataDir:          dir,
+		FrontendPort:     freePort(t),
+		SearchAttributes: map[string]enums.IndexedValueType{"RecurJob": enums.INDEXED_VALUE_TYPE_KEYWORD},
+		Logger:           testLogger(t),
+	}
+	first, err := temporalserver.Start(t.Context(), cfg)
+	require.NoError(t, err)
+	require.Empty(t, first.UIAddress())
+	c, err := client.Dial(client.Options{HostPort: first.FrontendAddress(), Namespace: first.Namespace()})
+	require.NoError(t, err)
+	run, err := c.ExecuteWorkflow(t.Context(),
+		client.StartWorkflowOptions{ID: "survivor", TaskQueue: "nobody-polls-this"}, "nobody-runs-this")
+	require.NoError(t, err)
+	require.Equal(t, 60*24*time.Hour, retention(t, c, "default"))
+	c.Close()
+	require.NoError(t, first.Stop())
+	require.NoError(t, first.Stop(), "second Stop")
+	require.FileExists(t, filepath.Join(dir, "temporal.db"))
+
+	// New ports, a new attribute and another retention: the existing
+	// namespace is reconciled rather than re-created.
+	cfg.FrontendPort = freePort(t)
+	cfg.Retention = 10 * 24 * time.Hour
+	cfg.SearchAttributes = map[string]enums.IndexedValueType{
+		"RecurJob":   enums.INDEXED_VALUE_TYPE_KEYWORD,
+		"RecurOwner": enums.INDEXED_VALUE_TYPE_KEYWORD,
+	}
+	second := start(t, cfg)
+	c = dial(t, second)
+	desc, err := c.DescribeWorkflowExecution(t.Context(), "survivor", run.GetRunID())
+	require.NoError(t, err)
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus())
+	require.Equal(t, "nobody-runs-this", desc.GetWorkflowExecutionInfo().GetType().GetName())
+	require.Equal(t, 10*24*time.Hour, retention(t, c, "default"))
+	custom := customAttributes(t, c, "default")
+	require.Equal(t, enums.INDEXED_VALUE_TYPE_KEYWORD, custom["RecurJob"])
+	require.Equal(t, enums.INDEXED_VALUE_TYPE_KEYWORD, custom["RecurOwner"])
+}
+
+func TestPortInUse(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+	takenPort := taken.Addr().(*net.TCPAddr).Port
+
+	dir := filepath.Join(t.TempDir(), "data")
+	_, err = temporalserver.Start(t.Context(), temporalserver.Config{DataDir: dir, FrontendPort: takenPort})
+	require.ErrorContains(t, err, "frontend port 127.0.0.1:"+strconv.Itoa(takenPort)+" is in use")
+	_, err = temporalserver.Start(t.Context(), temporalserver.Config{DataDir: dir, FrontendPort: freePort(t), UIPort: takenPort})
+	require.ErrorContains(t, err, "ui port 127.0.0.1:"+strconv.Itoa(takenPort)+" is in use")
+	_, statErr := os.Stat(dir)
+	require.ErrorIs(t, statErr, os.ErrNotExist, "nothing is written before the ports are checked")
+
+	s := start(t, temporalserver.Config{DataDir: dir, FrontendPort: freePort(t), Logger: testLogger(t)})
+	dial(t, s)
+}
+
+func TestSearchAttributeTypeConflict(t *testing.T) {
+	t.Parallel()
+	cfg := temporalserver.Config{
+		DataDir:          t.TempDir(),
+		FrontendPort:     freePort(t),
+		SearchAttributes: map[string]enums.IndexedValueType{"RecurJob": enums.INDEXED_VALUE_TYPE_KEYWORD},
+		Logger:           testLogger(t),
+	}
+	s, err := temporalserver.Start(t.Context(), cfg)
+	require.NoError(t, err)
+	require.NoError(t, s.Stop())
+
+	cfg.FrontendPort = freePort(t)
+	cfg.SearchAttributes = map[string]enums.IndexedValueType{"RecurJob": enums.INDEXED_VALUE_TYPE_INT}
+	_, err = temporalserver.Start(t.Context(), cfg)
+	require.ErrorContains(t, err, "search attribute RecurJob exists with type")
+
+	// The failed start stopped everything: the same port is free again.
+	s = start(t, temporalserver.Config{DataDir: cfg.DataDir, FrontendPort: cfg.FrontendPort, Logger: testLogger(t)})
+	dial(t, s)
+}
