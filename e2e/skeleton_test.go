@@ -203,6 +203,14 @@ func TestRecurringJobPlansNextAndDeletes(t *testing.T) {
 
 func TestAPIErrors(t *testing.T) {
 	s := newStack(t)
+	t.Run("healthz and readyz", func(t *testing.T) {
+		for _, p := range []string{"/healthz", "/readyz"} {
+			resp, err := http.Get(s.api.URL + p)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode, p)
+		}
+	})
 	t.Run("api-version is required", func(t *testing.T) {
 		resp, err := http.Get(s.api.URL + collectionPath)
 		require.NoError(t, err)

@@ -128,7 +128,7 @@ func (j *job) runOccurrence(ctx workflow.Context, nominal time.Time) error {
 // run whose ID already exists (the occurrence ran before a restart) is
 // not run again; its result is nil.
 func (j *job) startRun(ctx workflow.Context, nominal time.Time) (*jobs.RunResult, error) {
-	id := jobs.OccurrenceID(workflow.GetInfo(ctx).WorkflowExecution.ID, nominal)
+	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,

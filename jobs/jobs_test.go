@@ -1,0 +1,119 @@
+package jobs_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+func TestParseIntervalAcceptsISO8601AndTimeSpan(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"PT30S": 30 * time.Second, "pt1m": time.Minute, "PT1H30M": 90 * time.Minute, "P1DT2H": 26 * time.Hour,
+		"PT0.5S": 500 * time.Millisecond, "00:00:30": 30 * time.Second, "01:02:03": time.Hour + 2*time.Minute + 3*time.Second,
+		"1.00:00:15": 24*time.Hour + 15*time.Second,
+	} {
+		got, err := jobs.ParseInterval(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "P", "PT", "30", "30s", "00:30", "P400D", "-PT30S"} {
+		_, err := jobs.ParseInterval(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestRetryPolicyResolve(t *testing.T) {
+	count := func(n int) *int { return &n }
+	tests := []struct {
+		name   string
+		policy *jobs.RetryPolicy
+		want   jobs.Retries
+		target string // non-empty: an error at this path
+	}{
+		{"absent is Fixed with the defaults", nil, jobs.Retries{Attempts: 5, Interval: 30 * time.Second}, ""},
+		{"None is one attempt", &jobs.RetryPolicy{RetryType: "none"}, jobs.Retries{Attempts: 1}, ""},
+		{"Fixed with count and interval", &jobs.RetryPolicy{RetryType: "Fixed", RetryCount: count(2), RetryInterval: "PT1M"}, jobs.Retries{Attempts: 3, Interval: time.Minute}, ""},
+		{"Fixed with a TimeSpan", &jobs.RetryPolicy{RetryType: "fixed", RetryInterval: "00:00:20"}, jobs.Retries{Attempts: 5, Interval: 20 * time.Second}, ""},
+		{"retryCount at most 20", &jobs.RetryPolicy{RetryType: "Fixed", RetryCount: count(21)}, jobs.Retries{}, "p.retryCount"},
+		{"retryInterval at least 15 s", &jobs.RetryPolicy{RetryType: "Fixed", RetryInterval: "PT10S"}, jobs.Retries{}, "p.retryInterval"},
+		{"unknown retryType", &jobs.RetryPolicy{RetryType: "Sometimes"}, jobs.Retries{}, "p.retryType"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.policy.Resolve("p")
+			if tc.target != "" {
+				var e *jobs.Error
+				require.ErrorAs(t, err, &e)
+				require.Equal(t, tc.target, e.Target)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestJobNormalize(t *testing.T) {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	valid := func() jobs.Job {
+		return jobs.Job{Properties: jobs.Properties{Action: &jobs.Action{Type: "http",
+			Request: &jobs.HTTPRequest{URI: "https://example.com/x", Method: "post"}}}}
+	}
+	j := valid()
+	require.NoError(t, j.Normalize(k, now))
+	require.Equal(t, "Http", j.Properties.Action.Type)
+	require.Equal(t, "POST", j.Properties.Action.Request.Method)
+	require.Equal(t, jobs.Enabled, j.Properties.State)
+	require.Equal(t, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/j", j.ID)
+	require.Equal(t, "c/j", j.Name)
+
+	for target, mutate := range map[string]func(*jobs.Job){
+		"properties.action":             func(j *jobs.Job) { j.Properties.Action = nil },
+		"properties.action.type":        func(j *jobs.Job) { j.Properties.Action.Type = "Carrier pigeon" },
+		"properties.action.request.uri": func(j *jobs.Job) { j.Properties.Action.Request.URI = "ftp://example.com" },
+		"properties.action.request.body": func(j *jobs.Job) {
+			j.Properties.Action.Request.Body = strings.Repeat("x", jobs.MaxBodyLength+1)
+		},
+		"properties.action.request.headers": func(j *jobs.Job) {
+			j.Properties.Action.Request.Headers = map[string]string{}
+			for i := range jobs.MaxHeaders + 1 {
+				j.Properties.Action.Request.Headers[strings.Repeat("h", i+1)] = "v"
+			}
+		},
+		"properties.state": func(j *jobs.Job) { j.Properties.State = "Paused" },
+	} {
+		j := valid()
+		mutate(&j)
+		err := j.Normalize(k, now)
+		var e *jobs.Error
+		require.ErrorAs(t, err, &e, target)
+		require.Equal(t, target, e.Target)
+	}
+	t.Run("an unsupported action type is said so", func(t *testing.T) {
+		j := valid()
+		j.Properties.Action.Type = "storageQueue"
+		var e *jobs.Error
+		require.ErrorAs(t, j.Normalize(k, now), &e)
+		require.Equal(t, jobs.CodeNotSupported, e.Code)
+	})
+}
+
+func TestKeyValidateRejectsNamesThatBreakWorkflowIDs(t *testing.T) {
+	for _, name := range []string{"", "a/b", "a@b", "a:b", "-leading", strings.Repeat("x", 101)} {
+		k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: name}
+		if name == "" {
+			require.NoError(t, k.Validate(), "a collection key has no job")
+			continue
+		}
+		require.Error(t, k.Validate(), name)
+	}
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "nightly_report-1.v2"}
+	require.NoError(t, k.Validate())
+	require.Equal(t, "job:s/rg/c/nightly_report-1.v2@2026-01-01T00:00:00Z",
+		jobs.OccurrenceID(k.JobWorkflowID(), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)).Add(time.Hour)))
+}

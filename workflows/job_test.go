@@ -1,0 +1,97 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
+	"github.com/recurhq/recur/worker"
+)
+
+var key = jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+
+func hourly(start time.Time, count int) jobs.Job {
+	return jobs.Job{Properties: jobs.Properties{
+		StartTime:  recurrence.At(start),
+		Action:     &jobs.Action{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET"}},
+		Recurrence: &recurrence.Recurrence{Frequency: "Hour", Count: &count},
+	}}
+}
+
+// update sends an update from within the test environment and fails the
+// test if it is rejected.
+func update(t *testing.T, env *testsuite.TestWorkflowEnvironment, name string, arg any) {
+	env.UpdateWorkflow(name, name, &testsuite.TestUpdateCallback{
+		OnReject:   func(err error) { t.Errorf("%s rejected: %v", name, err) },
+		OnAccept:   func() {},
+		OnComplete: func(any, error) {},
+	}, arg)
+}
+
+// TestJobRunsEveryOccurrenceOnceUnderItsID: an hourly job with count 3
+// runs exactly three occurrences, each with its own ID as idempotency key,
+// then reports itself completed; DELETE ends the workflow.
+func TestJobRunsEveryOccurrenceOnceUnderItsID(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	env.SetStartTime(start.Add(-30 * time.Minute))
+	worker.Register(env, &activities.Activities{})
+
+	var ids []string
+	env.OnActivity(jobs.HTTPActivityName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in jobs.HTTPRequestInput) (jobs.HTTPResponse, error) {
+			ids = append(ids, in.OccurrenceID)
+			return jobs.HTTPResponse{StatusCode: 200, Attempt: 1}, nil
+		})
+	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdatePutJob, jobs.PutJobRequest{Job: hourly(start, 3)}) }, 0)
+	var view jobs.JobView
+	env.RegisterDelayedCallback(func() {
+		res, err := env.QueryWorkflow(jobs.QueryJob)
+		require.NoError(t, err)
+		require.NoError(t, res.Get(&view))
+		update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
+	}, 5*time.Hour)
+	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
+
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{
+		"job:s/rg/c/j@2026-06-01T12:00:00Z",
+		"job:s/rg/c/j@2026-06-01T13:00:00Z",
+		"job:s/rg/c/j@2026-06-01T14:00:00Z",
+	}, ids)
+	require.Equal(t, jobs.Completed, view.Job.Properties.State)
+	require.Equal(t, 3, view.Job.Properties.Status.ExecutionCount)
+	require.Nil(t, view.Job.Properties.Status.NextExecutionTime)
+}
+
+// TestJobRejectsAnInvalidDefinitionWithoutTouchingHistory: the update
+// validator answers a bad recurrence with its path.
+func TestJobRejectsAnInvalidDefinition(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	worker.Register(env, &activities.Activities{})
+	bad := hourly(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), 0) // count 0 is invalid
+	var rejected error
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdatePutJob, "bad", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { rejected = err },
+			OnAccept:   func() { t.Error("an invalid job was accepted") },
+			OnComplete: func(any, error) {},
+		}, jobs.PutJobRequest{Job: bad})
+	}, 0)
+	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}) }, time.Minute)
+	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
+	require.Error(t, rejected)
+	e, ok := jobs.FromApplicationError(rejected)
+	require.True(t, ok, "%v", rejected)
+	require.Equal(t, "properties.recurrence.count", e.Target)
+}
