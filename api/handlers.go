@@ -142,18 +142,15 @@ func (s *Server) getJob(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
 	defer cancel()
 	k, err := key(c)
-	var view jobs.JobView
+	var job jobs.Job
 	if err == nil {
-		err = s.query(ctx, k.JobWorkflowID(), jobs.QueryJob, &view)
-	}
-	if err == nil && view.Deleted {
-		err = jobs.NotFound("job " + k.Job)
+		job, err = s.job(ctx, k)
 	}
 	if err != nil {
-		writeError(c, s.log, notFoundAs(err, "job "+k.Job))
+		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, view.Job)
+	c.JSON(http.StatusOK, job)
 }
 
 // deleteJob ends the job's workflow and forgets the job in its collection.
@@ -161,12 +158,8 @@ func (s *Server) deleteJob(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
 	defer cancel()
 	k, err := key(c)
-	var view jobs.JobView
 	if err == nil {
-		err = s.query(ctx, k.JobWorkflowID(), jobs.QueryJob, &view)
-	}
-	if err == nil && view.Deleted {
-		err = jobs.NotFound("job " + k.Job)
+		_, err = s.job(ctx, k)
 	}
 	if err == nil {
 		_, err = s.update(ctx, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
@@ -179,6 +172,17 @@ func (s *Server) deleteJob(c *gin.Context) {
 		return
 	}
 	c.Status(http.StatusOK)
+}
+
+// job returns the job k names, or a NotFound error when there is none or
+// it was deleted.
+func (s *Server) job(ctx context.Context, k jobs.Key) (jobs.Job, error) {
+	var view jobs.JobView
+	err := s.query(ctx, k.JobWorkflowID(), jobs.QueryJob, &view)
+	if err == nil && view.Deleted {
+		err = jobs.NotFound("job " + k.Job)
+	}
+	return view.Job, notFoundAs(err, "job "+k.Job)
 }
 
 func putStatus(created bool) int {

@@ -57,9 +57,16 @@ func startDev(t *testing.T, bin, dataDir string) *devProcess {
 		output: &syncBuffer{},
 		done:   make(chan error, 1),
 	}
-	p.cmd = exec.Command(bin, "dev", "--data-dir", dataDir,
+	p.start(t, bin, "dev", "--data-dir", dataDir,
 		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort),
 		"--temporal-port", strconv.Itoa(temporalPort), "--ui-port", strconv.Itoa(uiPort), "--retention", "3d")
+	return p
+}
+
+// start runs the binary with args and waits until its /readyz answers 200.
+func (p *devProcess) start(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
 	require.NoError(t, p.cmd.Start())
 	go func() { p.done <- p.cmd.Wait() }()
@@ -76,8 +83,7 @@ func startDev(t *testing.T, bin, dataDir string) *devProcess {
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}, 90*time.Second, 250*time.Millisecond, "recur dev never became ready:\n%s", p.output)
-	return p
+	}, 90*time.Second, 250*time.Millisecond, "recur %s never became ready:\n%s", args[0], p.output)
 }
 
 // stop sends sig and expects a clean exit.
@@ -180,25 +186,8 @@ func TestServeAgainstACluster(t *testing.T) {
 
 	apiPort := freePort(t)
 	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "serve", "--temporal-address", srv.FrontendAddress(), "--namespace", "recur-cluster",
+	p.start(t, bin, "serve", "--temporal-address", srv.FrontendAddress(), "--namespace", "recur-cluster",
 		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort))
-	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
-	require.NoError(t, p.cmd.Start())
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(p.api + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, time.Minute, 250*time.Millisecond, "recur serve never became ready:\n%s", p.output)
 	status, body := p.do(t, http.MethodPut, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",
 		map[string]any{"properties": map[string]any{}})
 	require.Equal(t, http.StatusCreated, status, body)
