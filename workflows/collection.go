@@ -3,6 +3,7 @@
 package workflows
 
 import (
+	"fmt"
 	"slices"
 
 	"go.temporal.io/sdk/workflow"
@@ -102,7 +103,7 @@ func (c *collection) addJob(_ workflow.Context, req jobs.AddJobRequest) (jobs.Pu
 	}
 	if limit := c.Collection.MaxJobs(); limit > 0 && len(c.Jobs) >= limit {
 		return jobs.PutResult{}, (&jobs.Error{Code: jobs.CodeQuotaExceeded, Target: "properties.quota.maxJobCount",
-			Message: "job collection " + c.Key.Collection + " already has its maximum of " + itoa(limit) + " jobs"}).ToApplicationError()
+			Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", c.Key.Collection, limit)}).ToApplicationError()
 	}
 	c.Jobs = slices.Insert(c.Jobs, i, req.Job)
 	return jobs.PutResult{Created: true}, nil

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"errors"
-	"strconv"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -16,5 +15,3 @@ func toWire(err error) error {
 	}
 	return err
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
