@@ -24,10 +24,10 @@ type Activities struct {
 	Client *http.Client
 }
 
-// New returns Activities with an HTTP client whose every attempt times
-// out after timeout.
-func New(timeout time.Duration) *Activities {
-	return &Activities{Client: &http.Client{Timeout: timeout}}
+// New returns Activities with their own HTTP client; each attempt's time
+// limit comes with its input.
+func New() *Activities {
+	return &Activities{Client: &http.Client{}}
 }
 
 // Error types of failed attempts: how the run workflow tells them apart.
@@ -55,6 +55,12 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	// Every failure carries out as its details: the run records the attempt
 	// and the answer.
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
+	timeout := in.Timeout
+	if timeout <= 0 {
+		timeout = jobs.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, in.Request.Method, in.Request.URI, strings.NewReader(in.Request.Body))
 	if err != nil {
 		return out, temporal.NewNonRetryableApplicationError(
@@ -82,7 +88,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, jobs.MaxResponseBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
-	out.StatusCode, out.Body = resp.StatusCode, string(body)
+	out.StatusCode, out.Status, out.Body = resp.StatusCode, resp.Status, string(body)
 	activity.GetLogger(ctx).Info("http action", "status", resp.StatusCode, "occurrence", in.OccurrenceID)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return out, nil

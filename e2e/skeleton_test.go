@@ -43,7 +43,7 @@ func newStack(t *testing.T) *stack {
 	})
 	require.NoError(t, err)
 	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) {
-		recurworker.Register(r, activities.New(10*time.Second))
+		recurworker.Register(r, activities.New())
 	})
 	srv := httptest.NewServer(api.New(c, api.Options{Namespace: ts.GetDefaultNamespace()}))
 	t.Cleanup(srv.Close)

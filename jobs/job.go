@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -62,12 +61,35 @@ const (
 // actionTypes lists every type of the API; only HTTP(S) runs so far.
 var actionTypes = []string{ActionHTTP, ActionHTTPS, "StorageQueue", "ServiceBusQueue", "ServiceBusTopic"}
 
-// Action is what a job does when it runs.
+// Action is what a job does when it runs, and what it does when that
+// fails for good.
 type Action struct {
-	Type        string           `json:"type"`
-	Request     *HTTPRequest     `json:"request,omitempty"`
-	RetryPolicy *RetryPolicy     `json:"retryPolicy,omitempty"`
-	ErrorAction *json.RawMessage `json:"errorAction,omitempty"`
+	ActionSpec
+	ErrorAction *ActionSpec `json:"errorAction,omitempty"`
+}
+
+// ActionSpec is one action: its type, request and retry policy. Timeout is
+// recur's extension: the limit of one attempt, ISO 8601 or TimeSpan,
+// default 60 s.
+type ActionSpec struct {
+	Type        string       `json:"type"`
+	Request     *HTTPRequest `json:"request,omitempty"`
+	RetryPolicy *RetryPolicy `json:"retryPolicy,omitempty"`
+	Timeout     string       `json:"timeout,omitempty"`
+}
+
+// DefaultTimeout and MaxTimeout bound one attempt of an action.
+const (
+	DefaultTimeout = 60 * time.Second
+	MaxTimeout     = 10 * time.Minute
+)
+
+// AttemptTimeout returns the limit of one attempt.
+func (a ActionSpec) AttemptTimeout() time.Duration {
+	if d, err := ParseInterval(a.Timeout); err == nil && a.Timeout != "" {
+		return d
+	}
+	return DefaultTimeout
 }
 
 // HTTPRequest is an HTTP(S) action's request.
@@ -79,10 +101,12 @@ type HTTPRequest struct {
 }
 
 // RetryPolicy is an action's retry policy as the API spells it.
+// MaximumInterval is recur's extension for retryType Exponential.
 type RetryPolicy struct {
-	RetryType     string `json:"retryType,omitempty"`
-	RetryInterval string `json:"retryInterval,omitempty"`
-	RetryCount    *int   `json:"retryCount,omitempty"`
+	RetryType       string `json:"retryType,omitempty"`
+	RetryInterval   string `json:"retryInterval,omitempty"`
+	RetryCount      *int   `json:"retryCount,omitempty"`
+	MaximumInterval string `json:"maximumInterval,omitempty"`
 }
 
 // Limits of a job definition, from Azure Scheduler's documented limits.
@@ -135,6 +159,16 @@ func (a *Action) validate(path string) error {
 	if a == nil {
 		return invalidf(path, "%s is required", path)
 	}
+	if err := a.ActionSpec.validate(path); err != nil {
+		return err
+	}
+	if a.ErrorAction != nil {
+		return a.ErrorAction.validate(path + ".errorAction")
+	}
+	return nil
+}
+
+func (a *ActionSpec) validate(path string) error {
 	typ, ok := canonical(a.Type, actionTypes)
 	if !ok {
 		return invalidf(path+".type", "action type %q is not one of %s", a.Type, strings.Join(actionTypes, ", "))
@@ -142,6 +176,15 @@ func (a *Action) validate(path string) error {
 	a.Type = typ
 	if _, err := a.RetryPolicy.Resolve(path + ".retryPolicy"); err != nil {
 		return err
+	}
+	if a.Timeout != "" {
+		d, err := ParseInterval(a.Timeout)
+		if err != nil {
+			return invalidf(path+".timeout", "%v", err)
+		}
+		if d < time.Second || d > MaxTimeout {
+			return invalidf(path+".timeout", "timeout %s must be between 1 second and %s", a.Timeout, MaxTimeout)
+		}
 	}
 	if typ != ActionHTTP && typ != ActionHTTPS {
 		return &Error{Code: CodeNotSupported, Target: path + ".type",

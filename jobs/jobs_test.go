@@ -26,6 +26,11 @@ func TestParseIntervalAcceptsISO8601AndTimeSpan(t *testing.T) {
 	}
 }
 
+// fixed is a Fixed policy's numbers: no backoff.
+func fixed(attempts int, interval time.Duration) jobs.Retries {
+	return jobs.Retries{Attempts: attempts, Interval: interval, Backoff: 1, MaxInterval: interval}
+}
+
 func TestRetryPolicyResolve(t *testing.T) {
 	count := func(n int) *int { return &n }
 	tests := []struct {
@@ -34,10 +39,15 @@ func TestRetryPolicyResolve(t *testing.T) {
 		want   jobs.Retries
 		target string // non-empty: an error at this path
 	}{
-		{"absent is Fixed with the defaults", nil, jobs.Retries{Attempts: 5, Interval: 30 * time.Second}, ""},
-		{"None is one attempt", &jobs.RetryPolicy{RetryType: "none"}, jobs.Retries{Attempts: 1}, ""},
-		{"Fixed with count and interval", &jobs.RetryPolicy{RetryType: "Fixed", RetryCount: count(2), RetryInterval: "PT1M"}, jobs.Retries{Attempts: 3, Interval: time.Minute}, ""},
-		{"Fixed with a TimeSpan", &jobs.RetryPolicy{RetryType: "fixed", RetryInterval: "00:00:20"}, jobs.Retries{Attempts: 5, Interval: 20 * time.Second}, ""},
+		{"absent is Fixed with the defaults", nil, fixed(5, 30*time.Second), ""},
+		{"None is one attempt", &jobs.RetryPolicy{RetryType: "none"}, jobs.Retries{Attempts: 1, Backoff: 1}, ""},
+		{"Fixed with count and interval", &jobs.RetryPolicy{RetryType: "Fixed", RetryCount: count(2), RetryInterval: "PT1M"}, fixed(3, time.Minute), ""},
+		{"Fixed with a TimeSpan", &jobs.RetryPolicy{RetryType: "fixed", RetryInterval: "00:00:20"}, fixed(5, 20*time.Second), ""},
+		{"Exponential doubles up to an hour", &jobs.RetryPolicy{RetryType: "exponential", RetryCount: count(6), RetryInterval: "PT15S"},
+			jobs.Retries{Attempts: 7, Interval: 15 * time.Second, Backoff: 2, MaxInterval: time.Hour}, ""},
+		{"Exponential with maximumInterval", &jobs.RetryPolicy{RetryType: "Exponential", MaximumInterval: "PT5M"},
+			jobs.Retries{Attempts: 5, Interval: 30 * time.Second, Backoff: 2, MaxInterval: 5 * time.Minute}, ""},
+		{"maximumInterval not below retryInterval", &jobs.RetryPolicy{RetryType: "Exponential", RetryInterval: "PT1M", MaximumInterval: "PT30S"}, jobs.Retries{}, "p.maximumInterval"},
 		{"retryCount at most 20", &jobs.RetryPolicy{RetryType: "Fixed", RetryCount: count(21)}, jobs.Retries{}, "p.retryCount"},
 		{"retryInterval at least 15 s", &jobs.RetryPolicy{RetryType: "Fixed", RetryInterval: "PT10S"}, jobs.Retries{}, "p.retryInterval"},
 		{"unknown retryType", &jobs.RetryPolicy{RetryType: "Sometimes"}, jobs.Retries{}, "p.retryType"},
@@ -61,8 +71,8 @@ func TestJobNormalize(t *testing.T) {
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	valid := func() jobs.Job {
-		return jobs.Job{Properties: jobs.Properties{Action: &jobs.Action{Type: "http",
-			Request: &jobs.HTTPRequest{URI: "https://example.com/x", Method: "post"}}}}
+		return jobs.Job{Properties: jobs.Properties{Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "http",
+			Request: &jobs.HTTPRequest{URI: "https://example.com/x", Method: "post"}}}}}
 	}
 	j := valid()
 	require.NoError(t, j.Normalize(k, now))

@@ -93,20 +93,50 @@ type JobView struct {
 	Deleted bool
 }
 
-// RunInput starts the run workflow of one occurrence.
+// RunInput starts the run workflow of one occurrence. A postponed
+// occurrence (Postponed gives the reason) runs nothing: its workflow only
+// records the history row.
 type RunInput struct {
-	Key     Key
-	Nominal time.Time // the occurrence's nominal time
-	Action  Action
+	Key       Key
+	Nominal   time.Time // the occurrence's nominal time
+	Action    Action
+	Repeat    int    // the job's runs so far, this one included
+	Postponed string `json:",omitempty"`
 }
 
-// RunResult is the outcome of one occurrence.
+// RunResult is the outcome of one occurrence, for the job's status.
 type RunResult struct {
-	Status     ExecutionStatus
-	HTTPStatus int    `json:",omitempty"`
-	Message    string `json:",omitempty"`
-	Attempts   int
+	Status         ExecutionStatus
+	HTTPStatus     int    `json:",omitempty"`
+	Message        string `json:",omitempty"`
+	Attempts       int    // attempts of the main action
+	FailedAttempts int    // of those, how many failed
+	Faulted        bool   // the main action failed after all its retries
 }
+
+// HistoryRow is one row of a job's history, in the shape of Azure's
+// JobHistoryDefinition properties. Each run workflow keeps its rows (the
+// main action's, then the error action's) in its memo under MemoHistory,
+// so a job's history is one visibility query.
+type HistoryRow struct {
+	StartTime             *time.Time      `json:"startTime,omitempty"`
+	EndTime               *time.Time      `json:"endTime,omitempty"`
+	ExpectedExecutionTime time.Time       `json:"expectedExecutionTime"`
+	ActionName            string          `json:"actionName"`
+	Status                ExecutionStatus `json:"status"`
+	Message               string          `json:"message,omitempty"`
+	RetryCount            int             `json:"retryCount"`
+	RepeatCount           int             `json:"repeatCount"`
+}
+
+// MemoHistory is the memo key of a run workflow's history rows.
+const MemoHistory = "recurHistory"
+
+// Action names of history rows.
+const (
+	MainAction  = "MainAction"
+	ErrorAction = "ErrorAction"
+)
 
 // ExecutionStatus is a history row's status, as the API spells it.
 type ExecutionStatus string
@@ -120,16 +150,19 @@ const (
 
 // HTTPRequestInput is the HTTP activity's argument.
 type HTTPRequestInput struct {
+	ActionName   string // MainAction or ErrorAction
 	Request      HTTPRequest
 	OccurrenceID string
 	Key          Key
 	Nominal      time.Time
+	Timeout      time.Duration // of one attempt
 }
 
 // HTTPResponse is what the HTTP activity returns: status and at most
 // MaxResponseBody bytes of the body.
 type HTTPResponse struct {
 	StatusCode int    `json:",omitempty"`
+	Status     string `json:",omitempty"` // the status line, "200 OK"
 	Body       string `json:",omitempty"`
 	Attempt    int    // which attempt this was, from 1
 }

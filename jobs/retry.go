@@ -10,39 +10,45 @@ import (
 
 // Retry policy types and limits (Azure Scheduler's documented defaults).
 const (
-	RetryNone  = "None"
-	RetryFixed = "Fixed"
+	RetryNone        = "None"
+	RetryFixed       = "Fixed"
+	RetryExponential = "Exponential" // recur's extension
 
 	DefaultRetryCount    = 4
 	MaxRetryCount        = 20
 	DefaultRetryInterval = 30 * time.Second
 	MinRetryInterval     = 15 * time.Second
+	// DefaultMaxInterval caps the waits of Exponential retries.
+	DefaultMaxInterval = time.Hour
 )
 
 // Retries is a retry policy resolved to numbers: how many attempts in all
-// and how long between them.
+// and how long between them (Backoff 1: always Interval; 2: doubling up
+// to MaxInterval).
 type Retries struct {
-	Attempts int
-	Interval time.Duration
+	Attempts    int
+	Interval    time.Duration
+	Backoff     float64
+	MaxInterval time.Duration
 }
 
 // Resolve validates p (nil is the default policy) and returns its numbers,
 // spelling retryType as the service did. path is p's JSON path.
 func (p *RetryPolicy) Resolve(path string) (Retries, error) {
-	out := Retries{Attempts: DefaultRetryCount + 1, Interval: DefaultRetryInterval}
+	out := Retries{Attempts: DefaultRetryCount + 1, Interval: DefaultRetryInterval, Backoff: 1, MaxInterval: DefaultRetryInterval}
 	if p == nil {
 		return out, nil
 	}
-	typ, ok := canonical(p.RetryType, []string{RetryNone, RetryFixed})
+	typ, ok := canonical(p.RetryType, []string{RetryNone, RetryFixed, RetryExponential})
 	if p.RetryType == "" {
 		typ, ok = RetryFixed, true
 	}
 	if !ok {
-		return out, invalidf(path+".retryType", "retryType %q is not None or Fixed", p.RetryType)
+		return out, invalidf(path+".retryType", "retryType %q is not None, Fixed or Exponential", p.RetryType)
 	}
 	p.RetryType = typ
 	if typ == RetryNone {
-		return Retries{Attempts: 1}, nil
+		return Retries{Attempts: 1, Backoff: 1}, nil
 	}
 	if p.RetryCount != nil {
 		if n := *p.RetryCount; n < 0 || n > MaxRetryCount {
@@ -59,6 +65,20 @@ func (p *RetryPolicy) Resolve(path string) (Retries, error) {
 			return out, invalidf(path+".retryInterval", "retryInterval %s is shorter than the minimum of %s", p.RetryInterval, MinRetryInterval)
 		}
 		out.Interval = d
+	}
+	out.MaxInterval = out.Interval
+	if typ == RetryExponential {
+		out.Backoff, out.MaxInterval = 2, DefaultMaxInterval
+		if p.MaximumInterval != "" {
+			d, err := ParseInterval(p.MaximumInterval)
+			if err != nil {
+				return out, invalidf(path+".maximumInterval", "%v", err)
+			}
+			if d < out.Interval {
+				return out, invalidf(path+".maximumInterval", "maximumInterval %s is shorter than retryInterval", p.MaximumInterval)
+			}
+			out.MaxInterval = d
+		}
 	}
 	return out, nil
 }

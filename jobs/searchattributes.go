@@ -16,12 +16,14 @@ var (
 	AttrJob           = temporal.NewSearchAttributeKeyKeyword("RecurJob")
 	AttrState         = temporal.NewSearchAttributeKeyKeyword("RecurState")
 	AttrNominalTime   = temporal.NewSearchAttributeKeyTime("RecurNominalTime")
+	// AttrStatus is a run's outcome: Completed, Failed or Postponed.
+	AttrStatus = temporal.NewSearchAttributeKeyKeyword("RecurStatus")
 )
 
 // SearchAttributeKeys lists every custom search attribute, for
 // registration.
 var SearchAttributeKeys = []temporal.SearchAttributeKey{
-	AttrKind, AttrSubscription, AttrResourceGroup, AttrCollection, AttrJob, AttrState, AttrNominalTime,
+	AttrKind, AttrSubscription, AttrResourceGroup, AttrCollection, AttrJob, AttrState, AttrNominalTime, AttrStatus,
 }
 
 // Kinds of workflows, the values of AttrKind.

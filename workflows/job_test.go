@@ -20,7 +20,7 @@ var key = jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job:
 func hourly(start time.Time, count int) jobs.Job {
 	return jobs.Job{Properties: jobs.Properties{
 		StartTime:  recurrence.At(start),
-		Action:     &jobs.Action{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET"}},
+		Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET"}}},
 		Recurrence: &recurrence.Recurrence{Frequency: "Hour", Count: &count},
 	}}
 }

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -14,42 +15,110 @@ import (
 // are the RunResult.
 const errTypeRunFailed = "RunFailed"
 
-// DefaultActionTimeout bounds one attempt of an action.
-const DefaultActionTimeout = 60 * time.Second
-
-// Run is the workflow of one occurrence: it runs the job's action with
-// the job's retry policy. A run whose action fails for good fails, so the
-// Web UI shows it as Failed; its error carries the RunResult.
+// Run is the workflow of one occurrence: it runs the job's action with the
+// job's retry policy and, when that fails for good, the error action. It
+// keeps the history rows in its memo and its outcome in RecurStatus. A run
+// whose main action fails for good fails, so the Web UI shows it as Failed;
+// its error carries the RunResult.
 func Run(ctx workflow.Context, in jobs.RunInput) (jobs.RunResult, error) {
-	retries, err := in.Action.RetryPolicy.Resolve("action.retryPolicy")
-	if err != nil {
-		return failed(jobs.RunResult{Status: jobs.Failed, Message: err.Error()})
-	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: DefaultActionTimeout + 5*time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    max(retries.Interval, time.Second),
-			BackoffCoefficient: 1,
-			MaximumAttempts:    int32(retries.Attempts),
-		},
-	})
-	var resp jobs.HTTPResponse
-	err = workflow.ExecuteActivity(actx, jobs.HTTPActivityName, jobs.HTTPRequestInput{
-		Request:      *in.Action.Request,
-		OccurrenceID: workflow.GetInfo(ctx).WorkflowExecution.ID,
-		Key:          in.Key,
-		Nominal:      in.Nominal,
-	}).Get(ctx, &resp)
-	if err != nil {
-		var appErr *temporal.ApplicationError
-		if errors.As(err, &appErr) && appErr.HasDetails() {
-			_ = appErr.Details(&resp)
-		}
-		return failed(jobs.RunResult{Status: jobs.Failed, HTTPStatus: resp.StatusCode, Attempts: resp.Attempt, Message: err.Error()})
-	}
-	return jobs.RunResult{Status: jobs.Succeeded, HTTPStatus: resp.StatusCode, Attempts: resp.Attempt}, nil
+	r := &run{in: in}
+	return r.run(ctx)
 }
 
-func failed(r jobs.RunResult) (jobs.RunResult, error) {
-	return r, temporal.NewNonRetryableApplicationError(r.Message, errTypeRunFailed, nil, r)
+type run struct {
+	in   jobs.RunInput
+	rows []jobs.HistoryRow
+}
+
+func (r *run) run(ctx workflow.Context) (jobs.RunResult, error) {
+	if r.in.Postponed != "" {
+		r.rows = append(r.rows, jobs.HistoryRow{
+			ExpectedExecutionTime: r.in.Nominal, ActionName: jobs.MainAction,
+			Status: jobs.Postponed, Message: r.in.Postponed, RepeatCount: r.in.Repeat,
+		})
+		return jobs.RunResult{Status: jobs.Postponed, Message: r.in.Postponed}, r.record(ctx, jobs.Postponed)
+	}
+	result := r.action(ctx, r.in.Action.ActionSpec, jobs.MainAction)
+	if result.Status == jobs.Failed && r.in.Action.ErrorAction != nil {
+		spec := *r.in.Action.ErrorAction
+		if spec.RetryPolicy == nil {
+			spec.RetryPolicy = r.in.Action.RetryPolicy
+		}
+		r.action(ctx, spec, jobs.ErrorAction)
+	}
+	if err := r.record(ctx, result.Status); err != nil {
+		return result, err
+	}
+	if result.Status == jobs.Failed {
+		return result, temporal.NewNonRetryableApplicationError(result.Message, errTypeRunFailed, nil, result)
+	}
+	return result, nil
+}
+
+// action runs one action with its retry policy and per-attempt timeout and
+// appends its history row.
+func (r *run) action(ctx workflow.Context, spec jobs.ActionSpec, name string) jobs.RunResult {
+	started := workflow.Now(ctx)
+	row := jobs.HistoryRow{StartTime: &started, ExpectedExecutionTime: r.in.Nominal, ActionName: name, RepeatCount: r.in.Repeat}
+	result := jobs.RunResult{Status: jobs.Succeeded}
+	var resp jobs.HTTPResponse
+	retries, err := spec.RetryPolicy.Resolve("retryPolicy")
+	if err == nil {
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: spec.AttemptTimeout() + 5*time.Second,
+			RetryPolicy:         temporalRetryPolicy(retries),
+		})
+		err = workflow.ExecuteActivity(actx, jobs.HTTPActivityName, jobs.HTTPRequestInput{
+			ActionName:   name,
+			Request:      *spec.Request,
+			OccurrenceID: workflow.GetInfo(ctx).WorkflowExecution.ID,
+			Key:          r.in.Key,
+			Nominal:      r.in.Nominal,
+			Timeout:      spec.AttemptTimeout(),
+		}).Get(ctx, &resp)
+	}
+	message := resp.Status
+	if err != nil {
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) {
+			if appErr.HasDetails() {
+				_ = appErr.Details(&resp)
+			}
+			message = appErr.Message()
+		} else {
+			message = err.Error()
+		}
+		result.Status, result.Faulted = jobs.Failed, true
+		result.FailedAttempts = max(resp.Attempt, 1)
+	} else {
+		result.FailedAttempts = resp.Attempt - 1
+	}
+	if resp.Body != "" {
+		message = fmt.Sprintf("%s: %s", message, resp.Body)
+	}
+	result.HTTPStatus, result.Message, result.Attempts = resp.StatusCode, message, max(resp.Attempt, 1)
+	ended := workflow.Now(ctx)
+	row.EndTime, row.Status, row.Message, row.RetryCount = &ended, result.Status, message, result.Attempts-1
+	r.rows = append(r.rows, row)
+	return result
+}
+
+// record keeps the history rows in the memo and the outcome in the
+// RecurStatus search attribute.
+func (r *run) record(ctx workflow.Context, status jobs.ExecutionStatus) error {
+	if err := workflow.UpsertMemo(ctx, map[string]any{jobs.MemoHistory: r.rows}); err != nil {
+		return err
+	}
+	return workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrStatus.ValueSet(string(status)))
+}
+
+// temporalRetryPolicy translates a job's retry policy: attempts in all,
+// the interval between them, and (Exponential) doubling up to a cap.
+func temporalRetryPolicy(r jobs.Retries) *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval:    max(r.Interval, time.Second),
+		BackoffCoefficient: max(r.Backoff, 1),
+		MaximumInterval:    max(r.MaxInterval, r.Interval, time.Second),
+		MaximumAttempts:    int32(r.Attempts),
+	}
 }

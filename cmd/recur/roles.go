@@ -18,7 +18,6 @@ import (
 	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/worker"
-	"github.com/recurhq/recur/workflows"
 )
 
 // roles says which parts a process runs against its Temporal client.
@@ -64,7 +63,7 @@ func listen(addr string) (net.Listener, error) {
 func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, namespace string, log *slog.Logger) error {
 	var w sdkworker.Worker
 	if r.worker {
-		w = worker.New(c, activities.New(workflows.DefaultActionTimeout), sdkworker.Options{})
+		w = worker.New(c, activities.New(), sdkworker.Options{})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
