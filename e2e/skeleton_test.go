@@ -189,7 +189,8 @@ func TestRecurringJobPlansNextAndDeletes(t *testing.T) {
 	next := start.Add(time.Minute).Format(time.RFC3339)
 	require.Eventually(t, func() bool {
 		status, job = s.do(t, http.MethodGet, jobPath, nil)
-		return status == http.StatusOK && path(job, "properties", "status", "nextExecutionTime") == next
+		return status == http.StatusOK && path(job, "properties", "status", "nextExecutionTime") == next &&
+			path(job, "properties", "status", "executionCount") == float64(1)
 	}, 20*time.Second, 200*time.Millisecond, "job: %v", job)
 	require.Equal(t, "Enabled", path(job, "properties", "state"))
 	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"))

@@ -18,13 +18,53 @@ type Job struct {
 	Properties Properties `json:"properties"`
 }
 
-// Properties are a job's definition, state and status.
+// Properties are a job's definition, state and status. OverlapPolicy,
+// CatchUpWindow and MaxConsecutiveFaults are recur's extensions.
 type Properties struct {
 	StartTime  *recurrence.DateTime   `json:"startTime,omitempty"`
 	Action     *Action                `json:"action,omitempty"`
 	Recurrence *recurrence.Recurrence `json:"recurrence,omitempty"`
 	State      State                  `json:"state,omitempty"`
 	Status     *Status                `json:"status,omitempty"`
+
+	// OverlapPolicy says what happens to an occurrence due while the
+	// previous run still runs: Skip (default: recorded as Postponed),
+	// BufferOne (runs when the previous one ends; one at most) or AllowAll.
+	OverlapPolicy string `json:"overlapPolicy,omitempty"`
+	// CatchUpWindow is how late an occurrence missed while recur was down
+	// may still run (ISO 8601 or TimeSpan); default one recurrence period.
+	CatchUpWindow string `json:"catchUpWindow,omitempty"`
+	// MaxConsecutiveFaults faults a recurring job after that many faulted
+	// runs in a row; 0 never does.
+	MaxConsecutiveFaults int `json:"maxConsecutiveFaults,omitempty"`
+}
+
+// Overlap policies.
+const (
+	OverlapSkip      = "Skip"
+	OverlapBufferOne = "BufferOne"
+	OverlapAllowAll  = "AllowAll"
+)
+
+// CatchUp returns the catch-up window: CatchUpWindow, else one period of
+// the recurrence (a one-time job always runs, however late).
+func (p Properties) CatchUp() time.Duration {
+	if d, err := ParseInterval(p.CatchUpWindow); err == nil && p.CatchUpWindow != "" {
+		return d
+	}
+	r := p.Recurrence
+	if r == nil {
+		return 1<<63 - 1
+	}
+	n := time.Duration(1)
+	if r.Interval != nil {
+		n = time.Duration(*r.Interval)
+	}
+	unit := map[recurrence.Frequency]time.Duration{
+		recurrence.Minute: time.Minute, recurrence.Hour: time.Hour, recurrence.Day: 24 * time.Hour,
+		recurrence.Week: 7 * 24 * time.Hour, recurrence.Month: 31 * 24 * time.Hour, recurrence.Year: 366 * 24 * time.Hour,
+	}[r.Frequency]
+	return n * unit
 }
 
 // Schedule returns the part of p that decides when the job runs.
@@ -134,12 +174,34 @@ func (j *Job) Normalize(k Key, created time.Time) error {
 	if err := p.Action.validate("properties.action"); err != nil {
 		return err
 	}
+	if err := p.validateExtensions(); err != nil {
+		return err
+	}
 	def := p.Schedule()
 	if err := def.Validate(); err != nil {
 		return schedulingError(err)
 	}
 	if _, err := recurrence.Compile(def, created); err != nil {
 		return schedulingError(err)
+	}
+	return nil
+}
+
+func (p *Properties) validateExtensions() error {
+	if p.OverlapPolicy != "" {
+		policy, ok := canonical(p.OverlapPolicy, []string{OverlapSkip, OverlapBufferOne, OverlapAllowAll})
+		if !ok {
+			return invalidf("properties.overlapPolicy", "overlapPolicy %q is not Skip, BufferOne or AllowAll", p.OverlapPolicy)
+		}
+		p.OverlapPolicy = policy
+	}
+	if p.CatchUpWindow != "" {
+		if _, err := ParseInterval(p.CatchUpWindow); err != nil {
+			return invalidf("properties.catchUpWindow", "%v", err)
+		}
+	}
+	if p.MaxConsecutiveFaults < 0 {
+		return invalidf("properties.maxConsecutiveFaults", "maxConsecutiveFaults must be 0 (never) or more, not %d", p.MaxConsecutiveFaults)
 	}
 	return nil
 }

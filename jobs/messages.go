@@ -24,6 +24,7 @@ const (
 	// Job workflow.
 	UpdatePutJob    = "putJob"    // PutJobRequest -> Job
 	UpdateDeleteJob = "deleteJob" // DeleteJobRequest -> struct{}
+	UpdateRunNow    = "runNow"    // RunNowRequest -> struct{}
 	QueryJob        = "job"       // -> JobView
 )
 
@@ -71,10 +72,12 @@ type JobInput struct {
 
 // JobState is what a job workflow carries across continue-as-new.
 type JobState struct {
-	Job     Job        // definition, state and status
-	Created time.Time  // C of RECURRENCE.md
-	Runs    int        // scheduled runs since Created, for count
-	Next    *time.Time // nominal time of the next run; nil when none is left
+	Job               Job        // definition, state and status
+	Created           time.Time  // C of RECURRENCE.md
+	Runs              int        // scheduled runs since Created, for count
+	Next              *time.Time // nominal time of the next occurrence; nil when none is left
+	Buffered          *time.Time // BufferOne: the occurrence waiting for the running one
+	ConsecutiveFaults int
 }
 
 // PutJobRequest defines or redefines a job. The job workflow's clock at
@@ -85,6 +88,10 @@ type PutJobRequest struct {
 
 // DeleteJobRequest deletes a job: its workflow ends.
 type DeleteJobRequest struct{}
+
+// RunNowRequest runs a job once, now, outside its schedule: it counts in
+// executionCount, not toward count.
+type RunNowRequest struct{}
 
 // JobView is what the job query returns: the job with its status, or
 // Deleted when the job was deleted.

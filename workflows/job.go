@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -9,7 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/recurrence"
 )
 
 // maxRunsPerExecution bounds a job workflow's history: after that many
@@ -30,7 +30,8 @@ type job struct {
 	state      *jobs.JobState // nil until the first PUT
 	deleted    bool
 	generation int // bumped by every change the loop must notice
-	runs       int // occurrences run in this execution
+	fired      int // occurrences handled in this execution
+	running    int // run workflows in flight
 }
 
 func (j *job) run(ctx workflow.Context) error {
@@ -39,31 +40,30 @@ func (j *job) run(ctx workflow.Context) error {
 	}
 	for {
 		gen := j.generation
-		next, waiting := j.due()
+		changed := func() bool { return j.generation != gen || j.deleted }
 		var err error
-		switch {
-		case !waiting:
+		if next, waiting := j.due(); waiting {
+			var woke bool
+			woke, err = workflow.AwaitWithTimeout(ctx, next.Sub(workflow.Now(ctx)), changed)
+			if err == nil && !woke {
+				err = j.fire(ctx, next)
+			}
+		} else {
 			// Disabled, completed, faulted or not yet defined: wait for a
 			// change. A job whose schedule has ended keeps its workflow, so
-			// that it stays readable and a new PUT keeps its counters; only
-			// DELETE ends it.
-			err = workflow.Await(ctx, func() bool { return j.generation != gen || j.deleted })
-		default:
-			var changed bool
-			changed, err = workflow.AwaitWithTimeout(ctx, next.Sub(workflow.Now(ctx)),
-				func() bool { return j.generation != gen || j.deleted })
-			if err == nil && !changed {
-				err = j.runOccurrence(ctx, next)
-			}
+			// that it stays readable and keeps its counters; only DELETE
+			// ends it.
+			err = workflow.Await(ctx, changed)
 		}
 		if err != nil {
 			return err
 		}
 		if j.deleted {
-			return j.drain(ctx)
+			// Runs in flight finish on their own (parent close: abandon).
+			return j.drain(ctx, false)
 		}
-		if j.runs >= maxRunsPerExecution || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			if err := j.drain(ctx); err != nil {
+		if j.fired >= maxRunsPerExecution || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			if err := j.drain(ctx, true); err != nil {
 				return err
 			}
 			return workflow.NewContinueAsNewError(ctx, jobs.JobWorkflowName, jobs.JobInput{Key: j.key, State: j.state})
@@ -79,80 +79,169 @@ func (j *job) due() (time.Time, bool) {
 	return *j.state.Next, true
 }
 
-// drain waits until no message handler runs, so that continue-as-new or
-// completion never cuts one short.
-func (j *job) drain(ctx workflow.Context) error {
-	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-}
-
-// runOccurrence runs the occurrence due at nominal in its own workflow and
-// records the outcome, then plans the next occurrence.
-func (j *job) runOccurrence(ctx workflow.Context, nominal time.Time) error {
-	started := workflow.Now(ctx)
-	result, err := j.startRun(ctx, nominal)
-	if err != nil {
-		return err
-	}
-	j.runs++
-	st := &j.state.Job.Properties
-	if result != nil {
-		status := j.status()
-		status.ExecutionCount++
-		status.LastExecutionTime = &started
-		if result.Status == jobs.Failed {
-			status.FailureCount += max(result.Attempts, 1)
-			status.FaultedCount++
-		}
-	}
-	j.state.Runs++
-	next, err := j.plan(ctx, func(r *recurrence.Rule) (time.Time, bool) {
-		if c := r.Count(); c > 0 && j.state.Runs >= c {
-			return time.Time{}, false
-		}
-		return r.Next(nominal)
+// drain waits until no message handler runs (and, with runs, no run is in
+// flight), so that continue-as-new or the end never cuts one short.
+func (j *job) drain(ctx workflow.Context, runs bool) error {
+	return workflow.Await(ctx, func() bool {
+		return workflow.AllHandlersFinished(ctx) && (!runs || j.running == 0)
 	})
+}
+
+// fire handles the occurrence due at nominal, and any later ones that fell
+// due while the workflow could not run (recur was down): the most recent
+// runs if it is within the catch-up window, the others are recorded as
+// Postponed. Then it plans the next occurrence.
+func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
+	j.fired++
+	now := workflow.Now(ctx)
+	plan, err := j.catchUp(ctx, nominal, now)
 	if err != nil {
 		return err
 	}
-	j.setNext(next)
-	if next == nil {
-		st.State = jobs.Completed
-		if st.Recurrence == nil && result != nil && result.Status == jobs.Failed {
-			st.State = jobs.Faulted
+	window := j.state.Job.Properties.CatchUp()
+	for i, o := range plan.Due {
+		switch last := i == len(plan.Due)-1; {
+		case !last:
+			reason := "missed while recur was not running; only the most recent missed occurrence may run"
+			if i == len(plan.Due)-2 && plan.Skipped > 0 {
+				reason = fmt.Sprintf("%s (%d more missed occurrences before it are not listed)", reason, plan.Skipped)
+			}
+			j.postpone(ctx, o, reason)
+		case now.Sub(o) > window:
+			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(o).Round(time.Second), window))
+		default:
+			j.dispatch(ctx, o)
 		}
 	}
-	return workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(string(st.State)))
+	if c := j.count(); c > 0 && j.state.Runs >= c {
+		plan.Next = nil // the count is used up
+	}
+	j.setNext(plan.Next)
+	j.settle(ctx)
+	return nil
 }
 
-// startRun starts the run workflow of one occurrence and waits for it. A
-// run whose ID already exists (the occurrence ran before a restart) is
-// not run again; its result is nil.
-func (j *job) startRun(ctx workflow.Context, nominal time.Time) (*jobs.RunResult, error) {
+// count returns the recurrence's count, 0 for none.
+func (j *job) count() int {
+	if r := j.state.Job.Properties.Recurrence; r != nil && r.Count != nil {
+		return *r.Count
+	}
+	return 0
+}
+
+// dispatch runs an occurrence unless the previous run still runs; then
+// the overlap policy decides.
+func (j *job) dispatch(ctx workflow.Context, nominal time.Time) {
+	policy := j.state.Job.Properties.OverlapPolicy
+	switch {
+	case j.running == 0 || policy == jobs.OverlapAllowAll:
+		j.state.Runs++
+		j.start(ctx, nominal, false)
+	case policy == jobs.OverlapBufferOne && j.state.Buffered == nil:
+		j.state.Runs++
+		j.state.Buffered = &nominal
+	case policy == jobs.OverlapBufferOne:
+		j.postpone(ctx, nominal, "the previous run was still running and another occurrence was already waiting for it")
+	default:
+		j.postpone(ctx, nominal, "the previous run was still running (overlapPolicy Skip)")
+	}
+}
+
+// start runs an occurrence in its own workflow, in the background, and
+// applies the outcome to the status when it ends.
+func (j *job) start(ctx workflow.Context, nominal time.Time, manual bool) {
+	j.running++
+	started := workflow.Now(ctx)
 	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
+	if manual {
+		id += "/run-now"
+	}
+	in := jobs.RunInput{Key: j.key, Nominal: nominal, Action: *j.state.Job.Properties.Action,
+		Repeat: j.status().ExecutionCount + j.running}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		result := j.execute(ctx, id, in)
+		j.running--
+		if result != nil {
+			j.apply(*result, started, manual)
+		}
+		if j.running == 0 && j.state.Buffered != nil {
+			next := *j.state.Buffered
+			j.state.Buffered = nil
+			j.start(ctx, next, false)
+		}
+		j.settle(ctx)
+	})
+}
+
+// postpone records an occurrence that does not run as a Postponed history
+// row: a run workflow that runs nothing.
+func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
+	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
+	in := jobs.RunInput{Key: j.key, Nominal: nominal, Action: *j.state.Job.Properties.Action, Postponed: reason}
+	workflow.Go(ctx, func(ctx workflow.Context) { j.execute(ctx, id, in) })
+}
+
+// execute runs the run workflow id and returns its result; nil when the
+// occurrence had already been handled before a restart (its ID exists).
+func (j *job) execute(ctx workflow.Context, id string, in jobs.RunInput) *jobs.RunResult {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		TypedSearchAttributes: j.key.SearchAttributes(jobs.KindRun, jobs.AttrNominalTime.ValueSet(nominal)),
+		TypedSearchAttributes: j.key.SearchAttributes(jobs.KindRun, jobs.AttrNominalTime.ValueSet(in.Nominal)),
 	})
 	var result jobs.RunResult
-	err := workflow.ExecuteChildWorkflow(cctx, jobs.RunWorkflowName, jobs.RunInput{
-		Key: j.key, Nominal: nominal, Action: *j.state.Job.Properties.Action,
-	}).Get(ctx, &result)
+	err := workflow.ExecuteChildWorkflow(cctx, jobs.RunWorkflowName, in).Get(ctx, &result)
 	var appErr *temporal.ApplicationError
 	switch {
 	case err == nil:
-		return &result, nil
+		return &result
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
-		workflow.GetLogger(ctx).Warn("occurrence already ran", "occurrence", id)
-		return nil, nil
-	case errors.As(err, &appErr) && appErr.Type() == errTypeRunFailed:
-		if appErr.Details(&result) == nil {
-			return &result, nil
-		}
-		return &jobs.RunResult{Status: jobs.Failed, Message: appErr.Message()}, nil
+		workflow.GetLogger(ctx).Warn("occurrence already handled", "occurrence", id)
+		return nil
+	case errors.As(err, &appErr) && appErr.Type() == errTypeRunFailed && appErr.Details(&result) == nil:
+		return &result
 	default:
-		return &jobs.RunResult{Status: jobs.Failed, Message: err.Error()}, nil
+		return &jobs.RunResult{Status: jobs.Failed, Faulted: true, FailedAttempts: 1, Message: err.Error()}
+	}
+}
+
+// apply counts a finished run in the status (DESIGN.md: executionCount
+// counts runs, failureCount failed attempts, faultedCount runs whose main
+// action failed after all retries) and faults the job when its rules say.
+func (j *job) apply(r jobs.RunResult, started time.Time, manual bool) {
+	if r.Status == jobs.Postponed {
+		return
+	}
+	st := j.status()
+	st.ExecutionCount++
+	st.LastExecutionTime = &started
+	st.FailureCount += r.FailedAttempts
+	if !r.Faulted {
+		j.state.ConsecutiveFaults = 0
+		return
+	}
+	st.FaultedCount++
+	j.state.ConsecutiveFaults++
+	p := &j.state.Job.Properties
+	switch {
+	case manual:
+	case p.Recurrence == nil,
+		p.MaxConsecutiveFaults > 0 && j.state.ConsecutiveFaults >= p.MaxConsecutiveFaults:
+		p.State = jobs.Faulted
+		j.setNext(nil)
+	}
+}
+
+// settle completes an enabled job that has nothing left to run, and keeps
+// the state search attribute current.
+func (j *job) settle(ctx workflow.Context) {
+	p := &j.state.Job.Properties
+	if p.State == jobs.Enabled && j.state.Next == nil && j.running == 0 && j.state.Buffered == nil {
+		p.State = jobs.Completed
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(string(p.State))); err != nil {
+		workflow.GetLogger(ctx).Error("upsert state", "error", err)
 	}
 }
 
@@ -167,23 +256,4 @@ func (j *job) status() *jobs.Status {
 func (j *job) setNext(next *time.Time) {
 	j.state.Next = next
 	j.status().NextExecutionTime = next
-}
-
-// plan compiles the job's rule and asks it for a time, through SideEffect:
-// a later fix to the engine never changes the history of a running job.
-func (j *job) plan(ctx workflow.Context, ask func(*recurrence.Rule) (time.Time, bool)) (*time.Time, error) {
-	def := j.state.Job.Properties.Schedule()
-	created := j.state.Created
-	var next *time.Time
-	err := workflow.SideEffect(ctx, func(workflow.Context) any {
-		rule, err := recurrence.Compile(def, created)
-		if err != nil {
-			return (*time.Time)(nil)
-		}
-		if t, ok := ask(rule); ok {
-			return &t
-		}
-		return (*time.Time)(nil)
-	}).Get(&next)
-	return next, err
 }

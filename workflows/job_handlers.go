@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/recurrence"
 )
 
 func (j *job) register(ctx workflow.Context) error {
@@ -15,6 +14,10 @@ func (j *job) register(ctx workflow.Context) error {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdatePutJob, j.put,
 		workflow.UpdateHandlerOptions{Validator: j.validatePut}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateRunNow, j.runNow,
+		workflow.UpdateHandlerOptions{Validator: j.validateRunNow}); err != nil {
 		return err
 	}
 	return workflow.SetUpdateHandler(ctx, jobs.UpdateDeleteJob, j.delete)
@@ -38,39 +41,68 @@ func (j *job) view() jobs.Job {
 // created is C: the workflow's clock at the update, in whole seconds.
 func created(ctx workflow.Context) time.Time { return workflow.Now(ctx).UTC().Truncate(time.Second) }
 
+// validatePut rejects bad definitions before they reach history, and any
+// change to a job that has ended: completed and faulted are final.
 func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
-	if j.deleted {
-		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	if err := j.exists(); err != nil {
+		return err
+	}
+	if j.state != nil {
+		if st := j.state.Job.Properties.State; st == jobs.Completed || st == jobs.Faulted {
+			return (&jobs.Error{Code: jobs.CodeConflict, Target: "properties.state",
+				Message: "job " + j.key.Job + " is " + string(st) + ", which is final: delete it and create it again"}).ToApplicationError()
+		}
 	}
 	return toWire(req.Job.Normalize(j.key, created(ctx)))
 }
 
+// exists rejects messages to a deleted job.
+func (j *job) exists() error {
+	if j.deleted {
+		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	}
+	return nil
+}
+
 // put defines or redefines the job: the new definition is planned from
-// now (C), keeping the status counters.
+// now (C) and takes effect from its next occurrence; the status counters
+// stay. A disabled job enabled again resumes at the next occurrence to
+// come.
 func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.Job, error) {
 	c := created(ctx)
 	if err := req.Job.Normalize(j.key, c); err != nil {
 		return jobs.Job{}, toWire(err)
 	}
-	var status *jobs.Status
-	if j.state != nil {
-		status = j.state.Job.Properties.Status
-	}
+	old := j.state
 	j.state = &jobs.JobState{Job: req.Job, Created: c}
-	j.state.Job.Properties.Status = status
-	next, err := j.plan(ctx, func(r *recurrence.Rule) (time.Time, bool) { return r.First(c) })
+	if old != nil {
+		j.state.Job.Properties.Status = old.Job.Properties.Status
+		j.state.ConsecutiveFaults = old.ConsecutiveFaults
+	}
+	next, err := j.first(ctx, c)
 	if err != nil {
 		return jobs.Job{}, err
 	}
 	j.setNext(next)
-	if next == nil && j.state.Job.Properties.State == jobs.Enabled {
-		j.state.Job.Properties.State = jobs.Completed
-	}
 	j.generation++
-	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(string(j.state.Job.Properties.State))); err != nil {
-		return jobs.Job{}, err
-	}
+	j.settle(ctx)
 	return j.view(), nil
+}
+
+func (j *job) validateRunNow(workflow.Context, jobs.RunNowRequest) error {
+	if err := j.exists(); err != nil {
+		return err
+	}
+	if j.state == nil {
+		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	}
+	return nil
+}
+
+// runNow runs the job once at once, outside its schedule.
+func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, error) {
+	j.start(ctx, workflow.Now(ctx).UTC(), true)
+	return struct{}{}, nil
 }
 
 func (j *job) delete(workflow.Context, jobs.DeleteJobRequest) (struct{}, error) {
