@@ -201,3 +201,105 @@ func notFoundAs(err error, what string) error {
 	}
 	return err
 }
+
+// runJob runs a job once, now (POST .../jobs/{j}/run).
+func (s *Server) runJob(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	if err == nil {
+		_, err = s.job(ctx, k)
+	}
+	if err == nil {
+		_, err = s.update(ctx, k.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{})
+	}
+	if err != nil {
+		writeError(c, s.log, notFoundAs(err, "job "+k.Job))
+		return
+	}
+	c.Status(http.StatusOK)
+}
+
+// patchJob merges the body into the job's definition (RFC 7386 JSON merge
+// patch) and redefines the job with the result, as PUT would.
+func (s *Server) patchJob(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var patch json.RawMessage
+	if err == nil {
+		err = decode(c, &patch)
+	}
+	var current jobs.Job
+	if err == nil {
+		current, err = s.job(ctx, k)
+	}
+	var job jobs.Job
+	if err == nil {
+		current.Properties.Status = nil
+		job, err = mergeJob(current, patch)
+	}
+	if err == nil {
+		err = job.Normalize(k, time.Now().UTC())
+	}
+	var defined jobs.Job
+	if err == nil {
+		err = s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, &defined)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, defined)
+}
+
+// mergeJob applies a JSON merge patch to a job definition.
+func mergeJob(job jobs.Job, patch json.RawMessage) (jobs.Job, error) {
+	data, err := json.Marshal(job)
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return jobs.Job{}, err
+	}
+	var p any
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return jobs.Job{}, &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "invalid JSON: " + err.Error()}
+	}
+	merged, err := json.Marshal(mergePatch(doc, p))
+	if err != nil {
+		return jobs.Job{}, err
+	}
+	var out jobs.Job
+	if err := json.Unmarshal(merged, &out); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return jobs.Job{}, &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
+				message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
+		}
+		return jobs.Job{}, err
+	}
+	return out, nil
+}
+
+// mergePatch is RFC 7386: objects merge member by member, null deletes,
+// anything else replaces.
+func mergePatch(doc, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	d, ok := doc.(map[string]any)
+	if !ok {
+		d = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(d, k)
+			continue
+		}
+		d[k] = mergePatch(d[k], v)
+	}
+	return d
+}

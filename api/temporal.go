@@ -9,20 +9,26 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
-// update runs a named update on a running workflow and waits for its
-// result.
+// update runs a named update on a running workflow and returns its
+// PutResult.
 func (s *Server) update(ctx context.Context, workflowID, name string, arg any) (jobs.PutResult, error) {
 	var res jobs.PutResult
+	err := s.updateInto(ctx, workflowID, name, arg, &res)
+	return res, err
+}
+
+// updateInto runs a named update and decodes its result into result.
+func (s *Server) updateInto(ctx context.Context, workflowID, name string, arg, result any) error {
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflowID,
 		UpdateName:   name,
 		Args:         []any{arg},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	if err == nil {
-		err = handle.Get(ctx, &res)
+	if err != nil {
+		return err
 	}
-	return res, err
+	return handle.Get(ctx, result)
 }
 
 // updateWithStart runs a named update on a workflow, starting it first if

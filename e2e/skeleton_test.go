@@ -156,10 +156,16 @@ func TestJobFiresEndToEnd(t *testing.T) {
 	require.NotEmpty(t, path(job, "properties", "status", "lastExecutionTime"))
 	require.Nil(t, path(job, "properties", "status", "nextExecutionTime"))
 
+	// Completed is final.
+	status, body := s.do(t, http.MethodPut, jobPath, map[string]any{"properties": map[string]any{
+		"action": map[string]any{"type": "http", "request": map[string]any{"uri": target.URL, "method": "GET"}},
+	}})
+	require.Equal(t, http.StatusConflict, status, body)
+
 	// A completed job stays readable until it is deleted.
 	status, _ = s.do(t, http.MethodDelete, jobPath, nil)
 	require.Equal(t, http.StatusOK, status)
-	status, body := s.do(t, http.MethodGet, jobPath, nil)
+	status, body = s.do(t, http.MethodGet, jobPath, nil)
 	require.Equal(t, http.StatusNotFound, status, body)
 	status, _ = s.do(t, http.MethodDelete, jobPath, nil)
 	require.Equal(t, http.StatusNotFound, status, "a second DELETE finds nothing")
@@ -236,4 +242,47 @@ func TestAPIErrors(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, status, body)
 		require.Equal(t, "properties.recurrence.interval", path(body, "error", "target"), fmt.Sprint(body))
 	})
+}
+
+func TestPatchDisablesAndEnablesAndRunNowRunsOnce(t *testing.T) {
+	s := newStack(t)
+	target, got := newTarget(t)
+	status, _ := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, status)
+	jobPath := collectionPath + "/jobs/hourly"
+	start := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+	status, job := s.do(t, http.MethodPut, jobPath, map[string]any{"properties": map[string]any{
+		"startTime":  start.Format(time.RFC3339),
+		"action":     map[string]any{"type": "Http", "request": map[string]any{"uri": target.URL, "method": "GET"}},
+		"recurrence": map[string]any{"frequency": "Hour", "count": 5},
+	}})
+	require.Equal(t, http.StatusCreated, status, job)
+
+	status, job = s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "disabled"}})
+	require.Equal(t, http.StatusOK, status, job)
+	require.Equal(t, "Disabled", path(job, "properties", "state"))
+	require.Equal(t, "hour", path(job, "properties", "recurrence", "frequency"), "PATCH keeps what it does not name")
+
+	status, _ = s.do(t, http.MethodPost, jobPath+"/run", nil)
+	require.Equal(t, http.StatusOK, status)
+	select {
+	case r := <-got:
+		require.Contains(t, r.header.Get(activities.HeaderIdempotencyKey), "/run-now")
+	case <-time.After(30 * time.Second):
+		t.Fatal("run now ran nothing")
+	}
+	require.Eventually(t, func() bool {
+		status, job = s.do(t, http.MethodGet, jobPath, nil)
+		return path(job, "properties", "status", "executionCount") == float64(1)
+	}, 20*time.Second, 200*time.Millisecond)
+	require.Equal(t, "Disabled", path(job, "properties", "state"))
+
+	status, job = s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "Enabled"}})
+	require.Equal(t, http.StatusOK, status, job)
+	require.Equal(t, start.Format(time.RFC3339), path(job, "properties", "status", "nextExecutionTime"))
+	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"), "counters are kept")
+
+	status, body := s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"recurrence": map[string]any{"interval": 0}}})
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Equal(t, "properties.recurrence.interval", path(body, "error", "target"))
 }
