@@ -47,6 +47,8 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.PUT("/jobs/:jobName", s.putJob)
 	coll.GET("/jobs/:jobName", s.getJob)
 	coll.DELETE("/jobs/:jobName", s.deleteJob)
+	coll.PATCH("/jobs/:jobName", s.patchJob)
+	coll.POST("/jobs/:jobName/run", s.runJob)
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, s.log, &apiError{status: http.StatusNotFound, code: "NotFound",
 			message: "no such resource: " + c.Request.Method + " " + c.Request.URL.Path})
