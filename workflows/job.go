@@ -92,6 +92,9 @@ func (j *job) drain(ctx workflow.Context, runs bool) error {
 // runs if it is within the catch-up window, the others are recorded as
 // Postponed. Then it plans the next occurrence.
 func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
+	if _, waiting := j.due(); !waiting {
+		return nil // a run that just ended changed the state
+	}
 	j.fired++
 	now := workflow.Now(ctx)
 	plan, err := j.catchUp(ctx, nominal, now)
@@ -230,6 +233,7 @@ func (j *job) apply(r jobs.RunResult, started time.Time, manual bool) {
 		p.MaxConsecutiveFaults > 0 && j.state.ConsecutiveFaults >= p.MaxConsecutiveFaults:
 		p.State = jobs.Faulted
 		j.setNext(nil)
+		j.generation++ // the loop may be waiting for the next occurrence
 	}
 }
 

@@ -2,11 +2,13 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/recurhq/recur/activities"
@@ -25,10 +27,13 @@ func hourly(start time.Time, count int) jobs.Job {
 	}}
 }
 
+var updates int
+
 // update sends an update from within the test environment and fails the
 // test if it is rejected.
 func update(t *testing.T, env *testsuite.TestWorkflowEnvironment, name string, arg any) {
-	env.UpdateWorkflow(name, name, &testsuite.TestUpdateCallback{
+	updates++ // update IDs must differ, or Temporal takes a repeat for the first
+	env.UpdateWorkflow(name, fmt.Sprintf("%s-%d", name, updates), &testsuite.TestUpdateCallback{
 		OnReject:   func(err error) { t.Errorf("%s rejected: %v", name, err) },
 		OnAccept:   func() {},
 		OnComplete: func(any, error) {},
@@ -95,3 +100,5 @@ func TestJobRejectsAnInvalidDefinition(t *testing.T) {
 	require.True(t, ok, "%v", rejected)
 	require.Equal(t, "properties.recurrence.count", e.Target)
 }
+
+func converterFor() converter.DataConverter { return converter.GetDefaultDataConverter() }
