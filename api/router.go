@@ -49,6 +49,7 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.DELETE("/jobs/:jobName", s.deleteJob)
 	coll.PATCH("/jobs/:jobName", s.patchJob)
 	coll.POST("/jobs/:jobName/run", s.runJob)
+	coll.GET("/jobs/:jobName/history", s.listHistory)
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, s.log, &apiError{status: http.StatusNotFound, code: "NotFound",
 			message: "no such resource: " + c.Request.Method + " " + c.Request.URL.Path})
