@@ -107,7 +107,7 @@ func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
 		case !last:
 			reason := "missed while recur was not running; only the most recent missed occurrence may run"
 			if i == len(plan.Due)-2 && plan.Skipped > 0 {
-				reason = fmt.Sprintf("%s (%d more missed occurrences before it are not listed)", reason, plan.Skipped)
+				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, plan.Skipped)
 			}
 			j.postpone(ctx, o, reason)
 		case now.Sub(o) > window:

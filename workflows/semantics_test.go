@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -26,9 +28,10 @@ type harness struct {
 	t   *testing.T
 	env *testsuite.TestWorkflowEnvironment
 
-	mu       sync.Mutex
-	attempts []attempt
-	answer   func(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error)
+	mu        sync.Mutex
+	attempts  []attempt
+	postponed []jobs.RunInput // run workflows started for postponed occurrences
+	answer    func(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error)
 }
 
 // attempt is one call of the HTTP activity.
@@ -42,6 +45,14 @@ func newHarness(t *testing.T, now time.Time) *harness {
 	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment()}
 	h.env.SetStartTime(now)
 	worker.Register(h.env, &activities.Activities{})
+	h.env.SetOnChildWorkflowStartedListener(func(_ *workflow.Info, _ workflow.Context, args converter.EncodedValues) {
+		var in jobs.RunInput
+		if args.Get(&in) == nil && in.Postponed != "" {
+			h.mu.Lock()
+			h.postponed = append(h.postponed, in)
+			h.mu.Unlock()
+		}
+	})
 	h.answer = func(jobs.HTTPRequestInput, int) (jobs.HTTPResponse, error) {
 		return jobs.HTTPResponse{StatusCode: 200, Status: "200 OK"}, nil
 	}
@@ -290,6 +301,9 @@ func TestOverlapSkipPostponesAnOccurrenceWhileTheRunRuns(t *testing.T) {
 	require.Equal(t, occurrences("2026-06-01T12:00:00Z", "2026-06-01T12:02:00Z", "2026-06-01T12:03:00Z"), h.ids(),
 		"12:01 was postponed and does not use the count")
 	require.Equal(t, 3, v.Properties.Status.ExecutionCount)
+	require.Len(t, h.postponed, 1, "the skipped occurrence is a Postponed history row")
+	require.Equal(t, now.Add(time.Minute), h.postponed[0].Nominal)
+	require.Contains(t, h.postponed[0].Postponed, "still running")
 }
 
 func TestOverlapBufferOneRunsTheOccurrenceAfterThePreviousRun(t *testing.T) {
@@ -333,6 +347,13 @@ func TestCatchUpAfterAThreeDayOutageRunsOnlyTheMostRecentOccurrence(t *testing.T
 	require.Equal(t, occurrences("2026-06-04T12:00:00Z", "2026-06-04T13:00:00Z"), h.ids(),
 		"72 missed occurrences: the most recent (within the 1 h window) runs, then the schedule goes on")
 	require.Equal(t, 1, v.Properties.Status.ExecutionCount)
+	// 72 occurrences were missed: 71 do not run; 49 are listed as
+	// Postponed rows, the last of them counting the 22 left out.
+	require.Len(t, h.postponed, 49)
+	slices.SortFunc(h.postponed, func(a, b jobs.RunInput) int { return a.Nominal.Compare(b.Nominal) })
+	require.Equal(t, time.Date(2026, 6, 1, 13, 0, 0, 0, time.UTC), h.postponed[0].Nominal)
+	require.Equal(t, time.Date(2026, 6, 3, 13, 0, 0, 0, time.UTC), h.postponed[48].Nominal)
+	require.Contains(t, h.postponed[48].Postponed, "the 22 missed occurrences after it")
 }
 
 // TestContinueAsNewCarriesTheStateAfterEnoughOccurrences: after 200

@@ -1,0 +1,170 @@
+// Command recordhistories records the histories that workflows/replay_test
+// replays: it runs recur's workflows on an in-process Temporal server
+// against a local HTTP target and writes each workflow's history as JSON to
+// workflows/testdata. Run it from the repository root when a workflow
+// change is meant to ship, after guarding the change with
+// workflow.GetVersion, and keep the old files: they prove old histories
+// still replay.
+//
+//	go run ./e2e/recordhistories
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
+	recurworker "github.com/recurhq/recur/worker"
+)
+
+func main() {
+	if err := record(filepath.Join("workflows", "testdata")); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func record(dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ts := temporaltest.NewServer()
+	defer ts.Stop()
+	c := ts.GetDefaultClient()
+	attrs := map[string]enumspb.IndexedValueType{}
+	for _, k := range jobs.SearchAttributeKeys {
+		attrs[k.GetName()] = k.GetValueType()
+	}
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: ts.GetDefaultNamespace(), SearchAttributes: attrs,
+	}); err != nil {
+		return err
+	}
+	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) { recurworker.Register(r, activities.New()) })
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/fail") {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer target.Close()
+
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
+		jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: jobs.Collection{}}); err != nil {
+		return err
+	}
+	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateAddJob, jobs.AddJobRequest{Job: k.Job}); err != nil {
+		return err
+	}
+	// A job whose main action fails once without retries, runs its error
+	// action, then is run now and deleted.
+	start := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)
+	count := 1
+	job := jobs.Job{Properties: jobs.Properties{
+		StartTime: recurrence.At(start),
+		Action: &jobs.Action{
+			ActionSpec:  jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/fail", Method: "POST"}, RetryPolicy: &jobs.RetryPolicy{RetryType: "None"}},
+			ErrorAction: &jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/error", Method: "POST"}},
+		},
+		Recurrence: &recurrence.Recurrence{Frequency: "Hour", Count: &count},
+	}}
+	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
+		return err
+	}
+	run := c.GetWorkflow(ctx, jobs.OccurrenceID(k.JobWorkflowID(), start), "")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if err := run.Get(ctx, nil); err != nil && !strings.Contains(err.Error(), "not found") || err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the run of %s never ended", start)
+		}
+	}
+	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{}); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second)
+	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
+		return err
+	}
+	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return err
+	}
+	for name, id := range map[string]string{
+		"collection.json": k.CollectionWorkflowID(),
+		"job.json":        k.JobWorkflowID(),
+		"run-failed.json": jobs.OccurrenceID(k.JobWorkflowID(), start),
+	} {
+		if err := save(ctx, c, id, filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// put sends an update, with start when workflow is set.
+func put(ctx context.Context, c client.Client, k jobs.Key, workflow string, input any, id, update string, arg any) error {
+	opts := client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: update, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted}
+	var handle client.WorkflowUpdateHandle
+	var err error
+	if workflow == "" {
+		handle, err = c.UpdateWorkflow(ctx, opts)
+	} else {
+		opts.WorkflowID = ""
+		op := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+			ID: id, TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+			TypedSearchAttributes: kindOf(k, workflow),
+		}, workflow, input)
+		handle, err = c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op, UpdateOptions: opts})
+	}
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", update, id, err)
+	}
+	return handle.Get(ctx, nil)
+}
+
+// kindOf returns the search attributes the API starts workflow with.
+func kindOf(k jobs.Key, workflow string) temporal.SearchAttributes {
+	if workflow == jobs.CollectionWorkflowName {
+		return k.CollectionKey().SearchAttributes(jobs.KindCollection)
+	}
+	return k.SearchAttributes(jobs.KindJob)
+}
+
+// save writes a workflow's history as the JSON the replayer reads (the
+// shape of `temporal workflow show --output json`).
+func save(ctx context.Context, c client.Client, id, path string) error {
+	iter := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	history := &historypb.History{}
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			return fmt.Errorf("history of %s: %w", id, err)
+		}
+		history.Events = append(history.Events, e)
+	}
+	data, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(history)
+	if err != nil {
+		return err
+	}
+	log.Printf("%s: %d events", path, len(history.Events))
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
