@@ -1,5 +1,12 @@
 // Package workflows holds recur's Temporal workflows: one per job
 // collection, one per job, one per occurrence (DESIGN.md, "Temporal model").
+//
+// Running workflows replay their histories on every worker restart, so a
+// change to the commands a workflow issues (their order, kind or number)
+// must keep the old path for old histories: guard it with
+// workflow.GetVersion and a dated change ID ("2026-12-01-overlap"), record
+// new histories with `go run ./e2e/recordhistories` and keep the old
+// files in testdata, which TestRecordedHistoriesReplay replays.
 package workflows
 
 import (
