@@ -159,10 +159,7 @@ func (s *Server) deleteJob(c *gin.Context) {
 	defer cancel()
 	k, err := key(c)
 	if err == nil {
-		_, err = s.job(ctx, k)
-	}
-	if err == nil {
-		_, err = s.update(ctx, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
+		err = s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
 	}
 	if err == nil {
 		_, err = s.update(ctx, k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job})
@@ -208,16 +205,22 @@ func (s *Server) runJob(c *gin.Context) {
 	defer cancel()
 	k, err := key(c)
 	if err == nil {
-		_, err = s.job(ctx, k)
-	}
-	if err == nil {
-		_, err = s.update(ctx, k.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{})
+		err = s.updateJob(ctx, k, jobs.UpdateRunNow, jobs.RunNowRequest{})
 	}
 	if err != nil {
-		writeError(c, s.log, notFoundAs(err, "job "+k.Job))
+		writeError(c, s.log, err)
 		return
 	}
 	c.Status(http.StatusOK)
+}
+
+// updateJob sends a named update to the workflow of an existing job.
+func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any) error {
+	if _, err := s.job(ctx, k); err != nil {
+		return err
+	}
+	_, err := s.update(ctx, k.JobWorkflowID(), name, arg)
+	return notFoundAs(err, "job "+k.Job)
 }
 
 // patchJob merges the body into the job's definition (RFC 7386 JSON merge

@@ -281,19 +281,26 @@ func TestRunNowRunsOnceWithoutUsingTheCount(t *testing.T) {
 	require.Equal(t, jobs.Completed, v.Properties.State)
 }
 
-func TestOverlapSkipPostponesAnOccurrenceWhileTheRunRuns(t *testing.T) {
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	h := newHarness(t, now)
-	// The first occurrence's run fails five times 15 s apart (75 s), so
-	// the occurrence at 12:01 finds it still running.
+// slowFirstRun returns an every-minute job from now with count whose
+// first run fails five times 15 s apart before it succeeds (75 s), so the
+// occurrence at now + 1 min finds it still running.
+func slowFirstRun(h *harness, now time.Time, count int) jobs.Job {
+	first := jobs.OccurrenceID(key.JobWorkflowID(), now)
 	h.answer = func(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error) {
-		if strings.HasSuffix(in.OccurrenceID, "12:00:00Z") && n < 6 {
+		if in.OccurrenceID == first && n < 6 {
 			return failing(in, n)
 		}
 		return jobs.HTTPResponse{StatusCode: 200, Status: "200 OK"}, nil
 	}
-	j := job(now, &recurrence.Recurrence{Frequency: "Minute", Count: intp(3)})
+	j := job(now, &recurrence.Recurrence{Frequency: "Minute", Count: intp(count)})
 	j.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "Fixed", RetryCount: intp(5), RetryInterval: "PT15S"}
+	return j
+}
+
+func TestOverlapSkipPostponesAnOccurrenceWhileTheRunRuns(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	j := slowFirstRun(h, now, 3)
 	h.at(0, func() { h.put(j) })
 	var v jobs.Job
 	h.at(10*time.Minute, func() { v = h.view() })
@@ -309,14 +316,7 @@ func TestOverlapSkipPostponesAnOccurrenceWhileTheRunRuns(t *testing.T) {
 func TestOverlapBufferOneRunsTheOccurrenceAfterThePreviousRun(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
-	h.answer = func(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error) {
-		if strings.HasSuffix(in.OccurrenceID, "12:00:00Z") && n < 6 {
-			return failing(in, n)
-		}
-		return jobs.HTTPResponse{StatusCode: 200, Status: "200 OK"}, nil
-	}
-	j := job(now, &recurrence.Recurrence{Frequency: "Minute", Count: intp(2)})
-	j.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "Fixed", RetryCount: intp(5), RetryInterval: "PT15S"}
+	j := slowFirstRun(h, now, 2)
 	j.Properties.OverlapPolicy = "bufferone"
 	h.at(0, func() { h.put(j) })
 	h.run(10*time.Minute, jobs.JobInput{Key: key})
