@@ -74,7 +74,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable", Message: "Temporal did not answer in time; try again"}
 	default:
-		log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
+		log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path,
+			"requestId", c.GetString(headerRequestID), "error", err)
 	}
 	c.AbortWithStatusJSON(status, armError{Error: body})
 }

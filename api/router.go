@@ -35,15 +35,19 @@ func New(c client.Client, opts Options) http.Handler {
 	s := &Server{temporal: c, namespace: opts.Namespace, log: opts.Logger}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(gin.Recovery(), s.accessLog)
+	r.Use(gin.Recovery(), s.requestID, s.accessLog)
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
-		requireAPIVersion)
+		requireAPIVersion, requireJSON)
+	r.GET("/subscriptions/:subscriptionId/providers/Microsoft.Scheduler/jobCollections",
+		requireAPIVersion, requireJSON, s.listCollections)
+	arm.GET("/jobCollections", s.listCollections)
 	coll := arm.Group("/jobCollections/:jobCollectionName")
 	coll.PUT("", s.putCollection)
 	coll.GET("", s.getCollection)
+	coll.GET("/jobs", s.listJobs)
 	coll.PUT("/jobs/:jobName", s.putJob)
 	coll.GET("/jobs/:jobName", s.getJob)
 	coll.DELETE("/jobs/:jobName", s.deleteJob)
@@ -54,7 +58,7 @@ func New(c client.Client, opts Options) http.Handler {
 		writeError(c, s.log, &apiError{status: http.StatusNotFound, code: "NotFound",
 			message: "no such resource: " + c.Request.Method + " " + c.Request.URL.Path})
 	})
-	return r
+	return foldPath(r)
 }
 
 func requireAPIVersion(c *gin.Context) {
@@ -74,5 +78,6 @@ func requireAPIVersion(c *gin.Context) {
 // may carry secrets.
 func (s *Server) accessLog(c *gin.Context) {
 	c.Next()
-	s.log.Debug("request", "method", c.Request.Method, "path", c.Request.URL.Path, "status", c.Writer.Status())
+	s.log.Debug("request", "method", c.Request.Method, "path", c.Request.URL.Path,
+		"status", c.Writer.Status(), "requestId", c.GetString(headerRequestID))
 }

@@ -151,9 +151,10 @@ type RetryPolicy struct {
 
 // Limits of a job definition, from Azure Scheduler's documented limits.
 const (
-	MaxURILength  = 2048
-	MaxHeaders    = 50
-	MaxBodyLength = 8192
+	MaxURILength   = 2048
+	MaxHeaders     = 50
+	MaxHeaderBytes = 4096 // names and values together
+	MaxBodyLength  = 8192
 )
 
 // Normalize validates a job definition from a PUT at created, fills in
@@ -275,6 +276,13 @@ func (r *HTTPRequest) validate(path, typ string) error {
 	r.Method = strings.ToUpper(r.Method)
 	if len(r.Headers) > MaxHeaders {
 		return invalidf(path+".headers", "%d headers; at most %d are allowed", len(r.Headers), MaxHeaders)
+	}
+	size := 0
+	for name, value := range r.Headers {
+		size += len(name) + len(value)
+	}
+	if size > MaxHeaderBytes {
+		return invalidf(path+".headers", "headers take %d bytes; at most %d are allowed", size, MaxHeaderBytes)
 	}
 	if n := len([]rune(r.Body)); n > MaxBodyLength {
 		return invalidf(path+".body", "body is %d characters; at most %d are allowed", n, MaxBodyLength)

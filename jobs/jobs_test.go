@@ -96,13 +96,16 @@ func TestJobNormalize(t *testing.T) {
 			}
 		},
 		"properties.state": func(j *jobs.Job) { j.Properties.State = "Paused" },
+		"properties.action.request.headers ": func(j *jobs.Job) {
+			j.Properties.Action.Request.Headers = map[string]string{"X-Big": strings.Repeat("v", jobs.MaxHeaderBytes)}
+		},
 	} {
 		j := valid()
 		mutate(&j)
 		err := j.Normalize(k, now)
 		var e *jobs.Error
 		require.ErrorAs(t, err, &e, target)
-		require.Equal(t, target, e.Target)
+		require.Equal(t, strings.TrimSpace(target), e.Target)
 	}
 	t.Run("an unsupported action type is said so", func(t *testing.T) {
 		j := valid()

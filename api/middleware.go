@@ -1,0 +1,85 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Request ID headers: every response carries x-ms-request-id, and echoes
+// the client's x-ms-client-request-id, as ARM does.
+const (
+	headerRequestID       = "x-ms-request-id"
+	headerClientRequestID = "x-ms-client-request-id"
+)
+
+// requestID gives every request an ID, in the response and in the logs.
+func (s *Server) requestID(c *gin.Context) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	c.Set(headerRequestID, id)
+	c.Header(headerRequestID, id)
+	if client := c.GetHeader(headerClientRequestID); client != "" && len(client) <= 128 {
+		c.Header(headerClientRequestID, client)
+	}
+	c.Next()
+}
+
+// armWords are the fixed segments of the ARM paths. ARM matches them in any
+// letter case; Gin's router does not, so foldPath respells them.
+var armWords = []string{"subscriptions", "resourceGroups", "providers", "Microsoft.Scheduler",
+	"jobCollections", "jobs", "enable", "disable", "run", "history"}
+
+// Positions of the fixed segments: /subscriptions/{s}/providers/... (a
+// subscription's collections) and /subscriptions/{s}/resourceGroups/{rg}/
+// providers/Microsoft.Scheduler/jobCollections/{c}/jobs/{j}/run.
+var (
+	subscriptionLiterals  = map[int]bool{0: true, 2: true, 3: true, 4: true}
+	resourceGroupLiterals = map[int]bool{0: true, 2: true, 4: true, 5: true, 6: true, 8: true, 10: true}
+)
+
+// foldPath wraps next, spelling the ARM path's fixed segments canonically.
+func foldPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		literals := resourceGroupLiterals
+		if len(parts) > 2 && strings.EqualFold(parts[2], "providers") {
+			literals = subscriptionLiterals
+		}
+		changed := false
+		for i, part := range parts {
+			if !literals[i] {
+				continue
+			}
+			for _, word := range armWords {
+				if part != word && strings.EqualFold(part, word) {
+					parts[i], changed = word, true
+				}
+			}
+		}
+		if changed {
+			r.URL.Path = "/" + strings.Join(parts, "/")
+			r.URL.RawPath = ""
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireJSON answers 415 to a body that says it is not JSON.
+func requireJSON(c *gin.Context) {
+	if c.Request.ContentLength == 0 || c.GetHeader("Content-Type") == "" {
+		c.Next()
+		return
+	}
+	ct := c.ContentType()
+	if ct == "application/json" || strings.HasSuffix(ct, "+json") || ct == "text/json" {
+		c.Next()
+		return
+	}
+	abort(c, http.StatusUnsupportedMediaType, "UnsupportedMediaType",
+		"the body must be JSON (Content-Type: application/json), not "+ct)
+}
