@@ -118,24 +118,34 @@ type historyParams struct {
 }
 
 func parseHistoryParams(c *gin.Context) (historyParams, error) {
-	p := historyParams{top: maxHistoryTop}
+	var p historyParams
 	var err error
-	if v, ok := c.GetQuery("$top"); ok {
-		p.top, err = strconv.Atoi(v)
-		if err != nil || p.top < 1 || p.top > maxHistoryTop {
-			return p, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "$top",
-				message: fmt.Sprintf("$top %q must be an integer from 1 to %d", v, maxHistoryTop)}
-		}
-	}
-	if v, ok := c.GetQuery("$skip"); ok {
-		p.skip, err = strconv.Atoi(v)
-		if err != nil || p.skip < 0 {
-			return p, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "$skip",
-				message: fmt.Sprintf("$skip %q must be an integer of 0 or more", v)}
-		}
+	if p.top, p.skip, err = parsePage(c, maxHistoryTop); err != nil {
+		return p, err
 	}
 	p.status, err = parseFilter(c.Query("$filter"), "status", historyStatuses)
 	return p, err
+}
+
+// parsePage parses $top (1 to maxTop, maxTop when absent) and $skip (0 or
+// more, 0 when absent).
+func parsePage(c *gin.Context, maxTop int) (top, skip int, err error) {
+	top = maxTop
+	if v, ok := c.GetQuery("$top"); ok {
+		top, err = strconv.Atoi(v)
+		if err != nil || top < 1 || top > maxTop {
+			return 0, 0, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "$top",
+				message: fmt.Sprintf("$top %q must be an integer from 1 to %d", v, maxTop)}
+		}
+	}
+	if v, ok := c.GetQuery("$skip"); ok {
+		skip, err = strconv.Atoi(v)
+		if err != nil || skip < 0 {
+			return 0, 0, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "$skip",
+				message: fmt.Sprintf("$skip %q must be an integer of 0 or more", v)}
+		}
+	}
+	return top, skip, nil
 }
 
 // parseFilter parses the one OData filter the API supports,
@@ -143,6 +153,13 @@ func parseHistoryParams(c *gin.Context) (historyParams, error) {
 // field, the operator and the value may come in any case; an empty filter
 // selects everything.
 func parseFilter(raw, field string, values []string) (string, error) {
+	return parseEqFilter(raw, field, values, false)
+}
+
+// parseEqFilter is parseFilter; with bare set, the value may also come
+// without its quotes ("state eq Enabled"), as clients of the job list
+// sent it.
+func parseEqFilter(raw, field string, values []string, bare bool) (string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", nil
 	}
@@ -153,8 +170,9 @@ func parseFilter(raw, field string, values []string) (string, error) {
 	if len(parts) != 3 || !strings.EqualFold(parts[0], field) || !strings.EqualFold(parts[1], "eq") {
 		return "", bad
 	}
-	value, ok := strings.CutPrefix(parts[2], "'")
-	if value, ok = strings.CutSuffix(value, "'"); !ok {
+	value, quoted := strings.CutPrefix(parts[2], "'")
+	value, closed := strings.CutSuffix(value, "'")
+	if quoted != closed || (!quoted && !bare) {
 		return "", bad
 	}
 	for _, v := range values {
@@ -168,17 +186,34 @@ func parseFilter(raw, field string, values []string) (string, error) {
 // historyQuery is the visibility query for k's runs, of one status or of
 // any.
 func historyQuery(k jobs.Key, status string) string {
-	conds := []string{
-		jobs.AttrKind.GetName() + " = " + quote(jobs.KindRun),
-		jobs.AttrSubscription.GetName() + " = " + quote(k.Subscription),
-		jobs.AttrResourceGroup.GetName() + " = " + quote(k.ResourceGroup),
-		jobs.AttrCollection.GetName() + " = " + quote(k.Collection),
-		jobs.AttrJob.GetName() + " = " + quote(k.Job),
-	}
+	var extra []string
 	if status != "" {
-		conds = append(conds, jobs.AttrStatus.GetName()+" = "+quote(status))
+		extra = append(extra, jobs.AttrStatus.GetName()+" = "+quote(status))
 	}
-	return strings.Join(conds, " AND ")
+	return scopeQuery(jobs.KindRun, k, extra...)
+}
+
+// scopeQuery is the visibility query for the workflows of one kind within
+// k: its subscription and, when set, its resource group, collection and
+// job; extra conditions are ANDed on.
+func scopeQuery(kind string, k jobs.Key, extra ...string) string {
+	conds := []string{
+		jobs.AttrKind.GetName() + " = " + quote(kind),
+		jobs.AttrSubscription.GetName() + " = " + quote(k.Subscription),
+	}
+	for _, part := range []struct {
+		attr  string
+		value string
+	}{
+		{jobs.AttrResourceGroup.GetName(), k.ResourceGroup},
+		{jobs.AttrCollection.GetName(), k.Collection},
+		{jobs.AttrJob.GetName(), k.Job},
+	} {
+		if part.value != "" {
+			conds = append(conds, part.attr+" = "+quote(part.value))
+		}
+	}
+	return strings.Join(append(conds, extra...), " AND ")
 }
 
 // quote makes s a string literal of Temporal's visibility query language,
@@ -212,29 +247,41 @@ func (s *Server) historyRuns(ctx context.Context, query string, wantRows int) ([
 // rows.
 func (s *Server) listRuns(ctx context.Context, query string, wantRows int) ([]historyRun, error) {
 	var (
-		runs  []historyRun
-		rows  int
-		token []byte
+		runs []historyRun
+		rows int
 	)
+	err := s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
+		run, ok := s.decodeRun(e)
+		if !ok {
+			return true
+		}
+		runs, rows = append(runs, run), rows+len(run.rows)
+		return len(runs) < maxHistoryRuns && (wantRows <= 0 || rows < wantRows)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return runs, nil
+}
+
+// listWorkflows calls visit with each execution the visibility query
+// finds, page by page, until there are no more or visit returns false.
+func (s *Server) listWorkflows(ctx context.Context, query string, visit func(*workflowpb.WorkflowExecutionInfo) bool) error {
+	var token []byte
 	for {
 		resp, err := s.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: s.namespace, PageSize: historyListPage, NextPageToken: token, Query: query,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, e := range resp.GetExecutions() {
-			run, ok := s.decodeRun(e)
-			if !ok {
-				continue
-			}
-			runs, rows = append(runs, run), rows+len(run.rows)
-			if len(runs) >= maxHistoryRuns || (wantRows > 0 && rows >= wantRows) {
-				return runs, nil
+			if !visit(e) {
+				return nil
 			}
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return runs, nil
+			return nil
 		}
 	}
 }

@@ -1,0 +1,366 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+func TestParseJobStateFilter(t *testing.T) {
+	for _, tc := range []struct {
+		raw, want string
+		ok        bool
+	}{
+		{"", "", true},
+		{"state eq 'Enabled'", "Enabled", true},
+		{"state eq Enabled", "Enabled", true},
+		{"state eq disabled", "Disabled", true},
+		{"STATE Eq 'COMPLETED'", "Completed", true},
+		{"state eq faulted", "Faulted", true},
+		{"state eq 'Enabled", "", false},
+		{"state eq Enabled'", "", false},
+		{"state eq ''", "", false},
+		{"state eq Running", "", false},
+		{"status eq 'Enabled'", "", false},
+		{"state ne 'Enabled'", "", false},
+		{"state eq 'Enabled' or state eq 'Disabled'", "", false},
+	} {
+		got, err := parseEqFilter(tc.raw, "state", jobStates, true)
+		if !tc.ok {
+			var apiErr *apiError
+			require.ErrorAs(t, err, &apiErr, tc.raw)
+			assert.Equal(t, codeInvalidFilter, apiErr.code, tc.raw)
+			continue
+		}
+		require.NoError(t, err, tc.raw)
+		assert.Equal(t, tc.want, got, tc.raw)
+	}
+}
+
+func TestJobsQuery(t *testing.T) {
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "ignored"}
+	assert.Equal(t, "RecurKind = 'job' AND RecurSubscription = 'sub1' AND RecurResourceGroup = 'rg1' "+
+		"AND RecurCollection = 'coll1' AND ExecutionStatus = 'Running'", jobsQuery(k, ""))
+	assert.True(t, strings.HasSuffix(jobsQuery(k, "Disabled"), " AND ExecutionStatus = 'Running' AND RecurState = 'Disabled'"))
+	assert.Equal(t, "RecurKind = 'collection' AND RecurSubscription = 'it\\'s' AND ExecutionStatus = 'Running'",
+		scopeQuery(jobs.KindCollection, jobs.Key{Subscription: "it's"}, running))
+}
+
+// listFake is a Temporal client with collection and job workflows: it
+// lists the executions whose kind the query names and answers their
+// queries.
+type listFake struct {
+	client.Client
+	executions []*workflowpb.WorkflowExecutionInfo // in the store's order
+	views      map[string]any                      // workflow ID -> CollectionView or JobView
+	undefined  map[string]bool                     // started, never defined
+	failing    string                              // a workflow whose query fails
+	mu         sync.Mutex
+	queries    []string
+}
+
+func newListFake() *listFake {
+	return &listFake{views: map[string]any{}, undefined: map[string]bool{}}
+}
+
+func (f *listFake) addCollection(t *testing.T, rg, name string) {
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: rg, Collection: name}
+	coll := jobs.Collection{Properties: jobs.CollectionProperties{}}
+	require.NoError(t, coll.Normalize(k))
+	f.views[k.CollectionWorkflowID()] = jobs.CollectionView{Collection: coll}
+	f.executions = append(f.executions, execution(t, k, jobs.KindCollection))
+}
+
+func (f *listFake) addJob(t *testing.T, name string, deleted bool) {
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: name}
+	f.views[k.JobWorkflowID()] = jobs.JobView{Job: jobs.Job{ID: k.JobID(), Name: "coll1/" + name}, Deleted: deleted}
+	f.executions = append(f.executions, execution(t, k, jobs.KindJob))
+}
+
+func execution(t *testing.T, k jobs.Key, kind string) *workflowpb.WorkflowExecutionInfo {
+	t.Helper()
+	id := k.JobWorkflowID()
+	if kind == jobs.KindCollection {
+		id = k.CollectionWorkflowID()
+	}
+	fields := map[string]*commonpb.Payload{}
+	for name, v := range map[string]string{
+		jobs.AttrKind.GetName(): kind, jobs.AttrSubscription.GetName(): k.Subscription,
+		jobs.AttrResourceGroup.GetName(): k.ResourceGroup, jobs.AttrCollection.GetName(): k.Collection,
+	} {
+		p, err := converter.GetDefaultDataConverter().ToPayload(v)
+		require.NoError(t, err)
+		fields[name] = p
+	}
+	if k.Job != "" {
+		p, err := converter.GetDefaultDataConverter().ToPayload(k.Job)
+		require.NoError(t, err)
+		fields[jobs.AttrJob.GetName()] = p
+	}
+	return &workflowpb.WorkflowExecutionInfo{
+		Execution:        &commonpb.WorkflowExecution{WorkflowId: id},
+		SearchAttributes: &commonpb.SearchAttributes{IndexedFields: fields},
+	}
+}
+
+type viewValue struct{ v any }
+
+func (v viewValue) HasValue() bool { return true }
+func (v viewValue) Get(p any) error {
+	reflect.ValueOf(p).Elem().Set(reflect.ValueOf(v.v))
+	return nil
+}
+
+func (f *listFake) QueryWorkflow(_ context.Context, id, _, _ string, _ ...any) (converter.EncodedValue, error) {
+	switch {
+	case id == f.failing:
+		return nil, errors.New("query timed out")
+	case f.undefined[id]:
+		// What the client returns when a query handler fails.
+		failure := temporal.GetDefaultFailureConverter().ErrorToFailure(jobs.NotFound(id).ToApplicationError())
+		return nil, serviceerror.NewQueryFailedWithFailure(id+" was not found", failure)
+	}
+	v, ok := f.views[id]
+	if !ok {
+		return nil, serviceerror.NewNotFound("workflow not found for ID: " + id)
+	}
+	return viewValue{v}, nil
+}
+
+func (f *listFake) ListWorkflow(_ context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	f.mu.Lock()
+	f.queries = append(f.queries, req.Query)
+	f.mu.Unlock()
+	var matching []*workflowpb.WorkflowExecutionInfo
+	for _, e := range f.executions {
+		var kind, rg string
+		fields := e.GetSearchAttributes().GetIndexedFields()
+		_ = converter.GetDefaultDataConverter().FromPayload(fields[jobs.AttrKind.GetName()], &kind)
+		_ = converter.GetDefaultDataConverter().FromPayload(fields[jobs.AttrResourceGroup.GetName()], &rg)
+		if strings.Contains(req.Query, "RecurKind = "+quote(kind)) &&
+			(!strings.Contains(req.Query, "RecurResourceGroup") || strings.Contains(req.Query, "RecurResourceGroup = "+quote(rg))) {
+			matching = append(matching, e)
+		}
+	}
+	// Two executions a page, to exercise paging.
+	start := 0
+	if len(req.NextPageToken) > 0 {
+		start = int(req.NextPageToken[0])
+	}
+	end := min(start+2, len(matching))
+	resp := &workflowservice.ListWorkflowExecutionsResponse{Executions: matching[start:end]}
+	if end < len(matching) {
+		resp.NextPageToken = []byte{byte(end)}
+	}
+	return resp, nil
+}
+
+func (f *listFake) lastQuery() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.queries) == 0 {
+		return ""
+	}
+	return f.queries[len(f.queries)-1]
+}
+
+func getList(t *testing.T, f client.Client, target string) (int, map[string]any) {
+	t.Helper()
+	h := New(f, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	var body map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
+	return rec.Code, body
+}
+
+// names returns the name of each value of a list answer.
+func names(t *testing.T, body map[string]any) []string {
+	t.Helper()
+	value, ok := body["value"].([]any)
+	require.True(t, ok, "value is an array: %v", body)
+	out := []string{}
+	for _, v := range value {
+		out = append(out, v.(map[string]any)["name"].(string))
+	}
+	return out
+}
+
+const (
+	subPath  = "/subscriptions/sub1/providers/Microsoft.Scheduler/jobCollections"
+	rgPath   = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections"
+	jobsPath = rgPath + "/coll1/jobs"
+	version  = "?api-version=2016-03-01"
+)
+
+func TestListCollections(t *testing.T) {
+	f := newListFake()
+	f.addCollection(t, "rg2", "beta")
+	f.addCollection(t, "rg1", "coll1")
+	f.addCollection(t, "rg2", "alpha")
+	f.addCollection(t, "rg1", "beta")
+	f.addCollection(t, "rg1", "never-defined")
+	f.undefined["collection:sub1/rg1/never-defined"] = true
+	f.executions = append(f.executions, f.executions[0]) // seen twice, as in a continue-as-new
+
+	status, body := getList(t, f, subPath+version)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"alpha", "beta", "beta", "coll1"}, names(t, body))
+	value := body["value"].([]any)
+	assert.Equal(t, "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/beta",
+		value[1].(map[string]any)["id"], "same names sort by resource group")
+	assert.NotContains(t, body, "nextLink")
+	assert.Equal(t, "RecurKind = 'collection' AND RecurSubscription = 'sub1' AND ExecutionStatus = 'Running'", f.lastQuery())
+
+	status, body = getList(t, f, rgPath+version)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"beta", "coll1"}, names(t, body))
+	assert.Contains(t, f.lastQuery(), "RecurResourceGroup = 'rg1'")
+
+	status, body = getList(t, f, subPath+version+"&$top=2")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"alpha", "beta"}, names(t, body))
+	next, ok := body["nextLink"].(string)
+	require.True(t, ok, body)
+	assert.Equal(t, "http://example.com"+subPath+"?$skip=2&$top=2&api-version=2016-03-01", next)
+	// The page of the never-defined collection comes out short.
+	_, body = getList(t, f, strings.TrimPrefix(next, "http://example.com"))
+	assert.Equal(t, []string{"beta", "coll1"}, names(t, body))
+	assert.Contains(t, body, "nextLink")
+	_, body = getList(t, f, subPath+version+"&$top=2&$skip=4")
+	assert.Equal(t, []string{}, names(t, body))
+	assert.NotContains(t, body, "nextLink")
+
+	for _, tc := range []struct {
+		target, code string
+		status       int
+	}{
+		{subPath, "MissingApiVersionParameter", http.StatusBadRequest},
+		{subPath + version + "&$top=101", codeInvalidQuery, http.StatusBadRequest},
+		{subPath + version + "&$skip=-1", codeInvalidQuery, http.StatusBadRequest},
+		{"/subscriptions/bad%20name/providers/Microsoft.Scheduler/jobCollections" + version, jobs.CodeInvalidName, http.StatusBadRequest},
+		{"/subscriptions/sub1/resourceGroups/-rg/providers/Microsoft.Scheduler/jobCollections" + version, jobs.CodeInvalidName, http.StatusBadRequest},
+	} {
+		status, body := getList(t, f, tc.target)
+		assert.Equal(t, tc.status, status, tc.target)
+		assert.Equal(t, tc.code, body["error"].(map[string]any)["code"], tc.target)
+	}
+
+	f.failing = "collection:sub1/rg1/beta"
+	status, body = getList(t, f, subPath+version)
+	assert.Equal(t, http.StatusInternalServerError, status, body)
+}
+
+func TestListJobs(t *testing.T) {
+	f := newListFake()
+	f.addCollection(t, "rg1", "coll1")
+	for _, name := range []string{"j3", "j1", "gone", "j5", "j2", "j4", "new"} {
+		f.addJob(t, name, name == "gone")
+	}
+	f.undefined["job:sub1/rg1/coll1/new"] = true
+
+	status, body := getList(t, f, jobsPath+version)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"coll1/j1", "coll1/j2", "coll1/j3", "coll1/j4", "coll1/j5"}, names(t, body),
+		"sorted; the deleted job and the undefined one left out")
+	assert.NotContains(t, body, "nextLink")
+	assert.Equal(t, jobsQuery(jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}, ""), f.lastQuery())
+
+	// Sorted keys: gone j1 j2 j3 j4 j5 new.
+	status, body = getList(t, f, jobsPath+version+"&$top=2&$skip=1")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"coll1/j1", "coll1/j2"}, names(t, body))
+	assert.Equal(t, "http://example.com"+jobsPath+"?$skip=3&$top=2&api-version=2016-03-01", body["nextLink"])
+
+	status, body = getList(t, f, jobsPath+version+"&$filter=state%20eq%20disabled")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.True(t, strings.HasSuffix(f.lastQuery(), " AND RecurState = 'Disabled'"), f.lastQuery())
+
+	for _, tc := range []struct {
+		target, code string
+		status       int
+	}{
+		{jobsPath + version + "&$filter=state%20eq%20Running", codeInvalidFilter, http.StatusBadRequest},
+		{jobsPath + version + "&$top=0", codeInvalidQuery, http.StatusBadRequest},
+		{rgPath + "/nope/jobs" + version, jobs.CodeNotFound, http.StatusNotFound},
+	} {
+		n := len(f.queries)
+		status, body := getList(t, f, tc.target)
+		assert.Equal(t, tc.status, status, tc.target)
+		assert.Equal(t, tc.code, body["error"].(map[string]any)["code"], tc.target)
+		assert.Len(t, f.queries, n, "%s: nothing listed", tc.target)
+	}
+
+	f.undefined["collection:sub1/rg1/coll1"] = true
+	status, body = getList(t, f, jobsPath+version)
+	assert.Equal(t, http.StatusNotFound, status, "a collection never defined: %v", body)
+	delete(f.undefined, "collection:sub1/rg1/coll1")
+
+	f.failing = "job:sub1/rg1/coll1/j4"
+	status, body = getList(t, f, jobsPath+version)
+	assert.Equal(t, http.StatusInternalServerError, status, body)
+}
+
+func TestQueryEach(t *testing.T) {
+	var keys []jobs.Key
+	for i := range 50 {
+		keys = append(keys, jobs.Key{Job: string(rune('a' + i))})
+	}
+	var active, peak atomic.Int32
+	got, err := queryEach(context.Background(), keys, func(_ context.Context, k jobs.Key) (string, error) {
+		n := active.Add(1)
+		defer active.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(time.Millisecond) // let the others pile up
+		if k.Job == "c" {
+			return "", jobs.NotFound("c")
+		}
+		return k.Job, nil
+	})
+	require.NoError(t, err)
+	require.Len(t, got, 49)
+	assert.Equal(t, []string{"a", "b", "d"}, got[:3], "in order, the missing one left out")
+	assert.LessOrEqual(t, peak.Load(), int32(listConcurrency))
+	assert.Greater(t, peak.Load(), int32(1), "concurrent")
+
+	boom := errors.New("boom")
+	_, err = queryEach(context.Background(), keys, func(ctx context.Context, k jobs.Key) (string, error) {
+		if k.Job == "x" {
+			return "", boom
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+			return k.Job, nil
+		}
+	})
+	require.ErrorIs(t, err, boom)
+}
