@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
 )
 
 // MaxJobSize is the largest job definition accepted (Azure's limit).
@@ -114,8 +115,7 @@ func (s *Server) putJob(c *gin.Context) {
 	}
 	var added jobs.PutResult
 	if err == nil {
-		added, err = s.update(ctx, k.CollectionWorkflowID(), jobs.UpdateAddJob, jobs.AddJobRequest{Job: k.Job})
-		err = notFoundAs(err, "job collection "+k.Collection)
+		added, err = s.addJob(ctx, k, job)
 	}
 	if err != nil {
 		writeError(c, s.log, err)
@@ -170,6 +170,22 @@ func (s *Server) deleteJob(c *gin.Context) {
 	}
 	c.Status(http.StatusOK)
 }
+
+// addJob records the job in its collection, or confirms it is there: the
+// collection checks its quotas (how many jobs, how often one runs).
+func (s *Server) addJob(ctx context.Context, k jobs.Key, job jobs.Job) (jobs.PutResult, error) {
+	req := jobs.AddJobRequest{Job: k.Job}
+	now := time.Now().UTC()
+	if rule, err := recurrence.Compile(job.Properties.Schedule(), now); err == nil {
+		req.ShortestGap, _ = rule.ShortestGap(now, shortestGapSample)
+	}
+	res, err := s.update(ctx, k.CollectionWorkflowID(), jobs.UpdateAddJob, req)
+	return res, notFoundAs(err, "job collection "+k.Collection)
+}
+
+// shortestGapSample is how many occurrences the maxRecurrence quota
+// looks at.
+const shortestGapSample = 500
 
 // job returns the job k names, or a NotFound error when there is none or
 // it was deleted.
@@ -244,6 +260,9 @@ func (s *Server) patchJob(c *gin.Context) {
 	}
 	if err == nil {
 		err = job.Normalize(k, time.Now().UTC())
+	}
+	if err == nil {
+		_, err = s.addJob(ctx, k, job)
 	}
 	var defined jobs.Job
 	if err == nil {

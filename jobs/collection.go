@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Collection is a job collection in Azure's JSON shape.
@@ -49,6 +50,54 @@ const (
 // Skus lists the sku names in the service's spelling.
 var Skus = []string{"Free", "Standard", "P10Premium", "P20Premium"}
 
+// skuLimit is what a sku allows: its jobs, and how often a job may recur
+// at most (Azure Scheduler's documented quotas).
+type skuLimit struct {
+	maxJobs int
+	every   MaxRecurrence
+}
+
+var skuLimits = map[string]skuLimit{
+	"Free":       {5, MaxRecurrence{Frequency: "Hour", Interval: 1}},
+	"Standard":   {50, MaxRecurrence{Frequency: "Minute", Interval: 1}},
+	"P10Premium": {50, MaxRecurrence{Frequency: "Minute", Interval: 1}},
+	"P20Premium": {1000, MaxRecurrence{Frequency: "Minute", Interval: 1}},
+}
+
+// recurrenceUnits are the frequencies of maxRecurrence and the shortest
+// time each can mean (a month can be 28 days).
+var recurrenceUnits = map[string]time.Duration{
+	"Minute": time.Minute, "Hour": time.Hour, "Day": 24 * time.Hour, "Week": 7 * 24 * time.Hour, "Month": 28 * 24 * time.Hour,
+}
+
+// dstSlack forgives the hour or two a DST change takes from a day: a job
+// at 02:30 every day in Berlin still runs "daily".
+const dstSlack = 2 * time.Hour
+
+// Period returns the shortest gap m allows between two runs.
+func (m MaxRecurrence) Period() time.Duration {
+	unit := recurrenceUnits[m.Frequency]
+	gap := unit * time.Duration(m.Interval)
+	if unit >= 24*time.Hour {
+		gap -= dstSlack
+	}
+	return gap
+}
+
+// CheckRecurrence returns a quota error when a job whose occurrences come
+// as close as gap (0: a one-time job) would recur more often than the
+// collection allows.
+func (c *Collection) CheckRecurrence(gap time.Duration) error {
+	q := c.Properties.Quota
+	if gap <= 0 || q == nil || q.MaxRecurrence == nil || gap >= q.MaxRecurrence.Period() {
+		return nil
+	}
+	m := q.MaxRecurrence
+	return &Error{Code: CodeQuotaExceeded, Target: "properties.recurrence",
+		Message: fmt.Sprintf("the job runs as often as every %s, but job collection %s allows at most once every %d %s(s) (quota.maxRecurrence)",
+			gap, c.Name, m.Interval, strings.ToLower(m.Frequency))}
+}
+
 // Normalize validates a collection definition from a PUT and fills in the
 // defaults (sku Standard, state Enabled), spelling enums as the service
 // did. Identity fields (id, type, name) are set from k.
@@ -73,9 +122,46 @@ func (c *Collection) Normalize(k Key) error {
 			Message: fmt.Sprintf("state %q is not Enabled or Disabled", p.State)}
 	}
 	p.State = state
-	if q := p.Quota; q != nil && q.MaxJobCount != nil && *q.MaxJobCount < 1 {
+	return p.normalizeQuota()
+}
+
+// normalizeQuota fills the sku's defaults into the quota and refuses a
+// quota the sku does not allow.
+func (p *CollectionProperties) normalizeQuota() error {
+	limit := skuLimits[p.Sku.Name]
+	if p.Quota == nil {
+		p.Quota = &Quota{}
+	}
+	q := p.Quota
+	if q.MaxJobCount == nil {
+		n := limit.maxJobs
+		q.MaxJobCount = &n
+	}
+	if n := *q.MaxJobCount; n < 1 || n > limit.maxJobs {
 		return &Error{Code: CodeInvalidRequest, Target: "properties.quota.maxJobCount",
-			Message: fmt.Sprintf("maxJobCount must be at least 1, not %d", *q.MaxJobCount)}
+			Message: fmt.Sprintf("maxJobCount must be between 1 and %d for sku %s, not %d", limit.maxJobs, p.Sku.Name, n)}
+	}
+	if q.MaxRecurrence == nil {
+		every := limit.every
+		q.MaxRecurrence = &every
+	}
+	m := q.MaxRecurrence
+	freq, ok := canonical(m.Frequency, []string{"Minute", "Hour", "Day", "Week", "Month"})
+	if !ok {
+		return &Error{Code: CodeInvalidRequest, Target: "properties.quota.maxRecurrence.frequency",
+			Message: fmt.Sprintf("frequency %q is not one of Minute, Hour, Day, Week, Month", m.Frequency)}
+	}
+	m.Frequency = freq
+	if m.Interval == 0 {
+		m.Interval = 1
+	}
+	if m.Interval < 1 {
+		return &Error{Code: CodeInvalidRequest, Target: "properties.quota.maxRecurrence.interval",
+			Message: fmt.Sprintf("interval must be at least 1, not %d", m.Interval)}
+	}
+	if m.Period() < limit.every.Period() {
+		return &Error{Code: CodeInvalidRequest, Target: "properties.quota.maxRecurrence",
+			Message: fmt.Sprintf("sku %s allows jobs at most once every %d %s(s)", p.Sku.Name, limit.every.Interval, strings.ToLower(limit.every.Frequency))}
 	}
 	return nil
 }

@@ -39,9 +39,11 @@ type PutResult struct {
 	Created bool
 }
 
-// AddJobRequest records a job in its collection, checking the quota.
+// AddJobRequest records a job in its collection (or confirms it is
+// there), checking the quota: how many jobs, and how often one may run.
 type AddJobRequest struct {
-	Job string
+	Job         string
+	ShortestGap time.Duration // between the job's occurrences; 0 for a one-time job
 }
 
 // RemoveJobRequest forgets a deleted job.

@@ -127,3 +127,29 @@ func (r *Rule) Preview(from time.Time, n int) []time.Time {
 	}
 	return out
 }
+
+// ShortestGap returns the shortest time between two consecutive
+// occurrences among the first n at or after from (and after the anchor),
+// and false when there are fewer than two. Schedules expand a frequency
+// (a daily job at 5:15 and 5:45 runs 30 minutes apart), so quotas on how
+// often a job may run look at this, not at frequency x interval.
+func (r *Rule) ShortestGap(from time.Time, n int) (time.Duration, bool) {
+	if r.once {
+		return 0, false
+	}
+	if from.Before(r.anchor) {
+		from = r.anchor
+	}
+	prev, ok := r.within(r.gen.atOrAfter(from))
+	shortest, found := time.Duration(0), false
+	for i := 1; ok && i < n; i++ {
+		var next time.Time
+		if next, ok = r.Next(prev); ok {
+			if gap := next.Sub(prev); !found || gap < shortest {
+				shortest, found = gap, true
+			}
+			prev = next
+		}
+	}
+	return shortest, found
+}

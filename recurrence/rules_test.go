@@ -213,3 +213,23 @@ func TestNextCostDoesNotDependOnStartDistance(t *testing.T) {
 	require.Zero(t, next.Unix()%(7*60))
 	require.True(t, next.After(after) && next.Sub(after) <= 7*time.Minute)
 }
+
+func TestShortestGapLooksAtOccurrencesNotFrequency(t *testing.T) {
+	now := at(t, "2026-06-01T00:00:00Z")
+	for props, want := range map[string]time.Duration{
+		`{"startTime":"2026-06-01T00:00:00Z","recurrence":{"frequency":"Day","schedule":{"hours":[5],"minutes":[15,45]}}}`:    30 * time.Minute,
+		`{"startTime":"2026-06-01T00:00:00Z","recurrence":{"frequency":"Hour","interval":3}}`:                                 3 * time.Hour,
+		`{"startTime":"2026-06-01T00:00:00Z","recurrence":{"frequency":"Week","schedule":{"weekDays":["monday","tuesday"]}}}`: 24 * time.Hour,
+		`{"startTime":"2026-06-01T00:00:00Z","recurrence":{"frequency":"Month","schedule":{"monthDays":[1,-1]}}}`:             24 * time.Hour,
+	} {
+		r, err := recurrence.Compile(defOf(t, props), now)
+		require.NoError(t, err)
+		gap, ok := r.ShortestGap(now, 500)
+		require.True(t, ok, props)
+		require.Equal(t, want, gap, props)
+	}
+	r, err := recurrence.Compile(defOf(t, `{"startTime":"2026-06-01T00:00:00Z"}`), now)
+	require.NoError(t, err)
+	_, ok := r.ShortestGap(now, 500)
+	require.False(t, ok, "a one-time job has no gap")
+}

@@ -104,6 +104,9 @@ func (c *collection) addJob(_ workflow.Context, req jobs.AddJobRequest) (jobs.Pu
 	if err := c.validateAddJob(nil, req); err != nil {
 		return jobs.PutResult{}, err
 	}
+	if err := c.Collection.CheckRecurrence(req.ShortestGap); err != nil {
+		return jobs.PutResult{}, toWire(err)
+	}
 	i, found := slices.BinarySearch(c.Jobs, req.Job)
 	if found {
 		return jobs.PutResult{Created: false}, nil
