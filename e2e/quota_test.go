@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func httpJob(uri string, recurrence map[string]any) map[string]any {
+	props := map[string]any{
+		"startTime": time.Now().UTC().Add(time.Hour).Truncate(time.Second).Format(time.RFC3339),
+		"action":    map[string]any{"type": "Http", "request": map[string]any{"uri": uri, "method": "GET"}},
+	}
+	if recurrence != nil {
+		props["recurrence"] = recurrence
+	}
+	return map[string]any{"properties": props}
+}
+
+func TestFreeSkuQuotas(t *testing.T) {
+	s := newStack(t)
+	status, coll := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{"sku": map[string]any{"name": "free"}}})
+	require.Equal(t, http.StatusCreated, status, coll)
+	require.EqualValues(t, 5, path(coll, "properties", "quota", "maxJobCount"))
+	require.Equal(t, "Hour", path(coll, "properties", "quota", "maxRecurrence", "frequency"))
+
+	t.Run("a job more often than hourly is refused, even when frequency x interval looks fine", func(t *testing.T) {
+		status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/often", httpJob("http://127.0.0.1:9/", map[string]any{
+			"frequency": "Day", "schedule": map[string]any{"hours": []int{5}, "minutes": []int{15, 45}},
+		}))
+		require.Equal(t, http.StatusConflict, status, body)
+		require.Equal(t, "QuotaExceeded", path(body, "error", "code"))
+	})
+	t.Run("the sixth job is refused", func(t *testing.T) {
+		for i := range 5 {
+			status, body := s.do(t, http.MethodPut, fmt.Sprintf("%s/jobs/j%d", collectionPath, i), httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+			require.Equal(t, http.StatusCreated, status, body)
+		}
+		status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/j5", httpJob("http://127.0.0.1:9/", nil))
+		require.Equal(t, http.StatusConflict, status, body)
+		require.Contains(t, path(body, "error", "message"), "maximum of 5 jobs")
+		status, _ = s.do(t, http.MethodPut, collectionPath+"/jobs/j0", httpJob("http://127.0.0.1:9/", nil))
+		require.Equal(t, http.StatusOK, status, "redefining an existing job does not count twice")
+	})
+	t.Run("a quota above the sku's is a 400", func(t *testing.T) {
+		status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{
+			"sku": map[string]any{"name": "Free"}, "quota": map[string]any{"maxJobCount": 6}}})
+		require.Equal(t, http.StatusBadRequest, status, body)
+		require.Equal(t, "properties.quota.maxJobCount", path(body, "error", "target"))
+	})
+}
+
+// TestConcurrentPutsRespectMaxJobCount: 50 PUTs at once into a collection
+// allowing 10 jobs; exactly 10 succeed, the rest get 409.
+func TestConcurrentPutsRespectMaxJobCount(t *testing.T) {
+	s := newStack(t)
+	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{
+		"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": 10}}})
+	require.Equal(t, http.StatusCreated, status, body)
+
+	var wg sync.WaitGroup
+	statuses := make([]int, 50)
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i], _ = s.do(t, http.MethodPut, fmt.Sprintf("%s/jobs/race-%02d", collectionPath, i), httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+		}()
+	}
+	wg.Wait()
+	counts := map[int]int{}
+	for _, st := range statuses {
+		counts[st]++
+	}
+	require.Equal(t, map[int]int{http.StatusCreated: 10, http.StatusConflict: 40}, counts)
+	require.Eventually(t, func() bool {
+		_, list := s.do(t, http.MethodGet, collectionPath+"/jobs", nil)
+		items, _ := list["value"].([]any)
+		return len(items) == 10
+	}, 20*time.Second, 250*time.Millisecond, "a later list shows 10 jobs")
+}
