@@ -139,7 +139,7 @@ func jobsQuery(k jobs.Key, state string) string {
 func (s *Server) collection(ctx context.Context, k jobs.Key) (jobs.Collection, error) {
 	var view jobs.CollectionView
 	err := s.query(ctx, k.CollectionWorkflowID(), jobs.QueryCollection, &view)
-	return view.Collection, notFoundAs(queryFailure(err), "job collection "+k.Collection)
+	return view.Collection, notFoundAs(err, "job collection "+k.Collection)
 }
 
 // listKeys returns the keys of the workflows the query finds, sorted by
@@ -229,7 +229,7 @@ func queryEach[T any](ctx context.Context, keys []jobs.Key, get func(context.Con
 			switch {
 			case err == nil:
 				results[i], found[i] = v, true
-			case !isNotFound(queryFailure(err)):
+			case !isNotFound(err):
 				mu.Lock()
 				if failed == nil {
 					failed = err
@@ -250,17 +250,6 @@ func queryEach[T any](ctx context.Context, keys []jobs.Key, get func(context.Con
 		}
 	}
 	return out, nil
-}
-
-// queryFailure turns a failed query's failure back into the error the
-// query handler returned (a business error travels as an application
-// error of its code), so that the error mapping sees its code.
-func queryFailure(err error) error {
-	var failed *serviceerror.QueryFailed
-	if errors.As(err, &failed) && failed.Failure != nil {
-		return temporal.GetDefaultFailureConverter().FailureToError(failed.Failure)
-	}
-	return err
 }
 
 // isNotFound reports whether err says the resource does not exist.

@@ -2,9 +2,12 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -62,7 +65,18 @@ func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWork
 func (s *Server) query(ctx context.Context, workflowID, name string, result any) error {
 	resp, err := s.temporal.QueryWorkflow(ctx, workflowID, "", name)
 	if err != nil {
-		return err
+		return queryFailure(err)
 	}
 	return resp.Get(result)
+}
+
+// queryFailure turns a failed query's failure back into the error the
+// query handler returned (a business error travels as an application
+// error of its code), so that the error mapping sees its code.
+func queryFailure(err error) error {
+	var failed *serviceerror.QueryFailed
+	if errors.As(err, &failed) && failed.Failure != nil {
+		return temporal.GetDefaultFailureConverter().FailureToError(failed.Failure)
+	}
+	return err
 }
