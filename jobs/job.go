@@ -278,6 +278,8 @@ func (r *HTTPRequest) validate(path, typ string) error {
 		return invalidf(path+".headers", "%d headers; at most %d are allowed", len(r.Headers), MaxHeaders)
 	}
 	size := 0
+	// A sum does not depend on the order: deterministic in workflows too.
+	//workflowcheck:ignore
 	for name, value := range r.Headers {
 		size += len(name) + len(value)
 	}

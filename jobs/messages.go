@@ -16,16 +16,20 @@ const (
 // Message names: a wire contract, never renamed.
 const (
 	// Collection workflow.
-	UpdatePutCollection = "putCollection" // PutCollectionRequest -> PutResult
-	UpdateAddJob        = "addJob"        // AddJobRequest -> PutResult
-	UpdateRemoveJob     = "removeJob"     // RemoveJobRequest -> struct{}
-	QueryCollection     = "collection"    // -> CollectionView
+	UpdatePutCollection    = "putCollection"      // PutCollectionRequest -> PutResult
+	UpdateAddJob           = "addJob"             // AddJobRequest -> PutResult
+	UpdateRemoveJob        = "removeJob"          // RemoveJobRequest -> struct{}
+	UpdateCollectionState  = "setCollectionState" // CollectionStateRequest -> struct{}
+	UpdateDeleteCollection = "deleteCollection"   // DeleteCollectionRequest -> struct{}
+	QueryCollection        = "collection"         // -> CollectionView
 
 	// Job workflow.
 	UpdatePutJob    = "putJob"    // PutJobRequest -> Job
 	UpdateDeleteJob = "deleteJob" // DeleteJobRequest -> struct{}
 	UpdateRunNow    = "runNow"    // RunNowRequest -> struct{}
-	QueryJob        = "job"       // -> JobView
+	// SignalCollection tells a job what its collection did (CollectionSignal).
+	SignalCollection = "collection"
+	QueryJob         = "job" // -> JobView
 )
 
 // PutCollectionRequest creates or replaces a collection's definition.
@@ -51,10 +55,27 @@ type RemoveJobRequest struct {
 	Job string
 }
 
-// CollectionView is a collection with the names of its jobs.
+// CollectionView is a collection with the names of its jobs, or Deleted.
 type CollectionView struct {
 	Collection Collection
 	Jobs       []string
+	Deleted    bool
+}
+
+// CollectionStateRequest enables or disables a collection and every job
+// in it.
+type CollectionStateRequest struct {
+	State string // CollectionEnabled or CollectionDisabled
+}
+
+// DeleteCollectionRequest deletes a collection and every job in it.
+type DeleteCollectionRequest struct{}
+
+// CollectionSignal is what a collection sends its jobs: a new state
+// (Enabled or Disabled), or that they are deleted.
+type CollectionSignal struct {
+	State   State `json:",omitempty"`
+	Deleted bool  `json:",omitempty"`
 }
 
 // CollectionInput starts a collection workflow, or continues one as new

@@ -33,6 +33,7 @@ func Collection(ctx workflow.Context, in jobs.CollectionInput) error {
 type collection struct {
 	jobs.CollectionInput
 	updates int
+	deleted bool
 }
 
 func (c *collection) run(ctx workflow.Context) error {
@@ -40,7 +41,7 @@ func (c *collection) run(ctx workflow.Context) error {
 		return err
 	}
 	err := workflow.Await(ctx, func() bool {
-		return c.updates >= maxCollectionUpdates || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+		return c.deleted || c.updates >= maxCollectionUpdates || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 	})
 	if err != nil {
 		return err
@@ -48,12 +49,15 @@ func (c *collection) run(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
+	if c.deleted {
+		return nil
+	}
 	return workflow.NewContinueAsNewError(ctx, jobs.CollectionWorkflowName, c.CollectionInput)
 }
 
 func (c *collection) register(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, jobs.QueryCollection, func() (jobs.CollectionView, error) {
-		if c.Collection == nil {
+		if c.Collection == nil || c.deleted {
 			return jobs.CollectionView{}, jobs.NotFound("job collection " + c.Key.Collection).ToApplicationError()
 		}
 		return jobs.CollectionView{Collection: *c.Collection, Jobs: c.Jobs}, nil
@@ -68,10 +72,21 @@ func (c *collection) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: c.validateAddJob}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateCollectionState, c.setState,
+		workflow.UpdateHandlerOptions{Validator: c.validateSetState}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateDeleteCollection, c.delete,
+		workflow.UpdateHandlerOptions{Validator: c.validateExists}); err != nil {
+		return err
+	}
 	return workflow.SetUpdateHandler(ctx, jobs.UpdateRemoveJob, c.removeJob)
 }
 
 func (c *collection) validatePut(_ workflow.Context, req jobs.PutCollectionRequest) error {
+	if c.deleted {
+		return jobs.NotFound("job collection " + c.Key.Collection).ToApplicationError()
+	}
 	if err := req.Collection.Normalize(c.Key); err != nil {
 		return toWire(err)
 	}
@@ -90,7 +105,7 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 }
 
 func (c *collection) validateAddJob(_ workflow.Context, req jobs.AddJobRequest) error {
-	if c.Collection == nil {
+	if c.Collection == nil || c.deleted {
 		return (&jobs.Error{Code: jobs.CodeCollectionMissing,
 			Message: "job collection " + c.Key.Collection + " was not found"}).ToApplicationError()
 	}
@@ -125,4 +140,53 @@ func (c *collection) removeJob(_ workflow.Context, req jobs.RemoveJobRequest) (s
 		c.Jobs = slices.Delete(c.Jobs, i, i+1)
 	}
 	return struct{}{}, nil
+}
+
+func (c *collection) validateExists(workflow.Context, jobs.DeleteCollectionRequest) error {
+	if c.Collection == nil || c.deleted {
+		return jobs.NotFound("job collection " + c.Key.Collection).ToApplicationError()
+	}
+	return nil
+}
+
+func (c *collection) validateSetState(ctx workflow.Context, req jobs.CollectionStateRequest) error {
+	if err := c.validateExists(ctx, jobs.DeleteCollectionRequest{}); err != nil {
+		return err
+	}
+	if req.State != jobs.CollectionEnabled && req.State != jobs.CollectionDisabled {
+		return (&jobs.Error{Code: jobs.CodeInvalidRequest, Message: "state must be Enabled or Disabled, not " + req.State}).ToApplicationError()
+	}
+	return nil
+}
+
+// setState enables or disables the collection and tells every job.
+func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequest) (struct{}, error) {
+	c.updates++
+	c.Collection.Properties.State = req.State
+	c.tellJobs(ctx, jobs.CollectionSignal{State: jobs.State(req.State)})
+	return struct{}{}, workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.State))
+}
+
+// delete deletes every job of the collection, then the collection: its
+// workflow ends once this update has answered.
+func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest) (struct{}, error) {
+	c.tellJobs(ctx, jobs.CollectionSignal{Deleted: true})
+	c.Jobs, c.deleted = nil, true
+	return struct{}{}, nil
+}
+
+// tellJobs signals every job of the collection and waits for the signals
+// to be delivered; a job whose workflow has ended is skipped.
+func (c *collection) tellJobs(ctx workflow.Context, sig jobs.CollectionSignal) {
+	futures := make([]workflow.Future, len(c.Jobs))
+	for i, name := range c.Jobs {
+		k := c.Key
+		k.Job = name
+		futures[i] = workflow.SignalExternalWorkflow(ctx, k.JobWorkflowID(), "", jobs.SignalCollection, sig)
+	}
+	for i, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Warn("signal job", "job", c.Jobs[i], "error", err)
+		}
+	}
 }

@@ -20,7 +20,40 @@ func (j *job) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: j.validateRunNow}); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandler(ctx, jobs.UpdateDeleteJob, j.delete)
+	if err := workflow.SetUpdateHandler(ctx, jobs.UpdateDeleteJob, j.delete); err != nil {
+		return err
+	}
+	ch := workflow.GetSignalChannel(ctx, jobs.SignalCollection)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var sig jobs.CollectionSignal
+			ch.Receive(ctx, &sig)
+			j.onCollection(ctx, sig)
+		}
+	})
+	return nil
+}
+
+// onCollection applies what the job's collection did: a deleted
+// collection deletes the job; enabling or disabling it enables or
+// disables the job, unless the job has ended (final states stay).
+func (j *job) onCollection(ctx workflow.Context, sig jobs.CollectionSignal) {
+	switch {
+	case sig.Deleted:
+		j.deleted = true
+		j.generation++
+	case j.state == nil:
+	case sig.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
+		j.state.Job.Properties.State = jobs.Disabled
+		j.generation++
+		j.settle(ctx)
+	case sig.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
+		def := j.state.Job
+		def.Properties.State = jobs.Enabled
+		if _, err := j.define(ctx, def); err != nil {
+			workflow.GetLogger(ctx).Error("enable job", "error", err)
+		}
+	}
 }
 
 func (j *job) query() (jobs.JobView, error) {
@@ -69,12 +102,17 @@ func (j *job) exists() error {
 // stay. A disabled job enabled again resumes at the next occurrence to
 // come.
 func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.Job, error) {
+	return j.define(ctx, req.Job)
+}
+
+// define makes def the job's definition, planned from now.
+func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 	c := created(ctx)
-	if err := req.Job.Normalize(j.key, c); err != nil {
+	if err := def.Normalize(j.key, c); err != nil {
 		return jobs.Job{}, toWire(err)
 	}
 	old := j.state
-	j.state = &jobs.JobState{Job: req.Job, Created: c}
+	j.state = &jobs.JobState{Job: def, Created: c}
 	if old != nil {
 		j.state.Job.Properties.Status = old.Job.Properties.Status
 		j.state.ConsecutiveFaults = old.ConsecutiveFaults
