@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -36,8 +37,9 @@ func key(c *gin.Context) (jobs.Key, error) {
 	return k, nil
 }
 
-// decode reads a JSON body of at most MaxJobSize bytes into v.
-func decode(c *gin.Context, v any) error {
+// decode reads a JSON body of at most MaxJobSize bytes into v, after
+// passing it through the filters.
+func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
 	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
 	if err != nil {
 		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "read body: " + err.Error()}
@@ -45,6 +47,9 @@ func decode(c *gin.Context, v any) error {
 	if len(data) > MaxJobSize {
 		return &apiError{status: http.StatusRequestEntityTooLarge, code: "RequestTooLarge",
 			message: fmt.Sprintf("the body is larger than the limit of %d bytes", MaxJobSize)}
+	}
+	for _, f := range filters {
+		data = f(data)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -55,6 +60,45 @@ func decode(c *gin.Context, v any) error {
 		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "invalid JSON: " + err.Error()}
 	}
 	return nil
+}
+
+// withoutStatus drops properties.status from a job body: it is read-only,
+// and clients PUT back what they GET.
+func withoutStatus(data []byte) []byte {
+	out, _ := dropStatus(data)
+	return out
+}
+
+// dropStatus returns data without properties.status (in any letter case)
+// and whether it had one. Bodies that are not JSON objects pass unchanged,
+// for decode to report.
+func dropStatus(data []byte) ([]byte, bool) {
+	var job map[string]json.RawMessage
+	if json.Unmarshal(data, &job) != nil {
+		return data, false
+	}
+	given := false
+	for name, raw := range job {
+		var props map[string]json.RawMessage
+		if !strings.EqualFold(name, "properties") || json.Unmarshal(raw, &props) != nil {
+			continue
+		}
+		for p := range props {
+			if strings.EqualFold(p, "status") {
+				delete(props, p)
+				given = true
+			}
+		}
+		job[name], _ = json.Marshal(props)
+	}
+	if !given {
+		return data, false
+	}
+	out, err := json.Marshal(job)
+	if err != nil {
+		return data, true
+	}
+	return out, true
 }
 
 func (s *Server) putCollection(c *gin.Context) {
@@ -106,7 +150,7 @@ func (s *Server) putJob(c *gin.Context) {
 	k, err := key(c)
 	var job jobs.Job
 	if err == nil {
-		err = decode(c, &job)
+		err = decode(c, &job, withoutStatus)
 	}
 	if err == nil {
 		// Validate before touching anything; the workflow validates again
@@ -249,6 +293,10 @@ func (s *Server) patchJob(c *gin.Context) {
 	if err == nil {
 		err = decode(c, &patch)
 	}
+	if _, given := dropStatus(patch); err == nil && given {
+		err = &apiError{status: http.StatusBadRequest, code: "ReadOnlyProperty", target: "properties.status",
+			message: "properties.status is read-only: the scheduler keeps it"}
+	}
 	var current jobs.Job
 	if err == nil {
 		current, err = s.job(ctx, k)
@@ -256,7 +304,7 @@ func (s *Server) patchJob(c *gin.Context) {
 	var job jobs.Job
 	if err == nil {
 		current.Properties.Status = nil
-		job, err = mergeJob(current, patch)
+		job, err = merge(current, patch)
 	}
 	if err == nil {
 		err = job.Normalize(k, time.Now().UTC())
@@ -275,32 +323,33 @@ func (s *Server) patchJob(c *gin.Context) {
 	c.JSON(http.StatusOK, defined)
 }
 
-// mergeJob applies a JSON merge patch to a job definition.
-func mergeJob(job jobs.Job, patch json.RawMessage) (jobs.Job, error) {
-	data, err := json.Marshal(job)
+// merge applies a JSON merge patch to a definition.
+func merge[T any](current T, patch json.RawMessage) (T, error) {
+	var zero T
+	data, err := json.Marshal(current)
 	if err != nil {
-		return jobs.Job{}, err
+		return zero, err
 	}
 	var doc any
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return jobs.Job{}, err
+		return zero, err
 	}
 	var p any
 	if err := json.Unmarshal(patch, &p); err != nil {
-		return jobs.Job{}, &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "invalid JSON: " + err.Error()}
+		return zero, &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "invalid JSON: " + err.Error()}
 	}
 	merged, err := json.Marshal(mergePatch(doc, p))
 	if err != nil {
-		return jobs.Job{}, err
+		return zero, err
 	}
-	var out jobs.Job
+	var out T
 	if err := json.Unmarshal(merged, &out); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			return jobs.Job{}, &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
+			return zero, &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
 				message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
 		}
-		return jobs.Job{}, err
+		return zero, err
 	}
 	return out, nil
 }

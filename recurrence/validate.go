@@ -139,8 +139,9 @@ func containsFold(list []string, s string) bool {
 }
 
 // Validate checks d against every rule of RECURRENCE.md's validation
-// section except "never occurs" (which Compile checks), and rewrites
-// frequency and day names to the service's lower case. The error is the
+// section except "never occurs" (which Compile checks), rewrites frequency
+// and day names to the service's lower case, and turns a date-only endTime
+// into the instant it names (midnight in the recurrence's zone). The error is the
 // first *ValidationError found, in document order.
 func (d *Definition) Validate() error {
 	if d.StartTime != nil && d.StartTime.invalid != "" {
@@ -156,6 +157,11 @@ func (d *Definition) Validate() error {
 	loc, err := LoadLocation(r.TimeZone)
 	if err != nil {
 		return err.(*ValidationError).WithPrefix("recurrence.timeZone")
+	}
+	if r.EndTime != nil && r.EndTime.dateOnly {
+		// A date alone is midnight in the zone; from here on it is that
+		// instant, written back as a date-time like every other.
+		r.EndTime = At(r.EndTime.In(loc))
 	}
 	if r.EndTime != nil && d.StartTime != nil && r.EndTime.In(loc).Before(d.StartTime.t) {
 		return invalid("recurrence.endTime", CodeEndBeforeStart,

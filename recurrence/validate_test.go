@@ -16,12 +16,17 @@ func TestParseAcceptsTheSeedsSloppyForms(t *testing.T) {
 		"schedule":{"weekDays":["Monday","wednesday","FRIDAY"],"hours":[10,22],
 		"monthlyOccurrences":null},"count":10,"endTime":"2012-11-04"}}`)
 	require.Equal(t, time.Date(2012, 8, 4, 0, 0, 0, 0, time.UTC), def.StartTime.In(time.UTC))
-	require.True(t, def.Recurrence.EndTime.DateOnly())
+	require.False(t, def.Recurrence.EndTime.DateOnly(), "a date-only endTime becomes the instant it names")
 
 	out, err := json.Marshal(def)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"startTime":"2012-08-04T00:00:00Z","recurrence":{"frequency":"week","interval":1,
-		"schedule":{"weekDays":["monday","wednesday","friday"],"hours":[10,22]},"count":10,"endTime":"2012-11-04"}}`, string(out))
+		"schedule":{"weekDays":["monday","wednesday","friday"],"hours":[10,22]},"count":10,"endTime":"2012-11-04T00:00:00Z"}}`, string(out))
+
+	berlin := defOf(t, `{"recurrence":{"frequency":"Day","endTime":"2012-11-04","timeZone":"Europe/Berlin"}}`)
+	out, err = json.Marshal(berlin.Recurrence.EndTime)
+	require.NoError(t, err)
+	require.Equal(t, `"2012-11-03T23:00:00Z"`, string(out), "midnight in the zone, written as RFC 3339 (the API's date-time format)")
 }
 
 func TestParseDateTimeForms(t *testing.T) {

@@ -112,7 +112,7 @@ func TestPreviewErrors(t *testing.T) {
 			`properties.recurrence.timeZone: "Mars/Olympus" is not a time zone`},
 		{"properties: endTime before startTime", seedArgs,
 			`{"properties":{"startTime":"2015-04-07T14:00Z","recurrence":{"frequency":"Day","endTime":"2015-04-01"}}}`,
-			"properties.recurrence.endTime: 2015-04-01 is before startTime"},
+			"properties.recurrence.endTime: 2015-04-01T00:00:00Z is before startTime"},
 		{"properties: schedule entry out of range", seedArgs, `{"properties":{"recurrence":{"frequency":"Day","schedule":{"hours":[1,24]}}}}`,
 			"properties.recurrence.schedule.hours[1]: must be between 0 and 23"},
 		{"properties: never occurs (Compile)", seedArgs,

@@ -1,0 +1,77 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// patchCollection merges the body into the collection's definition (JSON
+// merge patch) and stores the result as PUT would; a missing collection
+// is a 404, not a creation.
+func (s *Server) patchCollection(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var patch json.RawMessage
+	if err == nil {
+		err = decode(c, &patch)
+	}
+	var view jobs.CollectionView
+	if err == nil {
+		err = s.query(ctx, k.CollectionWorkflowID(), jobs.QueryCollection, &view)
+		err = notFoundAs(err, "job collection "+k.Collection)
+	}
+	var coll jobs.Collection
+	if err == nil {
+		coll, err = merge(view.Collection, patch)
+	}
+	if err == nil {
+		err = coll.Normalize(k)
+	}
+	if err == nil {
+		var res jobs.PutResult
+		err = s.updateInto(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: coll}, &res)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, coll)
+}
+
+// enableCollection and disableCollection set the state of a collection
+// and of every job in it.
+func (s *Server) enableCollection(c *gin.Context) {
+	s.collectionUpdate(c, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled})
+}
+
+func (s *Server) disableCollection(c *gin.Context) {
+	s.collectionUpdate(c, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionDisabled})
+}
+
+// deleteCollection deletes a collection and its jobs. The collection's
+// workflow deletes the jobs before it answers, so this is a 200, not a
+// 202 with an operation to poll.
+func (s *Server) deleteCollection(c *gin.Context) {
+	s.collectionUpdate(c, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
+}
+
+func (s *Server) collectionUpdate(c *gin.Context, name string, arg any) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	if err == nil {
+		_, err = s.update(ctx, k.CollectionWorkflowID(), name, arg)
+		err = notFoundAs(err, "job collection "+k.Collection)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.Status(http.StatusOK)
+}

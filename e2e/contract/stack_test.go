@@ -1,0 +1,200 @@
+package contract
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/worker"
+)
+
+// The contract and the recorder every API call of this test binary goes
+// through; TestMain loads the one and checks the other's coverage.
+var (
+	contractSpec *spec
+	rec          *recorder
+)
+
+// stack is a running recur: Temporal in process, the real worker and the
+// real router behind httptest. One is shared by the tests, which keep
+// apart by using their own collections; TestMain stops it.
+type stack struct {
+	temporal *temporaltest.TestServer
+	api      *httptest.Server
+	client   *http.Client
+}
+
+var (
+	sharedOnce  sync.Once
+	sharedStack *stack
+)
+
+// newStack returns the shared stack, starting it on first use.
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	sharedOnce.Do(func() { sharedStack = startStack(t) })
+	require.NotNil(t, sharedStack, "the stack did not start")
+	return sharedStack
+}
+
+func startStack(t *testing.T) *stack {
+	// Not temporaltest.WithT: the server outlives the test that starts it.
+	ts := temporaltest.NewServer()
+	c := ts.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	attrs := map[string]enumspb.IndexedValueType{}
+	for _, k := range jobs.SearchAttributeKeys {
+		attrs[k.GetName()] = k.GetValueType()
+	}
+	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: ts.GetDefaultNamespace(), SearchAttributes: attrs,
+	})
+	if err != nil {
+		ts.Stop()
+		t.Fatalf("add search attributes: %v", err)
+	}
+	ts.NewWorker(jobs.TaskQueue, func(r sdkworker.Registry) {
+		worker.Register(r, activities.New())
+	})
+	srv := httptest.NewServer(api.New(c, api.Options{Namespace: ts.GetDefaultNamespace()}))
+	return &stack{
+		temporal: ts,
+		api:      srv,
+		client:   &http.Client{Transport: rec, Timeout: time.Minute},
+	}
+}
+
+func (s *stack) stop() {
+	s.api.Close()
+	s.temporal.Stop()
+}
+
+// call sends a request with api-version through the recorder and returns
+// the status, the decoded JSON body (nil when empty) and the exchange.
+// The caller asserts on status; the exchange's violations are asserted
+// here, without stopping the test, so one run lists them all.
+func (s *stack) call(t *testing.T, method, path string, body any) (int, map[string]any, *exchange) {
+	t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return s.send(t, method, s.api.URL+path+sep+"api-version="+api.APIVersion, body)
+}
+
+// send is call with the whole URL.
+func (s *stack) send(t *testing.T, method, url string, body any) (int, map[string]any, *exchange) {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(data)
+	}
+	var e *exchange
+	req, err := http.NewRequestWithContext(withExchange(context.Background(), &e), method, url, rd)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NotNil(t, e, "the recorder saw the response")
+	assert.Empty(t, e.Violations, "%s breaks the contract:\n%s\nbody: %s", e, lines(e.Violations), data)
+	var out map[string]any
+	if len(data) > 0 {
+		require.NoError(t, json.Unmarshal(data, &out), string(data))
+	}
+	return resp.StatusCode, out, e
+}
+
+// do is call without the exchange.
+func (s *stack) do(t *testing.T, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	status, out, _ := s.call(t, method, path, body)
+	return status, out
+}
+
+func lines(vs []violation) string {
+	var b strings.Builder
+	for _, v := range vs {
+		b.WriteString("  " + v.String() + "\n")
+	}
+	return b.String()
+}
+
+const armPrefix = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler"
+
+// newCollection creates a collection named after name (201) and returns
+// its path.
+func (s *stack) newCollection(t *testing.T, name string) string {
+	t.Helper()
+	p := armPrefix + "/jobCollections/" + unique(name)
+	status, body := s.do(t, http.MethodPut, p, map[string]any{"location": "westus", "properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, status, body)
+	return p
+}
+
+var seq atomic.Int64
+
+// unique returns name with a suffix no other call of this process gets,
+// so that the tests share a stack, and pass with -count above 1, without
+// meeting each other's resources.
+func unique(name string) string { return fmt.Sprintf("%s-%d", name, seq.Add(1)) }
+
+// target is a real HTTP endpoint that counts what it receives.
+type target struct {
+	*httptest.Server
+	got chan string // the path of each request
+}
+
+func newTarget(t *testing.T) *target {
+	tg := &target{got: make(chan string, 64)}
+	tg.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case tg.got <- r.URL.Path:
+		default:
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(tg.Close)
+	return tg
+}
+
+// field returns the member at keys of a decoded JSON document, or nil.
+func field(m map[string]any, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = obj[k]
+	}
+	return v
+}
