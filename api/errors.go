@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
 )
 
 // armError is the body of every error answer: Azure Resource Manager's
@@ -53,6 +54,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var (
 		apiErr   *apiError
 		jobErr   *jobs.Error
+		valErr   *recurrence.ValidationError
 		notFound *serviceerror.NotFound
 	)
 	body := armErrorBody{Code: "InternalServerError", Message: "the request failed; see the server log"}
@@ -69,6 +71,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 			status = s
 		}
 		body = armErrorBody{Code: jobErr.Code, Message: jobErr.Message, Target: jobErr.Target}
+	case errors.As(err, &valErr):
+		status, body = http.StatusBadRequest, armErrorBody{Code: valErr.Code, Message: valErr.Error(), Target: valErr.Path}
 	case errors.As(err, &notFound):
 		status, body = http.StatusNotFound, armErrorBody{Code: jobs.CodeNotFound, Message: "the resource was not found"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):

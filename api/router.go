@@ -38,6 +38,10 @@ func New(c client.Client, opts Options) http.Handler {
 	r.Use(gin.Recovery(), s.requestID, s.accessLog)
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
+	r.GET("/openapi.json", s.openAPI)
+	ext := r.Group("/recur/v1")
+	ext.POST("/preview", requireJSON, s.previewBody)
+	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobCollections/:jobCollectionName/jobs/:jobName/preview", s.previewJob)
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
 		requireAPIVersion, requireJSON)

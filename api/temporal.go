@@ -63,7 +63,16 @@ func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWork
 
 // query runs a named query and decodes its answer into result.
 func (s *Server) query(ctx context.Context, workflowID, name string, result any) error {
-	resp, err := s.temporal.QueryWorkflow(ctx, workflowID, "", name)
+	return s.queryArg(ctx, workflowID, name, nil, result)
+}
+
+// queryArg is query with an argument (nil for none).
+func (s *Server) queryArg(ctx context.Context, workflowID, name string, arg, result any) error {
+	var args []any
+	if arg != nil {
+		args = []any{arg}
+	}
+	resp, err := s.temporal.QueryWorkflow(ctx, workflowID, "", name, args...)
 	if err != nil {
 		return queryFailure(err)
 	}

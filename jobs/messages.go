@@ -29,7 +29,8 @@ const (
 	UpdateRunNow    = "runNow"    // RunNowRequest -> struct{}
 	// SignalCollection tells a job what its collection did (CollectionSignal).
 	SignalCollection = "collection"
-	QueryJob         = "job" // -> JobView
+	QueryJob         = "job"     // -> JobView
+	QueryPreview     = "preview" // PreviewRequest -> []time.Time
 )
 
 // PutCollectionRequest creates or replaces a collection's definition.
@@ -111,6 +112,14 @@ type PutJobRequest struct {
 
 // DeleteJobRequest deletes a job: its workflow ends.
 type DeleteJobRequest struct{}
+
+// PreviewRequest asks a job for its next Count scheduled runs.
+type PreviewRequest struct {
+	Count int
+}
+
+// MaxPreview bounds a preview.
+const MaxPreview = 1000
 
 // RunNowRequest runs a job once, now, outside its schedule: it counts in
 // executionCount, not toward count.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Parse reads job properties ({"startTime": ..., "recurrence": {...}},
@@ -36,6 +37,46 @@ func Parse(data []byte) (Definition, error) {
 		return Definition{}, err
 	}
 	return def, nil
+}
+
+// ParseJob is Parse for either job properties or a whole job definition
+// ({"properties": {...}}, the member name in any letter case); for the
+// latter, error paths start with "properties".
+func ParseJob(data []byte) (Definition, error) {
+	props, prefix := splitJob(data)
+	def, err := Parse(props)
+	return def, withPrefix(err, prefix)
+}
+
+// PreviewJob is Preview of the job properties or whole job definition in
+// data, with error paths as ParseJob gives them.
+func PreviewJob(data []byte, created, from time.Time, n int) ([]time.Time, error) {
+	props, prefix := splitJob(data)
+	def, err := Parse(props)
+	var times []time.Time
+	if err == nil {
+		times, err = Preview(def, created, from, n)
+	}
+	return times, withPrefix(err, prefix)
+}
+
+// splitJob returns the job properties in data and their JSON path.
+func splitJob(data []byte) ([]byte, string) {
+	var job struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(data, &job) == nil && job.Properties != nil {
+		return job.Properties, "properties"
+	}
+	return data, ""
+}
+
+func withPrefix(err error, prefix string) error {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return ve.WithPrefix(prefix)
+	}
+	return err
 }
 
 // jsonError turns a decoding error into a ValidationError that names the

@@ -6,10 +6,14 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
 )
 
 func (j *job) register(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, jobs.QueryJob, j.query); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, jobs.QueryPreview, j.preview); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdatePutJob, j.put,
@@ -61,6 +65,32 @@ func (j *job) query() (jobs.JobView, error) {
 		return jobs.JobView{}, jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	return jobs.JobView{Job: j.view(), Deleted: j.deleted}, nil
+}
+
+// preview lists the job's next scheduled runs: from the next planned
+// occurrence on, as many as count and endTime leave. A query may compute
+// freely: it records nothing in history.
+func (j *job) preview(req jobs.PreviewRequest) ([]time.Time, error) {
+	if j.state == nil || j.deleted {
+		return nil, jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	}
+	out := []time.Time{}
+	next := j.state.Next
+	if next == nil || j.state.Job.Properties.State != jobs.Enabled {
+		return out, nil
+	}
+	rule, err := recurrence.Compile(j.state.Job.Properties.Schedule(), j.state.Created)
+	if err != nil {
+		return out, nil
+	}
+	n := min(max(req.Count, 1), jobs.MaxPreview)
+	if c := rule.Count(); c > 0 {
+		n = min(n, c-j.state.Runs)
+	}
+	for t, ok := *next, true; ok && len(out) < n; t, ok = rule.Next(t) {
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // view returns the job as the API shows it: status always present.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -115,16 +114,7 @@ func preview(opts previewOptions, stdin io.Reader) ([]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	props, prefix := jobProperties(data)
-	def, err := recurrence.Parse(props)
-	var times []time.Time
-	if err == nil {
-		times, err = recurrence.Preview(def, opts.now, opts.now, opts.count)
-	}
-	if verr := (*recurrence.ValidationError)(nil); errors.As(err, &verr) {
-		return nil, verr.WithPrefix(prefix)
-	}
-	return times, err
+	return recurrence.PreviewJob(data, opts.now, opts.now, opts.count)
 }
 
 func readInput(file string, stdin io.Reader) ([]byte, error) {
@@ -141,18 +131,4 @@ func readInput(file string, stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return data, nil
-}
-
-// jobProperties returns the job properties in data and their JSON path: the
-// top-level "properties" member (any letter case, as encoding/json matches
-// names) of a whole job definition, else data itself. Input that is not a
-// JSON object is returned as it is, for Parse to report.
-func jobProperties(data []byte) (props []byte, path string) {
-	var job struct {
-		Properties json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(data, &job) == nil && job.Properties != nil {
-		return job.Properties, "properties"
-	}
-	return data, ""
 }

@@ -1,0 +1,122 @@
+package api
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
+)
+
+// recur's extensions live beside the ARM paths, under /recur/v1, and never
+// change them.
+
+var (
+	//go:embed openapi/azure-scheduler-2016-03-01.swagger.json
+	azureSpec []byte
+	//go:embed openapi/recur-extensions.json
+	extensionSpec []byte
+)
+
+// openAPI is Azure's document with recur's paths and definitions merged
+// in, built once.
+var openAPI = sync.OnceValues(func() ([]byte, error) {
+	var doc, ext map[string]any
+	if err := json.Unmarshal(azureSpec, &doc); err != nil {
+		return nil, fmt.Errorf("azure spec: %w", err)
+	}
+	if err := json.Unmarshal(extensionSpec, &ext); err != nil {
+		return nil, fmt.Errorf("extension spec: %w", err)
+	}
+	for _, section := range []string{"paths", "definitions"} {
+		into, _ := doc[section].(map[string]any)
+		from, _ := ext[section].(map[string]any)
+		for k, v := range from {
+			into[k] = v
+		}
+	}
+	return json.MarshalIndent(doc, "", "  ")
+})
+
+func (s *Server) openAPI(c *gin.Context) {
+	doc, err := openAPI()
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.Data(http.StatusOK, "application/json", doc)
+}
+
+// previewCount reads ?count=, 1 to jobs.MaxPreview, default 10.
+func previewCount(c *gin.Context) (int, error) {
+	raw := c.DefaultQuery("count", "10")
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > jobs.MaxPreview {
+		return 0, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "count",
+			message: fmt.Sprintf("count must be an integer from 1 to %d, not %q", jobs.MaxPreview, raw)}
+	}
+	return n, nil
+}
+
+type previewList struct {
+	Value []time.Time `json:"value"`
+}
+
+// previewBody answers POST /recur/v1/preview: the next runs of a job not
+// yet saved, planned as if created now.
+func (s *Server) previewBody(c *gin.Context) {
+	n, err := previewCount(c)
+	var data []byte
+	if err == nil {
+		data, err = io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
+	}
+	var times []time.Time
+	if err == nil {
+		now := time.Now().UTC()
+		times, err = recurrence.PreviewJob(data, now, now, n)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, previewList{Value: utc(times)})
+}
+
+// previewJob answers GET .../jobs/{j}/preview: a saved job's next
+// scheduled runs.
+func (s *Server) previewJob(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var n int
+	if err == nil {
+		n, err = previewCount(c)
+	}
+	var times []time.Time
+	if err == nil {
+		err = s.queryArg(ctx, k.JobWorkflowID(), jobs.QueryPreview, jobs.PreviewRequest{Count: n}, &times)
+		err = notFoundAs(err, "job "+k.Job)
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusOK, previewList{Value: utc(times)})
+}
+
+func utc(times []time.Time) []time.Time {
+	out := make([]time.Time, len(times))
+	for i, t := range times {
+		out[i] = t.UTC()
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
+	rec := serve(t, http.MethodGet, "/openapi.json", "", "")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var doc struct {
+		Swagger string                    `json:"swagger"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &doc))
+	require.Equal(t, "2.0", doc.Swagger)
+	ops := 0
+	for _, methods := range doc.Paths {
+		ops += len(methods)
+	}
+	require.Equal(t, 15+5, ops, "Azure's 15 operations and recur's 5")
+	require.Contains(t, doc.Paths, "/recur/v1/preview")
+}
+
+func TestPreviewOfABodyNotYetSaved(t *testing.T) {
+	rec := serve(t, http.MethodPost, "/recur/v1/preview?count=3", "application/json",
+		`{"properties":{"startTime":"2015-04-07T14:00Z","recurrence":{"frequency":"Day","interval":2,"endTime":"2015-04-11T14:00:00Z"}}}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.JSONEq(t, `{"value":[]}`, rec.Body.String(), "that job has ended: start and end are in the past")
+
+	rec = serve(t, http.MethodPost, "/recur/v1/preview?count=2", "application/json",
+		`{"startTime":"2999-01-01T00:00:00Z","recurrence":{"frequency":"Month","schedule":{"monthDays":[-1]}}}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.JSONEq(t, `{"value":["2999-01-31T00:00:00Z","2999-02-28T00:00:00Z"]}`, rec.Body.String())
+
+	rec = serve(t, http.MethodPost, "/recur/v1/preview", "application/json", `{"properties":{"recurrence":{"frequency":"Fortnight"}}}`)
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	require.Contains(t, rec.Body.String(), `"target":"properties.recurrence.frequency"`)
+
+	rec = serve(t, http.MethodPost, "/recur/v1/preview?count=0", "application/json", `{}`)
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+}
