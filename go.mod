@@ -11,6 +11,7 @@ require (
 	go.temporal.io/sdk v1.50.0
 	go.temporal.io/server v1.32.1
 	google.golang.org/protobuf v1.36.11
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (

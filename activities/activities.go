@@ -22,12 +22,19 @@ import (
 // a nil *Activities.
 type Activities struct {
 	Client *http.Client
+	// Authority is the base URL of the Azure AD authority that issues
+	// ActiveDirectoryOAuth tokens; DefaultAuthority when empty.
+	Authority string
+
+	// Caches of outbound authentication; their zero values are ready.
+	tokens tokenCache
+	certs  certClients
 }
 
 // New returns Activities with their own HTTP client; each attempt's time
 // limit comes with its input.
 func New() *Activities {
-	return &Activities{Client: &http.Client{}}
+	return &Activities{Client: &http.Client{}, Authority: DefaultAuthority}
 }
 
 // Error types of failed attempts: how the run workflow tells them apart.
@@ -74,8 +81,12 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	req.Header.Set(HeaderJobID, in.Key.Job)
 	req.Header.Set(HeaderCollectionID, in.Key.Collection)
 	req.Header.Set(HeaderExpectedExecTime, in.Nominal.UTC().Format(time.RFC3339))
+	client, secrets, authErr := a.authenticate(ctx, req, in.Request.Authentication)
+	if authErr != nil {
+		return out, authErr.applicationError(out)
+	}
 
-	resp, err := a.Client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		// The URL may carry a secret in its query; say only what failed.
 		var urlErr *url.Error
@@ -88,7 +99,8 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, jobs.MaxResponseBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
-	out.StatusCode, out.Status, out.Body = resp.StatusCode, resp.Status, string(body)
+	// A target may echo what it got (credentials included) into history.
+	out.StatusCode, out.Status, out.Body = resp.StatusCode, resp.Status, redactSecrets(string(body), secrets)
 	activity.GetLogger(ctx).Info("http action", "status", resp.StatusCode, "occurrence", in.OccurrenceID)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return out, nil

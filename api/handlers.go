@@ -179,7 +179,7 @@ func (s *Server) putJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(putStatus(added.Created), defined)
+	c.JSON(putStatus(added.Created), defined.Redacted())
 }
 
 func (s *Server) getJob(c *gin.Context) {
@@ -194,7 +194,7 @@ func (s *Server) getJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, job)
+	c.JSON(http.StatusOK, job.Redacted())
 }
 
 // deleteJob ends the job's workflow and forgets the job in its collection.
@@ -320,7 +320,7 @@ func (s *Server) patchJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, defined)
+	c.JSON(http.StatusOK, defined.Redacted())
 }
 
 // merge applies a JSON merge patch to a definition.

@@ -107,6 +107,12 @@ func (s *Server) listJobs(c *gin.Context) {
 	if len(keys) > skip+top {
 		list.NextLink = nextLink(c, skip+top)
 	}
+	for i := range list.Value {
+		list.Value[i] = list.Value[i].Redacted()
+	}
+	for i := range list.Value {
+		list.Value[i] = list.Value[i].Redacted()
+	}
 	c.JSON(http.StatusOK, list)
 }
 

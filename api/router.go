@@ -25,6 +25,7 @@ type Server struct {
 	temporal  client.Client
 	namespace string
 	log       *slog.Logger
+	updates   *updateGate
 }
 
 // New returns the router for c.
@@ -32,7 +33,7 @@ func New(c client.Client, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{temporal: c, namespace: opts.Namespace, log: opts.Logger}
+	s := &Server{temporal: c, namespace: opts.Namespace, log: opts.Logger, updates: newUpdateGate()}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.requestID, s.accessLog)

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -20,8 +21,46 @@ func (s *Server) update(ctx context.Context, workflowID, name string, arg any) (
 	return res, err
 }
 
+// Temporal refuses more than a few updates in flight on one workflow
+// (history.maxInFlightUpdates, 10 by default) and concurrent ones stall
+// each other; a burst of PUTs into one collection would time out. So this
+// process lets at most updateSlots updates run on a workflow at once,
+// using striped semaphores keyed by workflow ID (bounded memory).
+const (
+	updateStripes = 256
+	updateSlots   = 4
+)
+
+type updateGate [updateStripes]chan struct{}
+
+func newUpdateGate() *updateGate {
+	var g updateGate
+	for i := range g {
+		g[i] = make(chan struct{}, updateSlots)
+	}
+	return &g
+}
+
+// enter waits for a slot on workflowID's stripe; leave gives it back.
+func (g *updateGate) enter(ctx context.Context, workflowID string) (leave func(), err error) {
+	h := fnv.New32a()
+	h.Write([]byte(workflowID))
+	slot := g[h.Sum32()%updateStripes]
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // updateInto runs a named update and decodes its result into result.
 func (s *Server) updateInto(ctx context.Context, workflowID, name string, arg, result any) error {
+	leave, err := s.updates.enter(ctx, workflowID)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflowID,
 		UpdateName:   name,
@@ -44,6 +83,11 @@ func (s *Server) updateWithStart(ctx context.Context, start client.StartWorkflow
 
 // updateWithStartInto is updateWithStart for any result type.
 func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) error {
+	leave, err := s.updates.enter(ctx, start.ID)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	start.TaskQueue = jobs.TaskQueue
 	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
 	op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)

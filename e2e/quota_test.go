@@ -68,7 +68,11 @@ func TestConcurrentPutsRespectMaxJobCount(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			statuses[i], _ = s.do(t, http.MethodPut, fmt.Sprintf("%s/jobs/race-%02d", collectionPath, i), httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+			var body map[string]any
+			statuses[i], body = s.do(t, http.MethodPut, fmt.Sprintf("%s/jobs/race-%02d", collectionPath, i), httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+			if statuses[i] >= 500 {
+				t.Logf("PUT %d: %d %v", i, statuses[i], body)
+			}
 		}()
 	}
 	wg.Wait()

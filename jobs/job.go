@@ -138,6 +138,9 @@ type HTTPRequest struct {
 	Method  string            `json:"method"`
 	Body    string            `json:"body,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// Authentication is how the request authenticates; its secrets are
+	// stored but never shown (see Job.Redacted).
+	Authentication *Authentication `json:"authentication,omitempty"`
 }
 
 // RetryPolicy is an action's retry policy as the API spells it.
@@ -289,7 +292,7 @@ func (r *HTTPRequest) validate(path, typ string) error {
 	if n := len([]rune(r.Body)); n > MaxBodyLength {
 		return invalidf(path+".body", "body is %d characters; at most %d are allowed", n, MaxBodyLength)
 	}
-	return nil
+	return r.validateAuthentication(path + ".authentication")
 }
 
 func invalidf(target, format string, args ...any) *Error {
