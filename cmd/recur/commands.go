@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/temporalserver"
 )
 
@@ -76,6 +77,7 @@ type common struct {
 	httpAddr  string
 	namespace string
 	logLevel  string
+	authority string
 }
 
 func (c *common) register(fs *flag.FlagSet, withAPI bool) {
@@ -84,6 +86,8 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool) {
 	}
 	fs.StringVar(&c.namespace, "namespace", env("RECUR_NAMESPACE", defaultNamespace), "Temporal `namespace` (RECUR_NAMESPACE)")
 	fs.StringVar(&c.logLevel, "log-level", env("RECUR_LOG_LEVEL", "info"), "debug, info, warn or error (RECUR_LOG_LEVEL)")
+	fs.StringVar(&c.authority, "aad-authority", env("RECUR_AAD_AUTHORITY", activities.DefaultAuthority),
+		"`URL` of the Azure AD authority for ActiveDirectoryOAuth actions (RECUR_AAD_AUTHORITY)")
 }
 
 func (c *common) logger(w io.Writer) (*slog.Logger, error) {
@@ -164,7 +168,7 @@ func dev(ctx context.Context, c common, dataDir string, frontendPort, uiPort int
 		return err
 	}
 	defer cl.Close()
-	return serveRoles(ctx, cl, roles{worker: true, api: true}, ln, c.namespace, log)
+	return serveRoles(ctx, cl, roles{worker: true, api: true, authority: c.authority}, ln, c.namespace, log)
 }
 
 // runCluster is `recur serve`, `recur worker` and `recur api`: recur's
@@ -213,5 +217,6 @@ func cluster(ctx context.Context, c common, r roles, address string, log *slog.L
 		// Workflows cannot start with attributes the namespace lacks.
 		return fmt.Errorf("register recur's search attributes on namespace %s (or register them by hand, see the README): %w", c.namespace, err)
 	}
+	r.authority = c.authority
 	return serveRoles(ctx, cl, r, ln, c.namespace, log)
 }

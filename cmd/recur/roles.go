@@ -24,6 +24,9 @@ import (
 type roles struct {
 	worker bool
 	api    bool
+	// authority is the Azure AD authority for ActiveDirectoryOAuth
+	// actions (a local identity provider in tests and on premises).
+	authority string
 }
 
 // searchAttributes is the registration map of recur's custom attributes.
@@ -63,7 +66,11 @@ func listen(addr string) (net.Listener, error) {
 func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, namespace string, log *slog.Logger) error {
 	var w sdkworker.Worker
 	if r.worker {
-		w = worker.New(c, activities.New(), sdkworker.Options{})
+		acts := activities.New()
+		if r.authority != "" {
+			acts.Authority = r.authority
+		}
+		w = worker.New(c, acts, sdkworker.Options{})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
