@@ -304,7 +304,7 @@ func (s *Server) patchJob(c *gin.Context) {
 	var job jobs.Job
 	if err == nil {
 		current.Properties.Status = nil
-		job, err = merge(current, patch)
+		job, err = merge(replacedAuthentication(current, patch), patch)
 	}
 	if err == nil {
 		err = job.Normalize(k, time.Now().UTC())
@@ -321,6 +321,44 @@ func (s *Server) patchJob(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, defined.Redacted())
+}
+
+// replacedAuthentication drops from current each authentication object
+// the patch gives with another type, so that it replaces the old one
+// instead of merging into it: a Basic password must never become a
+// certificate's password. A patch of the same type merges (a new username
+// keeps the password).
+func replacedAuthentication(current jobs.Job, patch json.RawMessage) jobs.Job {
+	var p struct {
+		Properties struct {
+			Action struct {
+				Request     struct{ Authentication *jobs.Authentication }
+				ErrorAction struct {
+					Request struct{ Authentication *jobs.Authentication }
+				}
+			}
+		}
+	}
+	if json.Unmarshal(patch, &p) != nil || current.Properties.Action == nil {
+		return current
+	}
+	action := *current.Properties.Action
+	replace := func(req *jobs.HTTPRequest, given *jobs.Authentication) *jobs.HTTPRequest {
+		if req == nil || req.Authentication == nil || given == nil || strings.EqualFold(given.Type, req.Authentication.Type) {
+			return req
+		}
+		r := *req
+		r.Authentication = nil
+		return &r
+	}
+	action.Request = replace(action.Request, p.Properties.Action.Request.Authentication)
+	if action.ErrorAction != nil {
+		e := *action.ErrorAction
+		e.Request = replace(e.Request, p.Properties.Action.ErrorAction.Request.Authentication)
+		action.ErrorAction = &e
+	}
+	current.Properties.Action = &action
+	return current
 }
 
 // merge applies a JSON merge patch to a definition.
