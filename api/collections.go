@@ -41,7 +41,7 @@ func (s *Server) patchCollection(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, coll)
+	c.JSON(http.StatusOK, coll.Public())
 }
 
 // enableCollection and disableCollection set the state of a collection

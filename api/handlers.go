@@ -123,7 +123,7 @@ func (s *Server) putCollection(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(putStatus(res.Created), coll)
+	c.JSON(putStatus(res.Created), coll.Public())
 }
 
 func (s *Server) getCollection(c *gin.Context) {
@@ -138,7 +138,7 @@ func (s *Server) getCollection(c *gin.Context) {
 		writeError(c, s.log, notFoundAs(err, "job collection "+k.Collection))
 		return
 	}
-	c.JSON(http.StatusOK, view.Collection)
+	c.JSON(http.StatusOK, view.Collection.Public())
 }
 
 // putJob records the job in its collection (the quota check), then
@@ -179,7 +179,7 @@ func (s *Server) putJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(putStatus(added.Created), defined.Redacted())
+	c.JSON(putStatus(added.Created), defined.Public())
 }
 
 func (s *Server) getJob(c *gin.Context) {
@@ -194,7 +194,7 @@ func (s *Server) getJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, job.Redacted())
+	c.JSON(http.StatusOK, job.Public())
 }
 
 // deleteJob ends the job's workflow and forgets the job in its collection.
@@ -320,7 +320,7 @@ func (s *Server) patchJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, defined.Redacted())
+	c.JSON(http.StatusOK, defined.Public())
 }
 
 // replacedAuthentication drops from current each authentication object

@@ -71,6 +71,9 @@ func (s *Server) listCollections(c *gin.Context) {
 	if len(keys) > skip+top {
 		list.NextLink = nextLink(c, skip+top)
 	}
+	for i := range list.Value {
+		list.Value[i] = list.Value[i].Public()
+	}
 	c.JSON(http.StatusOK, list)
 }
 
@@ -108,10 +111,7 @@ func (s *Server) listJobs(c *gin.Context) {
 		list.NextLink = nextLink(c, skip+top)
 	}
 	for i := range list.Value {
-		list.Value[i] = list.Value[i].Redacted()
-	}
-	for i := range list.Value {
-		list.Value[i] = list.Value[i].Redacted()
+		list.Value[i] = list.Value[i].Public()
 	}
 	c.JSON(http.StatusOK, list)
 }

@@ -118,9 +118,9 @@ func TestFailedRunRetriesAndHistory(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		status, job = s.do(t, http.MethodGet, jobPath, nil)
-		return status == http.StatusOK && path(job, "properties", "state") != "Enabled"
+		return status == http.StatusOK && path(job, "properties", "state") != "enabled"
 	}, 30*time.Second, 200*time.Millisecond, "job: %v", job)
-	require.Equal(t, "Faulted", path(job, "properties", "state"), "job: %v", job)
+	require.Equal(t, "faulted", path(job, "properties", "state"), "job: %v", job)
 	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"), "job: %v", job)
 	require.EqualValues(t, 3, path(job, "properties", "status", "failureCount"), "job: %v", job)
 	require.EqualValues(t, 1, path(job, "properties", "status", "faultedCount"), "job: %v", job)

@@ -73,7 +73,7 @@ func TestListCollections(t *testing.T) {
 	first := body["value"].([]any)[0].(map[string]any)
 	require.Equal(t, "alpha", first["name"])
 	require.Equal(t, "Microsoft.Scheduler/jobCollections", first["type"])
-	require.Equal(t, "Enabled", path(first, "properties", "state"))
+	require.Equal(t, "enabled", path(first, "properties", "state"))
 
 	s.listEventually(t, rg1Path, nil, listIDs, []string{rg1Path + "/coll1", rg1Path + "/zeta"})
 	s.listEventually(t, rg2Path, nil, listIDs, []string{rg2Path + "/alpha", rg2Path + "/coll1", rg2Path + "/mid"})
@@ -122,7 +122,7 @@ func TestListJobs(t *testing.T) {
 	require.Nil(t, body["nextLink"])
 	first := body["value"].([]any)[0].(map[string]any)
 	require.Equal(t, "coll1/j1", first["name"])
-	require.Equal(t, "Enabled", path(first, "properties", "state"))
+	require.Equal(t, "enabled", path(first, "properties", "state"))
 	require.Equal(t, start.Format(time.RFC3339), path(first, "properties", "status", "nextExecutionTime"))
 
 	// $top=2 pages through with nextLink, which keeps api-version and $top.
@@ -148,7 +148,7 @@ func TestListJobs(t *testing.T) {
 
 	status, body = s.do(t, http.MethodPatch, jobsPath+"/j3", map[string]any{"properties": map[string]any{"state": "Disabled"}})
 	require.Equal(t, http.StatusOK, status, body)
-	require.Equal(t, "Disabled", path(body, "properties", "state"))
+	require.Equal(t, "disabled", path(body, "properties", "state"))
 
 	s.listEventually(t, jobsPath, url.Values{"$filter": {"state eq 'Disabled'"}}, jobNames, []string{"j3"})
 	for _, filter := range []string{"state eq Disabled", "state eq 'disabled'", "State EQ DISABLED"} {

@@ -117,7 +117,7 @@ func TestJobFiresEndToEnd(t *testing.T) {
 	})
 	require.Equal(t, http.StatusCreated, status, coll)
 	require.Equal(t, "Standard", path(coll, "properties", "sku", "name"))
-	require.Equal(t, "Enabled", path(coll, "properties", "state"))
+	require.Equal(t, "enabled", path(coll, "properties", "state"))
 	status, _ = s.do(t, http.MethodPut, collectionPath, map[string]any{"location": "westus", "properties": map[string]any{}})
 	require.Equal(t, http.StatusOK, status, "a second PUT updates")
 	status, coll = s.do(t, http.MethodGet, collectionPath, nil)
@@ -133,7 +133,7 @@ func TestJobFiresEndToEnd(t *testing.T) {
 		}},
 	}})
 	require.Equal(t, http.StatusCreated, status, job)
-	require.Equal(t, "Enabled", path(job, "properties", "state"))
+	require.Equal(t, "enabled", path(job, "properties", "state"))
 	require.Equal(t, start.Format(time.RFC3339), path(job, "properties", "status", "nextExecutionTime"))
 	require.EqualValues(t, 0, path(job, "properties", "status", "executionCount"))
 
@@ -150,7 +150,7 @@ func TestJobFiresEndToEnd(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		status, job = s.do(t, http.MethodGet, jobPath, nil)
-		return status == http.StatusOK && path(job, "properties", "state") == "Completed"
+		return status == http.StatusOK && path(job, "properties", "state") == "completed"
 	}, 20*time.Second, 200*time.Millisecond, "job: %v", job)
 	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"))
 	require.NotEmpty(t, path(job, "properties", "status", "lastExecutionTime"))
@@ -198,7 +198,7 @@ func TestRecurringJobPlansNextAndDeletes(t *testing.T) {
 		return status == http.StatusOK && path(job, "properties", "status", "nextExecutionTime") == next &&
 			path(job, "properties", "status", "executionCount") == float64(1)
 	}, 20*time.Second, 200*time.Millisecond, "job: %v", job)
-	require.Equal(t, "Enabled", path(job, "properties", "state"))
+	require.Equal(t, "enabled", path(job, "properties", "state"))
 	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"))
 
 	status, _ = s.do(t, http.MethodDelete, jobPath, nil)
@@ -260,7 +260,7 @@ func TestPatchDisablesAndEnablesAndRunNowRunsOnce(t *testing.T) {
 
 	status, job = s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "disabled"}})
 	require.Equal(t, http.StatusOK, status, job)
-	require.Equal(t, "Disabled", path(job, "properties", "state"))
+	require.Equal(t, "disabled", path(job, "properties", "state"))
 	require.Equal(t, "hour", path(job, "properties", "recurrence", "frequency"), "PATCH keeps what it does not name")
 
 	status, _ = s.do(t, http.MethodPost, jobPath+"/run", nil)
@@ -275,7 +275,7 @@ func TestPatchDisablesAndEnablesAndRunNowRunsOnce(t *testing.T) {
 		status, job = s.do(t, http.MethodGet, jobPath, nil)
 		return path(job, "properties", "status", "executionCount") == float64(1)
 	}, 20*time.Second, 200*time.Millisecond)
-	require.Equal(t, "Disabled", path(job, "properties", "state"))
+	require.Equal(t, "disabled", path(job, "properties", "state"))
 
 	status, job = s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "Enabled"}})
 	require.Equal(t, http.StatusOK, status, job)

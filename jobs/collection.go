@@ -183,3 +183,10 @@ func canonical(s string, list []string) (string, bool) {
 	}
 	return s, false
 }
+
+// Public returns the collection as the API writes it: state in lower case,
+// as the service wrote it.
+func (c Collection) Public() Collection {
+	c.Properties.State = strings.ToLower(c.Properties.State)
+	return c
+}

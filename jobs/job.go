@@ -298,3 +298,32 @@ func (r *HTTPRequest) validate(path, typ string) error {
 func invalidf(target, format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidRequest, Target: target, Message: fmt.Sprintf(format, args...)}
 }
+
+// Public returns the job as the API writes it: secrets removed (see
+// Redacted) and state and retryType in the lower case the service wrote,
+// as it writes frequency and day names.
+func (j Job) Public() Job {
+	j = j.Redacted()
+	p := &j.Properties
+	p.State = State(strings.ToLower(string(p.State)))
+	if p.Action != nil {
+		a := *p.Action
+		a.RetryPolicy = a.RetryPolicy.public()
+		if a.ErrorAction != nil {
+			e := *a.ErrorAction
+			e.RetryPolicy = e.RetryPolicy.public()
+			a.ErrorAction = &e
+		}
+		p.Action = &a
+	}
+	return j
+}
+
+func (p *RetryPolicy) public() *RetryPolicy {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.RetryType = strings.ToLower(c.RetryType)
+	return &c
+}

@@ -151,7 +151,7 @@ func TestDevKeepsJobsAcrossRestarts(t *testing.T) {
 	status, body = p.do(t, http.MethodGet, coll+"/jobs/hourly", nil)
 	require.Equal(t, http.StatusOK, status, body)
 	props := body["properties"].(map[string]any)
-	require.Equal(t, "Enabled", props["state"])
+	require.Equal(t, "enabled", props["state"])
 	require.Equal(t, start, props["status"].(map[string]any)["nextExecutionTime"], fmt.Sprint(body))
 	p.stop(t, syscall.SIGINT)
 }

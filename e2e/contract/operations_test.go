@@ -34,7 +34,7 @@ func TestJobCollectionsCreateOrUpdateAndGet(t *testing.T) {
 
 	status, coll = s.do(t, http.MethodPut, p, map[string]any{"location": "westus", "properties": map[string]any{"state": "disabled"}})
 	require.Equal(t, http.StatusOK, status, coll)
-	assert.Equal(t, "Disabled", field(coll, "properties", "state"))
+	assert.Equal(t, "disabled", field(coll, "properties", "state"))
 
 	status, coll = s.do(t, http.MethodGet, p, nil)
 	require.Equal(t, http.StatusOK, status, coll)
@@ -76,11 +76,11 @@ func TestJobLifecycle(t *testing.T) {
 
 	status, job = s.do(t, http.MethodGet, jobPath, nil)
 	require.Equal(t, http.StatusOK, status, job)
-	assert.Equal(t, "Enabled", field(job, "properties", "state"))
+	assert.Equal(t, "enabled", field(job, "properties", "state"))
 
 	status, job = s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "disabled"}})
 	require.Equal(t, http.StatusOK, status, job)
-	assert.Equal(t, "Disabled", field(job, "properties", "state"))
+	assert.Equal(t, "disabled", field(job, "properties", "state"))
 
 	status, body := s.do(t, http.MethodPost, jobPath+"/run", nil)
 	require.Equal(t, http.StatusOK, status, body)
@@ -221,13 +221,13 @@ func TestCollectionPatchEnableDisableDelete(t *testing.T) {
 	}
 	status, body = s.do(t, http.MethodPost, coll+"/disable", nil)
 	require.Equal(t, http.StatusOK, status, body)
-	require.Eventually(t, func() bool { return jobState() == "Disabled" }, 10*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool { return jobState() == "disabled" }, 10*time.Second, 100*time.Millisecond)
 	_, body = s.do(t, http.MethodGet, coll, nil)
-	require.Equal(t, "Disabled", field(body, "properties", "state"))
+	require.Equal(t, "disabled", field(body, "properties", "state"))
 
 	status, body = s.do(t, http.MethodPost, coll+"/enable", nil)
 	require.Equal(t, http.StatusOK, status, body)
-	require.Eventually(t, func() bool { return jobState() == "Enabled" }, 10*time.Second, 100*time.Millisecond)
+	require.Eventually(t, func() bool { return jobState() == "enabled" }, 10*time.Second, 100*time.Millisecond)
 
 	status, body = s.do(t, http.MethodDelete, coll, nil)
 	require.Equal(t, http.StatusOK, status, body)

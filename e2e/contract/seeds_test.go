@@ -152,7 +152,7 @@ func putSeedJob(t *testing.T, s *stack, tg *target, jobPath string, props map[st
 	require.Equal(t, http.StatusCreated, status, put)
 	assert.Equal(t, "2012-08-04T00:00:00Z", field(put, "properties", "startTime"))
 	assert.Equal(t, "Http", field(put, "properties", "action", "type"))
-	assert.Equal(t, "None", field(put, "properties", "action", "retryPolicy", "retryType"))
+	assert.Equal(t, "none", field(put, "properties", "action", "retryPolicy", "retryType"))
 	assert.Equal(t, map[string]any{"uri": tg.URL + "/foo", "method": "PUT", "body": "Posting from a timer",
 		"headers": map[string]any{"Content-Type": "application/json"}}, field(put, "properties", "action", "request"))
 	assert.Equal(t, tg.URL+"/notifyError", field(put, "properties", "action", "errorAction", "request", "uri"))
@@ -163,7 +163,7 @@ func putSeedJob(t *testing.T, s *stack, tg *target, jobPath string, props map[st
 	assert.Equal(t, map[string]any{"weekDays": []any{"monday", "wednesday", "friday"}, "hours": []any{10.0, 22.0}},
 		field(put, "properties", "recurrence", "schedule"))
 	assert.NotNil(t, field(put, "properties", "recurrence", "endTime"))
-	assert.Equal(t, "Disabled", field(put, "properties", "state"))
+	assert.Equal(t, "disabled", field(put, "properties", "state"))
 	assert.EqualValues(t, 0, field(put, "properties", "status", "executionCount"), "status is the scheduler's, not the client's")
 
 	status, got := s.do(t, http.MethodGet, jobPath, nil)
