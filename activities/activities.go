@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/recurhq/recur/jobs"
@@ -25,6 +26,17 @@ type Activities struct {
 	// Authority is the base URL of the Azure AD authority that issues
 	// ActiveDirectoryOAuth tokens; DefaultAuthority when empty.
 	Authority string
+	// StorageQueueEndpoint is the storage queue service's URL, with
+	// "{account}" standing for the action's storageAccount; empty is
+	// Azure's https://{account}.queue.core.windows.net. Azurite is
+	// http://127.0.0.1:10001/{account}.
+	StorageQueueEndpoint string
+	// ServiceBusEndpoint is the Service Bus namespace's URL, with
+	// "{namespace}" standing for the action's namespace; empty is Azure's
+	// https://{namespace}.servicebus.windows.net.
+	ServiceBusEndpoint string
+	// Temporal starts the workflows of Workflow actions.
+	Temporal client.Client
 
 	// Caches of outbound authentication; their zero values are ready.
 	tokens tokenCache

@@ -25,7 +25,8 @@ import (
 
 // stack is a running recur: Temporal in process, a worker and the API.
 type stack struct {
-	api *httptest.Server
+	api      *httptest.Server
+	temporal *temporaltest.TestServer
 }
 
 func newStack(t *testing.T) *stack {
@@ -43,11 +44,13 @@ func newStack(t *testing.T) *stack {
 	})
 	require.NoError(t, err)
 	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) {
-		recurworker.Register(r, activities.New())
+		acts := activities.New()
+		acts.Temporal = c
+		recurworker.Register(r, acts)
 	})
 	srv := httptest.NewServer(api.New(c, api.Options{Namespace: ts.GetDefaultNamespace()}))
 	t.Cleanup(srv.Close)
-	return &stack{api: srv}
+	return &stack{api: srv, temporal: ts}
 }
 
 const collectionPath = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/coll1"

@@ -80,6 +80,9 @@ func (j Job) Redacted() Job {
 }
 
 func (s ActionSpec) redacted() ActionSpec {
+	s.QueueMessage = s.QueueMessage.redacted()
+	s.ServiceBusQueueMessage = s.ServiceBusQueueMessage.redacted()
+	s.ServiceBusTopicMessage = s.ServiceBusTopicMessage.redacted()
 	if s.Request == nil || s.Request.Authentication == nil {
 		return s
 	}

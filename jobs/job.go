@@ -98,8 +98,17 @@ const (
 	ActionHTTPS = "Https"
 )
 
-// actionTypes lists every type of the API; only HTTP(S) runs so far.
-var actionTypes = []string{ActionHTTP, ActionHTTPS, "StorageQueue", "ServiceBusQueue", "ServiceBusTopic"}
+// Action types beyond HTTP(S). Workflow is recur's extension: it starts a
+// Temporal workflow.
+const (
+	ActionStorageQueue    = "StorageQueue"
+	ActionServiceBusQueue = "ServiceBusQueue"
+	ActionServiceBusTopic = "ServiceBusTopic"
+	ActionWorkflow        = "Workflow"
+)
+
+// actionTypes lists every action type.
+var actionTypes = []string{ActionHTTP, ActionHTTPS, ActionStorageQueue, ActionServiceBusQueue, ActionServiceBusTopic, ActionWorkflow}
 
 // Action is what a job does when it runs, and what it does when that
 // fails for good.
@@ -112,10 +121,14 @@ type Action struct {
 // recur's extension: the limit of one attempt, ISO 8601 or TimeSpan,
 // default 60 s.
 type ActionSpec struct {
-	Type        string       `json:"type"`
-	Request     *HTTPRequest `json:"request,omitempty"`
-	RetryPolicy *RetryPolicy `json:"retryPolicy,omitempty"`
-	Timeout     string       `json:"timeout,omitempty"`
+	Type                   string               `json:"type"`
+	Request                *HTTPRequest         `json:"request,omitempty"`
+	QueueMessage           *StorageQueueMessage `json:"queueMessage,omitempty"`
+	ServiceBusQueueMessage *ServiceBusMessage   `json:"serviceBusQueueMessage,omitempty"`
+	ServiceBusTopicMessage *ServiceBusMessage   `json:"serviceBusTopicMessage,omitempty"`
+	Workflow               *WorkflowStart       `json:"workflow,omitempty"`
+	RetryPolicy            *RetryPolicy         `json:"retryPolicy,omitempty"`
+	Timeout                string               `json:"timeout,omitempty"`
 }
 
 // DefaultTimeout and MaxTimeout bound one attempt of an action.
@@ -252,9 +265,15 @@ func (a *ActionSpec) validate(path string) error {
 			return invalidf(path+".timeout", "timeout %s must be between 1 second and %s", a.Timeout, MaxTimeout)
 		}
 	}
-	if typ != ActionHTTP && typ != ActionHTTPS {
-		return &Error{Code: CodeNotSupported, Target: path + ".type",
-			Message: fmt.Sprintf("action type %s is not supported yet; Http and Https are", typ)}
+	switch typ {
+	case ActionStorageQueue:
+		return a.QueueMessage.validate(path + ".queueMessage")
+	case ActionServiceBusQueue:
+		return a.ServiceBusQueueMessage.validate(path+".serviceBusQueueMessage", false)
+	case ActionServiceBusTopic:
+		return a.ServiceBusTopicMessage.validate(path+".serviceBusTopicMessage", true)
+	case ActionWorkflow:
+		return a.Workflow.validate(path + ".workflow")
 	}
 	return a.Request.validate(path+".request", typ)
 }

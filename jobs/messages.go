@@ -11,6 +11,9 @@ const (
 	JobWorkflowName        = "recur.Job"
 	RunWorkflowName        = "recur.Run"
 	HTTPActivityName       = "recur.HTTP"
+	StorageQueueActivity   = "recur.StorageQueue"
+	ServiceBusActivity     = "recur.ServiceBus"
+	StartWorkflowActivity  = "recur.StartWorkflow"
 )
 
 // Message names: a wire contract, never renamed.
@@ -186,6 +189,18 @@ const (
 	Failed    ExecutionStatus = "Failed"
 	Postponed ExecutionStatus = "Postponed"
 )
+
+// ActionInput is the argument of the activities other than HTTP: the
+// action and the occurrence it runs for. Their result is an HTTPResponse
+// (status and body of what answered, and the attempt).
+type ActionInput struct {
+	ActionName   string // MainAction or ErrorAction
+	Spec         ActionSpec
+	OccurrenceID string
+	Key          Key
+	Nominal      time.Time
+	Timeout      time.Duration // of one attempt
+}
 
 // HTTPRequestInput is the HTTP activity's argument.
 type HTTPRequestInput struct {

@@ -28,4 +28,7 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.Job, workflow.RegisterOptions{Name: jobs.JobWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.Run, workflow.RegisterOptions{Name: jobs.RunWorkflowName})
 	r.RegisterActivityWithOptions(acts.HTTP, activity.RegisterOptions{Name: jobs.HTTPActivityName})
+	r.RegisterActivityWithOptions(acts.StorageQueue, activity.RegisterOptions{Name: jobs.StorageQueueActivity})
+	r.RegisterActivityWithOptions(acts.ServiceBus, activity.RegisterOptions{Name: jobs.ServiceBusActivity})
+	r.RegisterActivityWithOptions(acts.StartWorkflow, activity.RegisterOptions{Name: jobs.StartWorkflowActivity})
 }

@@ -68,14 +68,8 @@ func (r *run) action(ctx workflow.Context, spec jobs.ActionSpec, name string) jo
 			StartToCloseTimeout: spec.AttemptTimeout() + 5*time.Second,
 			RetryPolicy:         temporalRetryPolicy(retries),
 		})
-		err = workflow.ExecuteActivity(actx, jobs.HTTPActivityName, jobs.HTTPRequestInput{
-			ActionName:   name,
-			Request:      *spec.Request,
-			OccurrenceID: workflow.GetInfo(ctx).WorkflowExecution.ID,
-			Key:          r.in.Key,
-			Nominal:      r.in.Nominal,
-			Timeout:      spec.AttemptTimeout(),
-		}).Get(ctx, &resp)
+		activityName, input := r.activity(ctx, spec, name)
+		err = workflow.ExecuteActivity(actx, activityName, input).Get(ctx, &resp)
 	}
 	message := resp.Status
 	if err != nil {
@@ -101,6 +95,27 @@ func (r *run) action(ctx workflow.Context, spec jobs.ActionSpec, name string) jo
 	row.EndTime, row.Status, row.Message, row.RetryCount = &ended, result.Status, message, result.Attempts-1
 	r.rows = append(r.rows, row)
 	return result
+}
+
+// activity returns the activity that performs spec and its input.
+func (r *run) activity(ctx workflow.Context, spec jobs.ActionSpec, name string) (string, any) {
+	occurrence := workflow.GetInfo(ctx).WorkflowExecution.ID
+	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
+		return jobs.HTTPActivityName, jobs.HTTPRequestInput{
+			ActionName: name, Request: *spec.Request, OccurrenceID: occurrence,
+			Key: r.in.Key, Nominal: r.in.Nominal, Timeout: spec.AttemptTimeout(),
+		}
+	}
+	activity := map[string]string{
+		jobs.ActionStorageQueue:    jobs.StorageQueueActivity,
+		jobs.ActionServiceBusQueue: jobs.ServiceBusActivity,
+		jobs.ActionServiceBusTopic: jobs.ServiceBusActivity,
+		jobs.ActionWorkflow:        jobs.StartWorkflowActivity,
+	}[spec.Type]
+	return activity, jobs.ActionInput{
+		ActionName: name, Spec: spec, OccurrenceID: occurrence,
+		Key: r.in.Key, Nominal: r.in.Nominal, Timeout: spec.AttemptTimeout(),
+	}
 }
 
 // record keeps the history rows in the memo and the outcome in the

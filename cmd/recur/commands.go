@@ -78,6 +78,8 @@ type common struct {
 	namespace string
 	logLevel  string
 	authority string
+	// endpoints of storage queue and Service Bus actions
+	storageQueue, serviceBus string
 }
 
 func (c *common) register(fs *flag.FlagSet, withAPI bool) {
@@ -88,6 +90,16 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool) {
 	fs.StringVar(&c.logLevel, "log-level", env("RECUR_LOG_LEVEL", "info"), "debug, info, warn or error (RECUR_LOG_LEVEL)")
 	fs.StringVar(&c.authority, "aad-authority", env("RECUR_AAD_AUTHORITY", activities.DefaultAuthority),
 		"`URL` of the Azure AD authority for ActiveDirectoryOAuth actions (RECUR_AAD_AUTHORITY)")
+	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("RECUR_STORAGE_QUEUE_ENDPOINT", ""),
+		"storage queue service `URL` with {account} for the account, e.g. http://127.0.0.1:10001/{account} for Azurite; empty for Azure (RECUR_STORAGE_QUEUE_ENDPOINT)")
+	fs.StringVar(&c.serviceBus, "service-bus-endpoint", env("RECUR_SERVICE_BUS_ENDPOINT", ""),
+		"Service Bus `URL` with {namespace} for the namespace; empty for Azure (RECUR_SERVICE_BUS_ENDPOINT)")
+}
+
+// roles returns r with the endpoints of c.
+func (c *common) roles(r roles) roles {
+	r.authority, r.storageQueue, r.serviceBus = c.authority, c.storageQueue, c.serviceBus
+	return r
 }
 
 func (c *common) logger(w io.Writer) (*slog.Logger, error) {
@@ -168,7 +180,7 @@ func dev(ctx context.Context, c common, dataDir string, frontendPort, uiPort int
 		return err
 	}
 	defer cl.Close()
-	return serveRoles(ctx, cl, roles{worker: true, api: true, authority: c.authority}, ln, c.namespace, log)
+	return serveRoles(ctx, cl, c.roles(roles{worker: true, api: true}), ln, c.namespace, log)
 }
 
 // runCluster is `recur serve`, `recur worker` and `recur api`: recur's
@@ -217,6 +229,5 @@ func cluster(ctx context.Context, c common, r roles, address string, log *slog.L
 		// Workflows cannot start with attributes the namespace lacks.
 		return fmt.Errorf("register recur's search attributes on namespace %s (or register them by hand, see the README): %w", c.namespace, err)
 	}
-	r.authority = c.authority
-	return serveRoles(ctx, cl, r, ln, c.namespace, log)
+	return serveRoles(ctx, cl, c.roles(r), ln, c.namespace, log)
 }

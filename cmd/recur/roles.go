@@ -27,6 +27,9 @@ type roles struct {
 	// authority is the Azure AD authority for ActiveDirectoryOAuth
 	// actions (a local identity provider in tests and on premises).
 	authority string
+	// storageQueue and serviceBus are the endpoints of those actions
+	// (Azurite or a local server in tests; empty for Azure's).
+	storageQueue, serviceBus string
 }
 
 // searchAttributes is the registration map of recur's custom attributes.
@@ -70,6 +73,8 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		if r.authority != "" {
 			acts.Authority = r.authority
 		}
+		acts.StorageQueueEndpoint, acts.ServiceBusEndpoint = r.storageQueue, r.serviceBus
+		acts.Temporal = c
 		w = worker.New(c, acts, sdkworker.Options{})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
