@@ -113,6 +113,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	// A target may echo what it got (credentials included) into history.
 	out.StatusCode, out.Status, out.Body = resp.StatusCode, resp.Status, redactSecrets(string(body), secrets)
+	out.Headers = headersOfNote(resp.Header)
 	activity.GetLogger(ctx).Info("http action", "status", resp.StatusCode, "occurrence", in.OccurrenceID)
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return out, nil
@@ -141,4 +142,20 @@ func redactURL(raw string) string {
 		raw = scheme + "://" + rest
 	}
 	return raw
+}
+
+// notableHeaders are the response headers a history row keeps: what says
+// what the answer was, where the result went and when to come back.
+var notableHeaders = []string{"Content-Type", "Location", "Retry-After", "Date", "x-ms-request-id", "x-ms-correlation-request-id"}
+
+// headersOfNote returns the notable headers of an answer as
+// "Name: value; ...", empty when none.
+func headersOfNote(h http.Header) string {
+	var parts []string
+	for _, name := range notableHeaders {
+		if v := h.Get(name); v != "" {
+			parts = append(parts, name+": "+v)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

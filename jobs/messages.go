@@ -217,6 +217,7 @@ type HTTPRequestInput struct {
 type HTTPResponse struct {
 	StatusCode int    `json:",omitempty"`
 	Status     string `json:",omitempty"` // the status line, "200 OK"
+	Headers    string `json:",omitempty"` // the headers of note, "Name: value; ..."
 	Body       string `json:",omitempty"`
 	Attempt    int    // which attempt this was, from 1
 }

@@ -87,6 +87,9 @@ func (r *run) action(ctx workflow.Context, spec jobs.ActionSpec, name string) jo
 	} else {
 		result.FailedAttempts = resp.Attempt - 1
 	}
+	if resp.Headers != "" {
+		message = fmt.Sprintf("%s (%s)", message, resp.Headers)
+	}
 	if resp.Body != "" {
 		message = fmt.Sprintf("%s: %s", message, resp.Body)
 	}
