@@ -29,7 +29,9 @@ type stack struct {
 	temporal *temporaltest.TestServer
 }
 
-func newStack(t *testing.T) *stack {
+// newStack starts a stack; opts configure its activities (endpoints of
+// emulators, for one).
+func newStack(t *testing.T, opts ...func(*activities.Activities)) *stack {
 	t.Helper()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	c := ts.GetDefaultClient()
@@ -46,6 +48,9 @@ func newStack(t *testing.T) *stack {
 	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) {
 		acts := activities.New()
 		acts.Temporal = c
+		for _, opt := range opts {
+			opt(acts)
+		}
 		recurworker.Register(r, acts)
 	})
 	srv := httptest.NewServer(api.New(c, api.Options{Namespace: ts.GetDefaultNamespace()}))

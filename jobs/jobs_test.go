@@ -107,13 +107,6 @@ func TestJobNormalize(t *testing.T) {
 		require.ErrorAs(t, err, &e, target)
 		require.Equal(t, strings.TrimSpace(target), e.Target)
 	}
-	t.Run("an unsupported action type is said so", func(t *testing.T) {
-		j := valid()
-		j.Properties.Action.Type = "storageQueue"
-		var e *jobs.Error
-		require.ErrorAs(t, j.Normalize(k, now), &e)
-		require.Equal(t, jobs.CodeNotSupported, e.Code)
-	})
 }
 
 func TestKeyValidateRejectsNamesThatBreakWorkflowIDs(t *testing.T) {

@@ -1,9 +1,6 @@
 package jobs
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // WorkflowStart is recur's Workflow action: start a Temporal workflow of
 // WorkflowType on TaskQueue in Namespace (default: recur's own) with Input
@@ -32,7 +29,7 @@ func (w *WorkflowStart) validate(path string) error {
 		return invalidf(path+".input", "input is %d bytes; at most %d are allowed", len(w.Input), MaxBodyLength)
 	}
 	if !namePattern.MatchString(w.TaskQueue) {
-		return invalidf(path+".taskQueue", fmt.Sprintf("taskQueue %q must be letters, digits, '-', '_' or '.'", w.TaskQueue))
+		return invalidf(path+".taskQueue", "taskQueue %q must be letters, digits, '-', '_' or '.'", w.TaskQueue)
 	}
 	return nil
 }

@@ -182,7 +182,7 @@ func TestErrorAnswersHaveTheARMEnvelope(t *testing.T) {
 		{"other api-version", http.MethodGet, s.api.URL + coll + "?api-version=2014-08-01-preview", nil, http.StatusBadRequest, "InvalidApiVersionParameter"},
 		{"no route", http.MethodGet, s.api.URL + "/nothing", nil, http.StatusNotFound, "NotFound"},
 		{"bad JSON", http.MethodPut, s.api.URL + coll + "/jobs/j?api-version=2016-03-01", "{", http.StatusBadRequest, "InvalidRequestContent"},
-		{"storage queue", http.MethodPut, s.api.URL + coll + "/jobs/j?api-version=2016-03-01", queueAction, http.StatusBadRequest, jobs.CodeNotSupported},
+		{"invalid storage queue action", http.MethodPut, s.api.URL + coll + "/jobs/j?api-version=2016-03-01", queueAction, http.StatusBadRequest, jobs.CodeInvalidRequest},
 		{"no job", http.MethodPost, s.api.URL + coll + "/jobs/none/run?api-version=2016-03-01", nil, http.StatusNotFound, jobs.CodeNotFound},
 		{"bad $top", http.MethodGet, s.api.URL + coll + "/jobs/none/history?api-version=2016-03-01&$top=0", nil, http.StatusBadRequest, "InvalidQueryParameterValue"},
 	}
