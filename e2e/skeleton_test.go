@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,15 +11,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/recurhq/recur/activities"
-	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
-	recurworker "github.com/recurhq/recur/worker"
 )
 
 // stack is a running recur: Temporal in process, a worker and the API.
@@ -29,33 +24,14 @@ type stack struct {
 	temporal *temporaltest.TestServer
 }
 
-// newStack starts a stack; opts configure its activities (endpoints of
-// emulators, for one).
+// newStack starts a stack for the test; opts configure its activities
+// (endpoints of emulators, for one).
 func newStack(t *testing.T, opts ...func(*activities.Activities)) *stack {
 	t.Helper()
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	c := ts.GetDefaultClient()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	attrs := map[string]enumspb.IndexedValueType{}
-	for _, k := range jobs.SearchAttributeKeys {
-		attrs[k.GetName()] = k.GetValueType()
-	}
-	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace: ts.GetDefaultNamespace(), SearchAttributes: attrs,
-	})
+	st, err := recurtest.Start(opts...)
 	require.NoError(t, err)
-	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) {
-		acts := activities.New()
-		acts.Temporal = c
-		for _, opt := range opts {
-			opt(acts)
-		}
-		recurworker.Register(r, acts)
-	})
-	srv := httptest.NewServer(api.New(c, api.Options{Namespace: ts.GetDefaultNamespace()}))
-	t.Cleanup(srv.Close)
-	return &stack{api: srv, temporal: ts}
+	t.Cleanup(st.Stop)
+	return &stack{api: st.API, temporal: st.Temporal}
 }
 
 const collectionPath = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/coll1"

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -46,4 +47,14 @@ func (k Key) SearchAttributes(kind string, extra ...temporal.SearchAttributeUpda
 		updates = append(updates, AttrJob.ValueSet(k.Job))
 	}
 	return temporal.NewSearchAttributes(append(updates, extra...)...)
+}
+
+// SearchAttributeTypes returns every custom search attribute by name with
+// its type, as registration takes them.
+func SearchAttributeTypes() map[string]enumspb.IndexedValueType {
+	out := make(map[string]enumspb.IndexedValueType, len(SearchAttributeKeys))
+	for _, k := range SearchAttributeKeys {
+		out[k.GetName()] = k.GetValueType()
+	}
+	return out
 }

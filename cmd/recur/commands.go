@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/temporalserver"
 )
 
@@ -159,7 +160,7 @@ func dev(ctx context.Context, c common, dataDir string, frontendPort, uiPort int
 		UIPort:           uiPort,
 		Namespace:        c.namespace,
 		Retention:        retention,
-		SearchAttributes: searchAttributes(),
+		SearchAttributes: jobs.SearchAttributeTypes(),
 		Logger:           log.With("component", "temporal-server"),
 	})
 	if err != nil {
@@ -223,7 +224,7 @@ func cluster(ctx context.Context, c common, r roles, address string, log *slog.L
 	defer cl.Close()
 	log.Info("connected to Temporal", "address", address, "namespace", c.namespace)
 	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = temporalserver.RegisterSearchAttributes(regCtx, cl, c.namespace, searchAttributes())
+	err = temporalserver.RegisterSearchAttributes(regCtx, cl, c.namespace, jobs.SearchAttributeTypes())
 	cancel()
 	if err != nil {
 		// Workflows cannot start with attributes the namespace lacks.

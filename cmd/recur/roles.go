@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -30,15 +29,6 @@ type roles struct {
 	// storageQueue and serviceBus are the endpoints of those actions
 	// (Azurite or a local server in tests; empty for Azure's).
 	storageQueue, serviceBus string
-}
-
-// searchAttributes is the registration map of recur's custom attributes.
-func searchAttributes() map[string]enumspb.IndexedValueType {
-	out := map[string]enumspb.IndexedValueType{}
-	for _, k := range jobs.SearchAttributeKeys {
-		out[k.GetName()] = k.GetValueType()
-	}
-	return out
 }
 
 // dial connects to Temporal with recur's logger.

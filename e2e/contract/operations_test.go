@@ -178,13 +178,13 @@ func TestErrorAnswersHaveTheARMEnvelope(t *testing.T) {
 		status            int
 		code              string
 	}{
-		{"no api-version", http.MethodGet, s.api.URL + coll, nil, http.StatusBadRequest, "MissingApiVersionParameter"},
-		{"other api-version", http.MethodGet, s.api.URL + coll + "?api-version=2014-08-01-preview", nil, http.StatusBadRequest, "InvalidApiVersionParameter"},
-		{"no route", http.MethodGet, s.api.URL + "/nothing", nil, http.StatusNotFound, "NotFound"},
-		{"bad JSON", http.MethodPut, s.api.URL + coll + "/jobs/j?api-version=2016-03-01", "{", http.StatusBadRequest, "InvalidRequestContent"},
-		{"invalid storage queue action", http.MethodPut, s.api.URL + coll + "/jobs/j?api-version=2016-03-01", queueAction, http.StatusBadRequest, jobs.CodeInvalidRequest},
-		{"no job", http.MethodPost, s.api.URL + coll + "/jobs/none/run?api-version=2016-03-01", nil, http.StatusNotFound, jobs.CodeNotFound},
-		{"bad $top", http.MethodGet, s.api.URL + coll + "/jobs/none/history?api-version=2016-03-01&$top=0", nil, http.StatusBadRequest, "InvalidQueryParameterValue"},
+		{"no api-version", http.MethodGet, s.API.URL + coll, nil, http.StatusBadRequest, "MissingApiVersionParameter"},
+		{"other api-version", http.MethodGet, s.API.URL + coll + "?api-version=2014-08-01-preview", nil, http.StatusBadRequest, "InvalidApiVersionParameter"},
+		{"no route", http.MethodGet, s.API.URL + "/nothing", nil, http.StatusNotFound, "NotFound"},
+		{"bad JSON", http.MethodPut, s.API.URL + coll + "/jobs/j?api-version=2016-03-01", "{", http.StatusBadRequest, "InvalidRequestContent"},
+		{"invalid storage queue action", http.MethodPut, s.API.URL + coll + "/jobs/j?api-version=2016-03-01", queueAction, http.StatusBadRequest, jobs.CodeInvalidRequest},
+		{"no job", http.MethodPost, s.API.URL + coll + "/jobs/none/run?api-version=2016-03-01", nil, http.StatusNotFound, jobs.CodeNotFound},
+		{"bad $top", http.MethodGet, s.API.URL + coll + "/jobs/none/history?api-version=2016-03-01&$top=0", nil, http.StatusBadRequest, "InvalidQueryParameterValue"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

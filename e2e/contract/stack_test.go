@@ -16,15 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	sdkworker "go.temporal.io/sdk/worker"
-	"go.temporal.io/server/temporaltest"
 
-	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/api"
-	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/worker"
+	"github.com/recurhq/recur/internal/recurtest"
 )
 
 // The contract and the recorder every API call of this test binary goes
@@ -38,9 +32,8 @@ var (
 // real router behind httptest. One is shared by the tests, which keep
 // apart by using their own collections; TestMain stops it.
 type stack struct {
-	temporal *temporaltest.TestServer
-	api      *httptest.Server
-	client   *http.Client
+	*recurtest.Stack
+	client *http.Client
 }
 
 var (
@@ -57,37 +50,15 @@ func newStack(t *testing.T) *stack {
 }
 
 func startStack(t *testing.T) *stack {
-	// Not temporaltest.WithT: the server outlives the test that starts it.
-	ts := temporaltest.NewServer()
-	c := ts.GetDefaultClient()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	attrs := map[string]enumspb.IndexedValueType{}
-	for _, k := range jobs.SearchAttributeKeys {
-		attrs[k.GetName()] = k.GetValueType()
-	}
-	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace: ts.GetDefaultNamespace(), SearchAttributes: attrs,
-	})
+	// Not tied to t: the stack outlives the test that starts it.
+	st, err := recurtest.Start()
 	if err != nil {
-		ts.Stop()
-		t.Fatalf("add search attributes: %v", err)
+		t.Fatalf("start the stack: %v", err)
 	}
-	ts.NewWorker(jobs.TaskQueue, func(r sdkworker.Registry) {
-		worker.Register(r, activities.New())
-	})
-	srv := httptest.NewServer(api.New(c, api.Options{Namespace: ts.GetDefaultNamespace()}))
-	return &stack{
-		temporal: ts,
-		api:      srv,
-		client:   &http.Client{Transport: rec, Timeout: time.Minute},
-	}
+	return &stack{Stack: st, client: &http.Client{Transport: rec, Timeout: time.Minute}}
 }
 
-func (s *stack) stop() {
-	s.api.Close()
-	s.temporal.Stop()
-}
+func (s *stack) stop() { s.Stop() }
 
 // call sends a request with api-version through the recorder and returns
 // the status, the decoded JSON body (nil when empty) and the exchange.
@@ -99,7 +70,7 @@ func (s *stack) call(t *testing.T, method, path string, body any) (int, map[stri
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	return s.send(t, method, s.api.URL+path+sep+"api-version="+api.APIVersion, body)
+	return s.send(t, method, s.API.URL+path+sep+"api-version="+api.APIVersion, body)
 }
 
 // send is call with the whole URL.

@@ -22,17 +22,13 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/server/temporaltest"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
-	recurworker "github.com/recurhq/recur/worker"
 )
 
 func main() {
@@ -44,19 +40,12 @@ func main() {
 func record(dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ts := temporaltest.NewServer()
-	defer ts.Stop()
-	c := ts.GetDefaultClient()
-	attrs := map[string]enumspb.IndexedValueType{}
-	for _, k := range jobs.SearchAttributeKeys {
-		attrs[k.GetName()] = k.GetValueType()
-	}
-	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace: ts.GetDefaultNamespace(), SearchAttributes: attrs,
-	}); err != nil {
+	st, err := recurtest.Start()
+	if err != nil {
 		return err
 	}
-	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) { recurworker.Register(r, activities.New()) })
+	defer st.Stop()
+	c := st.Temporal.GetDefaultClient()
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/fail") {
 			w.WriteHeader(http.StatusInternalServerError)
