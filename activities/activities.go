@@ -74,11 +74,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	// Every failure carries out as its details: the run records the attempt
 	// and the answer.
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
-	timeout := in.Timeout
-	if timeout <= 0 {
-		timeout = jobs.DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, _ := withAttemptTimeout(ctx, in.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, in.Request.Method, in.Request.URI, strings.NewReader(in.Request.Body))
 	if err != nil {
@@ -101,10 +97,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	resp, err := client.Do(req)
 	if err != nil {
 		// The URL may carry a secret in its query; say only what failed.
-		var urlErr *url.Error
-		if errors.As(err, &urlErr) {
-			err = urlErr.Err
-		}
+		err = withoutURL(err)
 		return out, temporal.NewApplicationError(
 			fmt.Sprintf("%s %s: %v", in.Request.Method, redactURL(in.Request.URI), err), ErrTypeTransport, out)
 	}
@@ -158,4 +151,24 @@ func headersOfNote(h http.Header) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// withAttemptTimeout bounds one attempt: timeout, or jobs.DefaultTimeout
+// when it is not set. It returns the limit it applied.
+func withAttemptTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc, time.Duration) {
+	if timeout <= 0 {
+		timeout = jobs.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, cancel, timeout
+}
+
+// withoutURL unwraps the *url.Error of a failed request: its URL may carry
+// a secret in its query or user info, so messages say only what failed.
+func withoutURL(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err
+	}
+	return err
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -267,10 +266,7 @@ func fetchToken(ctx context.Context, client *http.Client, authority string, auth
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		var urlErr *url.Error
-		if errors.As(err, &urlErr) {
-			err = urlErr.Err
-		}
+		err = withoutURL(err)
 		return "", 0, &authError{msg: what + ": " + err.Error(), retryable: true}
 	}
 	defer resp.Body.Close()

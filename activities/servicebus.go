@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -68,11 +67,7 @@ func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (jobs.
 	if m == nil || m.Authentication == nil || entity == "" {
 		return out, temporal.NewNonRetryableApplicationError("no Service Bus message to send", ErrTypeInvalidAction, nil, out)
 	}
-	timeout := in.Timeout
-	if timeout <= 0 {
-		timeout = jobs.DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, timeout := withAttemptTimeout(ctx, in.Timeout)
 	defer cancel()
 
 	entityURL := a.serviceBusEntityURL(m.Namespace, entity)
@@ -90,10 +85,7 @@ func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (jobs.
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		var urlErr *url.Error
-		if errors.As(err, &urlErr) {
-			err = urlErr.Err
-		}
+		err = withoutURL(err)
 		return out, temporal.NewApplicationError(
 			redactSecrets(fmt.Sprintf("POST %s: %v", req.URL, err), secrets), ErrTypeTransport, out)
 	}

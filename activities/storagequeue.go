@@ -38,11 +38,7 @@ func (a *Activities) StorageQueue(ctx context.Context, in jobs.ActionInput) (job
 	if m == nil {
 		return out, temporal.NewNonRetryableApplicationError("no queue message to put", ErrTypeInvalidAction, nil, out)
 	}
-	timeout := in.Timeout
-	if timeout <= 0 {
-		timeout = jobs.DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, _ := withAttemptTimeout(ctx, in.Timeout)
 	defer cancel()
 
 	queueURL := a.queueURL(m)
