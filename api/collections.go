@@ -21,14 +21,12 @@ func (s *Server) patchCollection(c *gin.Context) {
 	if err == nil {
 		err = decode(c, &patch)
 	}
-	var view jobs.CollectionView
-	if err == nil {
-		err = s.query(ctx, k.CollectionWorkflowID(), jobs.QueryCollection, &view)
-		err = notFoundAs(err, "job collection "+k.Collection)
-	}
 	var coll jobs.Collection
 	if err == nil {
-		coll, err = merge(view.Collection, patch)
+		coll, err = s.collection(ctx, k)
+	}
+	if err == nil {
+		coll, err = merge(coll, patch)
 	}
 	if err == nil {
 		err = coll.Normalize(k)

@@ -130,15 +130,15 @@ func (s *Server) getCollection(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
 	defer cancel()
 	k, err := key(c)
-	var view jobs.CollectionView
+	var coll jobs.Collection
 	if err == nil {
-		err = s.query(ctx, k.CollectionWorkflowID(), jobs.QueryCollection, &view)
+		coll, err = s.collection(ctx, k)
 	}
 	if err != nil {
-		writeError(c, s.log, notFoundAs(err, "job collection "+k.Collection))
+		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, view.Collection.Public())
+	c.JSON(http.StatusOK, coll.Public())
 }
 
 // putJob records the job in its collection (the quota check), then

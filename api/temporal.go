@@ -61,16 +61,19 @@ func (s *Server) updateInto(ctx context.Context, workflowID, name string, arg, r
 		return err
 	}
 	defer leave()
-	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   workflowID,
-		UpdateName:   name,
-		Args:         []any{arg},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
+	opts := updateOptions(name, arg)
+	opts.WorkflowID = workflowID
+	handle, err := s.temporal.UpdateWorkflow(ctx, opts)
 	if err != nil {
 		return err
 	}
 	return handle.Get(ctx, result)
+}
+
+// updateOptions are those of a named update whose caller waits for its
+// result.
+func updateOptions(name string, arg any) client.UpdateWorkflowOptions {
+	return client.UpdateWorkflowOptions{UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted}
 }
 
 // updateWithStart runs a named update on a workflow, starting it first if
@@ -93,11 +96,7 @@ func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWork
 	op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
 	handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateName:   name,
-			Args:         []any{arg},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		},
+		UpdateOptions:          updateOptions(name, arg),
 	})
 	if err != nil {
 		return err
