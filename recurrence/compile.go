@@ -22,7 +22,7 @@ func compile(def Definition, created time.Time) (*Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.zone, r.freq = newZone(loc), rec.Frequency
+	r.zone = newZone(loc)
 	if rec.Count != nil {
 		r.count = *rec.Count
 	}

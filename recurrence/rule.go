@@ -16,7 +16,6 @@ type Rule struct {
 	immediate bool
 	count     int       // 0 = unlimited
 	end       time.Time // zero = no endTime
-	freq      Frequency
 	zone      zone
 	gen       generator
 }
@@ -43,25 +42,12 @@ func Compile(def Definition, created time.Time) (*Rule, error) {
 	return r, nil
 }
 
-// Created returns C, the creation time the rule was compiled with.
-func (r *Rule) Created() time.Time { return r.created }
-
-// Anchor returns A: the startTime, or the creation time when there is none.
-func (r *Rule) Anchor() time.Time { return r.anchor }
-
 // Location returns the zone the schedule is read in (UTC by default).
 func (r *Rule) Location() *time.Location { return r.zone.loc }
 
 // Count returns the recurrence's count, 0 when it has none. Counting runs
 // is the caller's business: Next does not know how many have run.
 func (r *Rule) Count() int { return r.count }
-
-// EndTime returns the instant after which no run is scheduled, and whether
-// the rule has one.
-func (r *Rule) EndTime() (time.Time, bool) { return r.end, !r.end.IsZero() }
-
-// Recurring reports whether the job has a recurrence (rules 2 to 4).
-func (r *Rule) Recurring() bool { return !r.once }
 
 // First returns the nominal time of the job's first run when it is planned
 // at now, applying the four start-time rules of RECURRENCE.md, and false

@@ -39,17 +39,9 @@ func Parse(data []byte) (Definition, error) {
 	return def, nil
 }
 
-// ParseJob is Parse for either job properties or a whole job definition
-// ({"properties": {...}}, the member name in any letter case); for the
-// latter, error paths start with "properties".
-func ParseJob(data []byte) (Definition, error) {
-	props, prefix := splitJob(data)
-	def, err := Parse(props)
-	return def, withPrefix(err, prefix)
-}
-
-// PreviewJob is Preview of the job properties or whole job definition in
-// data, with error paths as ParseJob gives them.
+// PreviewJob is Preview of the job properties, or of a whole job definition
+// ({"properties": {...}}, the member name in any letter case), in data; for
+// the latter, error paths start with "properties".
 func PreviewJob(data []byte, created, from time.Time, n int) ([]time.Time, error) {
 	props, prefix := splitJob(data)
 	def, err := Parse(props)
