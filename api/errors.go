@@ -8,6 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
@@ -47,6 +49,31 @@ var statusOf = map[string]int{
 	jobs.CodeConflict:          http.StatusConflict,
 }
 
+// errTemporalUnreachable answers requests while Temporal is known to be
+// down.
+var errTemporalUnreachable = serviceerror.NewUnavailable("temporal is unreachable")
+
+// retryAfterSeconds is the Retry-After of 503 answers.
+const retryAfterSeconds = "5"
+
+// unreachable reports whether err says Temporal could not be reached or did
+// not answer in time, as opposed to an answer.
+func unreachable(err error) bool {
+	var (
+		unavailable *serviceerror.Unavailable
+		deadline    *serviceerror.DeadlineExceeded
+	)
+	if errors.As(err, &unavailable) || errors.As(err, &deadline) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	switch grpcstatus.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	return false
+}
+
 // writeError is the one place errors become HTTP answers. Business errors
 // keep their code, message and target; anything else is a 500 whose
 // details go to the log only.
@@ -75,8 +102,13 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		status, body = http.StatusBadRequest, armErrorBody{Code: valErr.Code, Message: valErr.Error(), Target: valErr.Path}
 	case errors.As(err, &notFound):
 		status, body = http.StatusNotFound, armErrorBody{Code: jobs.CodeNotFound, Message: "the resource was not found"}
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable", Message: "Temporal did not answer in time; try again"}
+	case unreachable(err):
+		// Temporal is down or overloaded: the client may retry, and the
+		// gate answers the next requests at once until it is back.
+		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable",
+			Message: "Temporal is unreachable or did not answer in time; try again later"}
+		c.Header("Retry-After", retryAfterSeconds)
+		c.Set(keyTemporalDown, true)
 	default:
 		log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path,
 			"requestId", c.GetString(headerRequestID), "error", err)

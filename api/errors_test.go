@@ -1,17 +1,22 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -43,6 +48,10 @@ func TestWriteErrorMapsBusinessErrorsWhereverTheyComeFrom(t *testing.T) {
 		"quota":                  {&jobs.Error{Code: jobs.CodeQuotaExceeded}, http.StatusConflict, jobs.CodeQuotaExceeded},
 		"bad input":              {&jobs.Error{Code: jobs.CodeInvalidRequest}, http.StatusBadRequest, jobs.CodeInvalidRequest},
 		"missing workflow":       {serviceerror.NewNotFound("no such workflow"), http.StatusNotFound, jobs.CodeNotFound},
+		"temporal unavailable":   {serviceerror.NewUnavailable("connection refused"), http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"temporal too slow":      {serviceerror.NewDeadlineExceeded("context deadline exceeded"), http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"grpc unavailable":       {grpcstatus.Error(codes.Unavailable, "dial"), http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"our own deadline":       {fmt.Errorf("update: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, "ServiceUnavailable"},
 		"anything else is a 500": {errors.New("boom"), http.StatusInternalServerError, "InternalServerError"},
 	} {
 		status, code := answer(t, tc.err)
@@ -52,3 +61,31 @@ func TestWriteErrorMapsBusinessErrorsWhereverTheyComeFrom(t *testing.T) {
 }
 
 func decodeJSON(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// TestOutageGateFailsFastUntilAProbeSucceeds: once a request finds Temporal
+// down, the others answer at once without calling it; one probe a second
+// looks again, and the first that succeeds lets requests through.
+func TestOutageGateFailsFastUntilAProbeSucceeds(t *testing.T) {
+	var o outage
+	probes := 0
+	probeErr := errors.New("connection refused")
+	probe := func(context.Context) error { probes++; return probeErr }
+	require.True(t, o.admit(context.Background(), probe), "up: no probe needed")
+	require.Zero(t, probes)
+
+	o.markDown()
+	require.False(t, o.admit(context.Background(), probe), "down: answered at once")
+	require.Zero(t, probes, "no probe within a second of the outage")
+
+	o.lastProbe = time.Now().Add(-probeEvery)
+	require.False(t, o.admit(context.Background(), probe), "the probe fails")
+	require.Equal(t, 1, probes)
+	require.False(t, o.admit(context.Background(), probe), "and the next request does not probe again at once")
+	require.Equal(t, 1, probes)
+
+	probeErr = nil
+	o.lastProbe = time.Now().Add(-probeEvery)
+	require.True(t, o.admit(context.Background(), probe), "the probe finds Temporal back")
+	require.True(t, o.admit(context.Background(), probe))
+	require.Equal(t, 2, probes)
+}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -28,4 +29,72 @@ func (s *Server) readyz(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ready", "namespace": s.namespace})
+}
+
+// keyTemporalDown marks, in a request's context, that Temporal was
+// unreachable while serving it.
+const keyTemporalDown = "recur.temporalDown"
+
+// probeEvery is how often, while Temporal is down, one request probes it;
+// the others answer 503 at once.
+const probeEvery = time.Second
+
+// outage remembers that Temporal was unreachable, so that during an outage
+// requests answer 503 at once instead of each waiting out its timeout.
+type outage struct {
+	mu        sync.Mutex
+	down      bool
+	lastProbe time.Time
+}
+
+// admit reports whether a request may go to Temporal: always while it is
+// up; while it is down, only after a probe (at most one per probeEvery)
+// finds it back.
+func (o *outage) admit(ctx context.Context, probe func(context.Context) error) bool {
+	o.mu.Lock()
+	if !o.down {
+		o.mu.Unlock()
+		return true
+	}
+	if time.Since(o.lastProbe) < probeEvery {
+		o.mu.Unlock()
+		return false
+	}
+	o.lastProbe = time.Now()
+	o.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, probeEvery)
+	defer cancel()
+	if probe(ctx) != nil {
+		return false
+	}
+	o.mu.Lock()
+	o.down = false
+	o.mu.Unlock()
+	return true
+}
+
+func (o *outage) markDown() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.down {
+		o.down, o.lastProbe = true, time.Now()
+	}
+}
+
+// temporalGate answers 503 at once while Temporal is known to be down, and
+// notes an outage that a request ran into.
+func (s *Server) temporalGate(c *gin.Context) {
+	probe := func(ctx context.Context) error {
+		_, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
+		return err
+	}
+	if !s.outage.admit(c.Request.Context(), probe) {
+		writeError(c, s.log, errTemporalUnreachable)
+		return
+	}
+	c.Next()
+	if c.GetBool(keyTemporalDown) {
+		s.outage.markDown()
+	}
 }

@@ -26,6 +26,7 @@ type Server struct {
 	namespace string
 	log       *slog.Logger
 	updates   *updateGate
+	outage    outage
 }
 
 // New returns the router for c.
@@ -45,9 +46,9 @@ func New(c client.Client, opts Options) http.Handler {
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobCollections/:jobCollectionName/jobs/:jobName/preview", s.previewJob)
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
-		requireAPIVersion, requireJSON)
+		requireAPIVersion, requireJSON, s.temporalGate)
 	r.GET("/subscriptions/:subscriptionId/providers/Microsoft.Scheduler/jobCollections",
-		requireAPIVersion, requireJSON, s.listCollections)
+		requireAPIVersion, requireJSON, s.temporalGate, s.listCollections)
 	arm.GET("/jobCollections", s.listCollections)
 	coll := arm.Group("/jobCollections/:jobCollectionName")
 	coll.PUT("", s.putCollection)

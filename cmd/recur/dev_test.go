@@ -22,11 +22,12 @@ import (
 
 // devProcess is `recur dev` running as a child process.
 type devProcess struct {
-	cmd    *exec.Cmd
-	api    string
-	ui     string
-	output *syncBuffer
-	done   chan error
+	cmd      *exec.Cmd
+	api      string
+	ui       string
+	temporal string // the frontend's host:port, for dev
+	output   *syncBuffer
+	done     chan error
 }
 
 type syncBuffer struct {
@@ -52,10 +53,11 @@ func startDev(t *testing.T, bin, dataDir string) *devProcess {
 	t.Helper()
 	apiPort, temporalPort, uiPort := freePort(t), freePort(t), freePort(t)
 	p := &devProcess{
-		api:    "http://127.0.0.1:" + strconv.Itoa(apiPort),
-		ui:     "http://127.0.0.1:" + strconv.Itoa(uiPort),
-		output: &syncBuffer{},
-		done:   make(chan error, 1),
+		api:      "http://127.0.0.1:" + strconv.Itoa(apiPort),
+		ui:       "http://127.0.0.1:" + strconv.Itoa(uiPort),
+		temporal: "127.0.0.1:" + strconv.Itoa(temporalPort),
+		output:   &syncBuffer{},
+		done:     make(chan error, 1),
 	}
 	p.start(t, bin, "dev", "--data-dir", dataDir,
 		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort),
@@ -65,6 +67,21 @@ func startDev(t *testing.T, bin, dataDir string) *devProcess {
 
 // start runs the binary with args and waits until its /readyz answers 200.
 func (p *devProcess) start(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	p.launch(t, bin, args...)
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(p.api + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 90*time.Second, 250*time.Millisecond, "recur %s never became ready:\n%s", args[0], p.output)
+}
+
+// launch runs the binary with args; the test's end kills it if it still
+// runs.
+func (p *devProcess) launch(t *testing.T, bin string, args ...string) {
 	t.Helper()
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
@@ -76,14 +93,6 @@ func (p *devProcess) start(t *testing.T, bin string, args ...string) {
 			<-p.done
 		}
 	})
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(p.api + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 90*time.Second, 250*time.Millisecond, "recur %s never became ready:\n%s", args[0], p.output)
 }
 
 // stop sends sig and expects a clean exit.

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+const crashCollection = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
+
+// occurrenceKey is the idempotency key of job name's occurrence at nominal.
+func occurrenceKey(name string, nominal time.Time) string {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: name}
+	return jobs.OccurrenceID(k.JobWorkflowID(), nominal)
+}
+
+// sinkJob is a job definition that POSTs to the sink at /name, with more
+// properties.
+func sinkJob(s *sink, name string, start time.Time, props map[string]any) map[string]any {
+	p := map[string]any{
+		"startTime": start.UTC().Format(time.RFC3339),
+		"action": map[string]any{
+			"type":    "Http",
+			"request": map[string]any{"uri": s.URL + "/" + name, "method": "POST", "body": name},
+		},
+	}
+	for k, v := range props {
+		p[k] = v
+	}
+	return map[string]any{"properties": p}
+}
+
+// withFixedRetry gives a job's action a retry policy of n retries 15
+// seconds apart (Azure's shortest interval) and a 5-second attempt
+// timeout.
+func withFixedRetry(job map[string]any, n int) map[string]any {
+	action := job["properties"].(map[string]any)["action"].(map[string]any)
+	action["timeout"] = "PT5S"
+	action["retryPolicy"] = map[string]any{"retryType": "Fixed", "retryCount": n, "retryInterval": "PT15S"}
+	return job
+}
+
+// kill sends SIGKILL: no shutdown, no flush, as a crash or the OOM killer
+// would.
+func (p *devProcess) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Kill())
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("recur did not die of SIGKILL within 30s")
+	}
+}
+
+// get GETs an ARM path; safe to call from the condition of Eventually.
+func (p *devProcess) get(path string) (int, map[string]any, error) {
+	resp, err := http.Get(p.api + path + "?api-version=2016-03-01")
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out, err
+}
+
+// status returns a job's properties.status with its state added.
+func (p *devProcess) status(name string) (map[string]any, error) {
+	code, body, err := p.get(crashCollection + "/jobs/" + name)
+	if err != nil || code != http.StatusOK {
+		return nil, fmt.Errorf("GET job %s: %d %v %v", name, code, body, err)
+	}
+	props, _ := body["properties"].(map[string]any)
+	st, _ := props["status"].(map[string]any)
+	if st == nil {
+		st = map[string]any{}
+	}
+	st["state"] = props["state"]
+	return st, nil
+}
+
+// requireCounters waits until a job has the state and counters given.
+func requireCounters(t *testing.T, p *devProcess, name, state string, executions, failures, faults int) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, err := p.status(name)
+		if !assert.NoError(c, err) {
+			return
+		}
+		assert.Equal(c, state, st["state"], name)
+		assert.Equal(c, float64(executions), num(st["executionCount"]), "%s executionCount: %v", name, st)
+		assert.Equal(c, float64(failures), num(st["failureCount"]), "%s failureCount: %v", name, st)
+		assert.Equal(c, float64(faults), num(st["faultedCount"]), "%s faultedCount: %v", name, st)
+	}, 30*time.Second, 250*time.Millisecond)
+}
+
+// nextExecution returns a job's status.nextExecutionTime.
+func nextExecution(t *testing.T, p *devProcess, name string) any {
+	t.Helper()
+	st, err := p.status(name)
+	require.NoError(t, err)
+	return st["nextExecutionTime"]
+}
+
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+// waitUntil returns at when: a wall-clock instant the scenario needs
+// behind it (a nominal time), not a guess at how long something takes.
+func waitUntil(when time.Time) { time.Sleep(time.Until(when)) }
+
+// TestKill9KeepsEveryOccurrence kills `recur dev` with SIGKILL twice, on
+// the same data dir: once while its jobs sleep, once while an action is in
+// flight. Every occurrence that fell due while recur was up has exactly one
+// completed delivery; those that fell due while it was down follow the
+// catch-up rule; no job is lost and the counters are right.
+func TestKill9KeepsEveryOccurrence(t *testing.T) {
+	bin := buildRecur(t)
+	dataDir := t.TempDir()
+	s := newSink(t)
+	p := startDev(t, bin, dataDir)
+	code, body := p.do(t, http.MethodPut, crashCollection, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, code, body)
+
+	base := time.Now().Add(2 * time.Second).Truncate(time.Second)
+	before := base.Add(4 * time.Second)    // falls due while recur is up
+	during := base.Add(12 * time.Second)   // falls due while it is down
+	minutely := base.Add(14 * time.Second) // a recurring job whose first occurrence is missed
+	restart := base.Add(20 * time.Second)
+	later := base.Add(time.Hour)
+	for name, def := range map[string]map[string]any{
+		"before": sinkJob(s, "before", before, nil),
+		"during": sinkJob(s, "during", during, nil),
+		// Missed by 8 s or more, more than its 5-second window: Postponed.
+		"during-late": sinkJob(s, "during-late", during, map[string]any{"catchUpWindow": "PT5S"}),
+		"minutely": sinkJob(s, "minutely", minutely, map[string]any{
+			"recurrence": map[string]any{"frequency": "Minute", "interval": 1}}),
+		"sleeper": sinkJob(s, "sleeper", later, map[string]any{
+			"recurrence": map[string]any{"frequency": "Hour", "interval": 1}}),
+	} {
+		code, body := p.do(t, http.MethodPut, crashCollection+"/jobs/"+name, def)
+		require.Equal(t, http.StatusCreated, code, "%s: %v", name, body)
+	}
+	require.Eventually(t, func() bool { _, done := s.counts(occurrenceKey("before", before)); return done == 1 },
+		20*time.Second, 100*time.Millisecond, "the occurrence due while recur is up runs")
+	require.Less(t, time.Now(), during, "the scenario fell behind its schedule")
+	requireCounters(t, p, "before", "completed", 1, 0, 0)
+
+	// Crash while every job sleeps on a timer.
+	p.kill(t)
+	waitUntil(restart)
+	p = startDev(t, bin, dataDir)
+	require.Eventually(t, func() bool {
+		_, d := s.counts(occurrenceKey("during", during))
+		_, m := s.counts(occurrenceKey("minutely", minutely))
+		return d == 1 && m == 1
+	}, 30*time.Second, 100*time.Millisecond, "the occurrences missed while down run once, being within their windows")
+	requireCounters(t, p, "during", "completed", 1, 0, 0)
+	requireCounters(t, p, "during-late", "completed", 0, 0, 0)
+	requireCounters(t, p, "minutely", "enabled", 1, 0, 0)
+	requireCounters(t, p, "sleeper", "enabled", 0, 0, 0)
+	require.Equal(t, minutely.Add(time.Minute).UTC().Format(time.RFC3339), nextExecution(t, p, "minutely"))
+	require.Equal(t, later.UTC().Format(time.RFC3339), nextExecution(t, p, "sleeper"))
+	raw, _ := s.counts(occurrenceKey("during-late", during))
+	require.Zero(t, raw, "an occurrence missed by more than its window does not run")
+	requireHistoryRow(t, p, "during-late", "Postponed", "catch-up window")
+
+	// Crash while an action is in flight: the sink holds the first
+	// delivery until the connection dies with the process; the attempt then
+	// times out and its retry delivers.
+	s.holdNext("/inflight", 1)
+	inflight := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	code, body = p.do(t, http.MethodPut, crashCollection+"/jobs/inflight", withFixedRetry(sinkJob(s, "inflight", inflight, nil), 2))
+	require.Equal(t, http.StatusCreated, code, body)
+	require.Equal(t, occurrenceKey("inflight", inflight), s.waitHeld(t, 20*time.Second))
+	p.kill(t)
+	p = startDev(t, bin, dataDir)
+
+	require.Eventually(t, func() bool { _, done := s.counts(occurrenceKey("inflight", inflight)); return done == 1 },
+		60*time.Second, 100*time.Millisecond, "the action in flight at the crash is retried and delivered: %v %v\n%s", s.raw, s.completed, p.output)
+	requireCounters(t, p, "inflight", "completed", 1, 1, 0)
+
+	// Nothing doubled: one completed delivery per occurrence, no other
+	// occurrence delivered, no job lost.
+	for _, name := range []string{"before", "during", "minutely", "inflight"} {
+		keys := s.keysOf(name)
+		require.Len(t, keys, 1, "%s: %v", name, keys)
+		_, completed := s.counts(keys[0])
+		require.Equal(t, 1, completed, keys[0])
+	}
+	raw, _ = s.counts(occurrenceKey("inflight", inflight))
+	require.Equal(t, 2, raw, "the held delivery and its retry")
+	s.report(t)
+	code, body = p.do(t, http.MethodGet, crashCollection+"/jobs", nil)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Len(t, body["value"], 6, "no job is lost: %v", body)
+	p.stop(t, syscall.SIGTERM)
+}
+
+// requireHistoryRow checks the newest history row of a job.
+func requireHistoryRow(t *testing.T, p *devProcess, name, status, message string) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		code, body, err := p.get(crashCollection + "/jobs/" + name + "/history")
+		if !assert.NoError(c, err) || !assert.Equal(c, http.StatusOK, code, fmt.Sprint(body)) {
+			return
+		}
+		rows, _ := body["value"].([]any)
+		if !assert.NotEmpty(c, rows, name+" has a history row") {
+			return
+		}
+		props, _ := rows[0].(map[string]any)["properties"].(map[string]any)
+		assert.Equal(c, status, props["status"])
+		assert.Contains(c, props["message"], message)
+	}, 20*time.Second, 250*time.Millisecond)
+}

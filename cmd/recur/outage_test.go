@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/recurhq/recur/temporalserver"
+)
+
+// startCluster starts a Temporal server in the test process on dataDir
+// and port, standing for a cluster recur's processes connect to.
+func startCluster(t *testing.T, dataDir string, port int) *temporalserver.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := temporalserver.Start(ctx, temporalserver.Config{
+		DataDir: dataDir, FrontendPort: port, Namespace: "recur-cluster",
+	})
+	require.NoError(t, err)
+	return srv
+}
+
+// startRole runs `recur serve|api` against address and waits until the
+// API is ready.
+func startRole(t *testing.T, bin, role, address string) *devProcess {
+	t.Helper()
+	apiPort := freePort(t)
+	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
+	p.start(t, bin, role, "--temporal-address", address, "--namespace", "recur-cluster",
+		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort))
+	return p
+}
+
+// TestTemporalOutage stops the Temporal server under a running `recur
+// serve`: the API answers 503 with an ARM error at once instead of
+// hanging; when the server is back, the API and the worker carry on by
+// themselves and the job due during the outage runs once.
+func TestTemporalOutage(t *testing.T) {
+	bin := buildRecur(t)
+	dataDir, port := t.TempDir(), freePort(t)
+	srv := startCluster(t, dataDir, port)
+	p := startRole(t, bin, "serve", srv.FrontendAddress())
+	s := newSink(t)
+	code, body := p.do(t, http.MethodPut, crashCollection, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, code, body)
+	due := time.Now().Add(8 * time.Second).Truncate(time.Second)
+	code, body = p.do(t, http.MethodPut, crashCollection+"/jobs/outage", sinkJob(s, "outage", due, nil))
+	require.Equal(t, http.StatusCreated, code, body)
+
+	require.NoError(t, srv.Stop())
+	client := &http.Client{Timeout: 20 * time.Second}
+	for _, probe := range []struct{ method, path, body string }{
+		{http.MethodGet, crashCollection + "/jobs/outage", ""},
+		{http.MethodPut, crashCollection + "/jobs/other", `{"properties":{"action":{"type":"Http","request":{"uri":"http://127.0.0.1:9/","method":"GET"}}}}`},
+		{http.MethodGet, crashCollection + "/jobs", ""},
+	} {
+		req, err := http.NewRequest(probe.method, p.api+probe.path+"?api-version=2016-03-01", strings.NewReader(probe.body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		began := time.Now()
+		resp, err := client.Do(req)
+		require.NoError(t, err, "%s %s must answer, not hang", probe.method, probe.path)
+		t.Logf("%s %s during the outage: %d in %s", probe.method, probe.path, resp.StatusCode, time.Since(began).Round(time.Millisecond))
+		var armErr struct {
+			Error struct{ Code, Message string }
+		}
+		require.NoError(t, decodeJSON(resp, &armErr))
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s %s: %+v\n%s", probe.method, probe.path, armErr, p.output)
+		require.Equal(t, "ServiceUnavailable", armErr.Error.Code)
+		require.Contains(t, armErr.Error.Message, "Temporal")
+		require.NotEmpty(t, resp.Header.Get("Retry-After"))
+	}
+	waitUntil(due.Add(2 * time.Second))
+
+	srv = startCluster(t, dataDir, port)
+	defer srv.Stop()
+	back := time.Now()
+	require.Eventually(t, func() bool { _, done := s.counts(occurrenceKey("outage", due)); return done == 1 },
+		60*time.Second, 200*time.Millisecond, "the worker reconnects and runs the occurrence due during the outage:\n%s", p.output)
+	t.Logf("the occurrence due during the outage ran %s after the server was back", time.Since(back).Round(time.Millisecond))
+	requireCounters(t, p, "outage", "completed", 1, 0, 0)
+	raw, _ := s.counts(occurrenceKey("outage", due))
+	require.Equal(t, 1, raw)
+	p.stop(t, syscall.SIGTERM)
+}
+
+// TestTwoWorkersOneKilledMidAction runs the API and two `recur worker`
+// processes against one server and kills, with SIGKILL, the worker whose
+// action is in flight: the other worker finishes that occurrence and runs
+// the rest; nothing is lost or doubled.
+func TestTwoWorkersOneKilledMidAction(t *testing.T) {
+	bin := buildRecur(t)
+	srv := startCluster(t, t.TempDir(), freePort(t))
+	defer srv.Stop()
+	p := startRole(t, bin, "api", srv.FrontendAddress())
+	workers := map[int]*devProcess{}
+	for range 2 {
+		w := &devProcess{output: &syncBuffer{}, done: make(chan error, 1)}
+		w.startWorker(t, bin, srv.FrontendAddress())
+		workers[w.cmd.Process.Pid] = w
+	}
+	s := newSink(t)
+	code, body := p.do(t, http.MethodPut, crashCollection, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, code, body)
+
+	s.holdNext("/handoff", 1)
+	due := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	code, body = p.do(t, http.MethodPut, crashCollection+"/jobs/handoff", withFixedRetry(sinkJob(s, "handoff", due, nil), 2))
+	require.Equal(t, http.StatusCreated, code, body)
+	others := []string{"a", "b", "c", "d", "e", "f"}
+	for _, name := range others {
+		code, body = p.do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, due.Add(4*time.Second), nil))
+		require.Equal(t, http.StatusCreated, code, body)
+	}
+	key := occurrenceKey("handoff", due)
+	require.Equal(t, key, s.waitHeld(t, 20*time.Second))
+
+	// The worker that holds the action is the one the server last gave
+	// the activity to.
+	cl, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "recur-cluster"})
+	require.NoError(t, err)
+	defer cl.Close()
+	d, err := cl.DescribeWorkflowExecution(context.Background(), key, "")
+	require.NoError(t, err)
+	require.Len(t, d.PendingActivities, 1)
+	pid, err := strconv.Atoi(strings.SplitN(d.PendingActivities[0].LastWorkerIdentity, "@", 2)[0])
+	require.NoError(t, err)
+	victim, ok := workers[pid]
+	require.True(t, ok, "the action runs in worker %d, one of ours", pid)
+	victim.kill(t)
+
+	require.Eventually(t, func() bool { _, done := s.counts(key); return done == 1 },
+		60*time.Second, 200*time.Millisecond, "the surviving worker retries the action")
+	requireCounters(t, p, "handoff", "completed", 1, 1, 0)
+	for _, name := range others {
+		requireCounters(t, p, name, "completed", 1, 0, 0)
+		keys := s.keysOf(name)
+		require.Len(t, keys, 1, "%s: %v", name, keys)
+		raw, completed := s.counts(keys[0])
+		require.Equal(t, [2]int{1, 1}, [2]int{raw, completed}, keys[0])
+	}
+	raw, _ := s.counts(key)
+	require.Equal(t, 2, raw, "the held delivery and its retry")
+	s.report(t)
+}
+
+// startWorker runs `recur worker` against address and waits until it
+// polls.
+func (p *devProcess) startWorker(t *testing.T, bin, address string) {
+	t.Helper()
+	p.launch(t, bin, "worker", "--temporal-address", address, "--namespace", "recur-cluster")
+	require.Eventually(t, func() bool { return strings.Contains(p.output.String(), "worker polling") },
+		60*time.Second, 100*time.Millisecond, "recur worker never polled:\n%s", p.output)
+}
+
+// decodeJSON decodes and closes an answer's body.
+func decodeJSON(resp *http.Response, v any) error {
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(v)
+}
