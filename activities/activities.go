@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -69,12 +70,14 @@ const (
 
 // HTTP performs a job's HTTP(S) request. A 2xx answer succeeds; any other
 // status fails the attempt, retryably for 408, 429 and 5xx (the rule of
-// Azure Logic Apps, Scheduler's successor) and for transport errors.
+// Azure Logic Apps, Scheduler's successor) and for transport errors: no
+// answer within the attempt's timeout, or one whose body breaks off. At
+// most jobs.MaxResponseBody of the body is kept; a bigger one is cut.
 func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.HTTPResponse, error) {
 	// Every failure carries out as its details: the run records the attempt
 	// and the answer.
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
-	ctx, cancel, _ := withAttemptTimeout(ctx, in.Timeout)
+	ctx, cancel, limit := withAttemptTimeout(ctx, in.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, in.Request.Method, in.Request.URI, strings.NewReader(in.Request.Body))
 	if err != nil {
@@ -94,28 +97,92 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 		return out, authErr.applicationError(out)
 	}
 
+	// A target that hangs, resets, answers garbage or redirects in a loop
+	// (http.Client refuses the 10th redirect) gives no answer: all alike
+	// are retryable transport failures, as the target may be fixed by the
+	// next attempt.
 	resp, err := client.Do(req)
 	if err != nil {
-		// The URL may carry a secret in its query; say only what failed.
-		err = withoutURL(err)
-		return out, temporal.NewApplicationError(
-			fmt.Sprintf("%s %s: %v", in.Request.Method, redactURL(in.Request.URI), err), ErrTypeTransport, out)
+		return out, transportError(in.Request, describeTransport(ctx, err, limit), out)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, jobs.MaxResponseBody))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
+	body, err := readBody(resp.Body)
 	// A target may echo what it got (credentials included) into history.
-	out.StatusCode, out.Status, out.Body = resp.StatusCode, resp.Status, redactSecrets(string(body), secrets)
+	out.StatusCode, out.Status, out.Body = resp.StatusCode, clip(resp.Status), redactSecrets(string(body), secrets)
 	out.Headers = headersOfNote(resp.Header)
 	activity.GetLogger(ctx).Info("http action", "status", resp.StatusCode, "occurrence", in.OccurrenceID)
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return out, nil
+	if err != nil {
+		// An answer whose body breaks off (the target stalls past the
+		// limit or resets) is not one the target finished: a 200 OK then
+		// is no success, and the attempt fails as if nothing had come.
+		return out, transportError(in.Request, out.Status+", then reading the body: "+describeTransport(ctx, err, limit), out)
 	}
-	msg := fmt.Sprintf("%s %s: %s", in.Request.Method, redactURL(in.Request.URI), resp.Status)
-	if retryableStatus(resp.StatusCode) {
-		return out, temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
+	return out, statusError(in.Request, out)
+}
+
+// statusError is the failure of an attempt answered out.Status: nil for
+// 2xx, retryable for retryableStatus.
+func statusError(r jobs.HTTPRequest, out jobs.HTTPResponse) error {
+	if out.StatusCode >= 200 && out.StatusCode < 300 {
+		return nil
 	}
-	return out, temporal.NewNonRetryableApplicationError(msg, ErrTypeHTTPStatus, nil, out)
+	msg := fmt.Sprintf("%s %s: %s", r.Method, redactURL(r.URI), out.Status)
+	if retryableStatus(out.StatusCode) {
+		return temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
+	}
+	return temporal.NewNonRetryableApplicationError(msg, ErrTypeHTTPStatus, nil, out)
+}
+
+// readBody reads at most jobs.MaxResponseBody of an answer's body, then
+// drains up to 1 MiB more so that the connection may be reused; a bigger
+// body is cut there (closing it drops the connection) rather than read to
+// its end. The error is the first part's: what history keeps.
+func readBody(r io.Reader) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, jobs.MaxResponseBody))
+	if err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(r, 1<<20))
+	}
+	return body, err
+}
+
+// transportError is the retryable failure of an attempt that got no
+// answer, or no whole one. The message names the request without the
+// URL's query and user info: both may carry secrets.
+func transportError(r jobs.HTTPRequest, what string, out jobs.HTTPResponse) error {
+	return temporal.NewApplicationError(fmt.Sprintf("%s %s: %s", r.Method, redactURL(r.URI), what), ErrTypeTransport, out)
+}
+
+// describeTransport says what went wrong with a request or its body,
+// without the URL *url.Error carries, and as "timed out after limit" when
+// ctx, the attempt's, ran out of time ("context deadline exceeded" says
+// neither what nor how long). The transport's own timeouts (TLS
+// handshake, say) keep their words.
+func describeTransport(ctx context.Context, err error, limit time.Duration) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Sprintf("timed out after %s", limit)
+	}
+	return clip(withoutURL(err).Error())
+}
+
+// maxReported is how much of any one thing a target says besides its body
+// (a status line, a header's value, the words of a malformed answer) an
+// attempt reports. http.Transport accepts 10 MB of headers; were the
+// attempt to report them whole, Temporal would refuse its result or
+// failure as too big, and the attempt would be lost to its StartToClose
+// timeout, record and all.
+const maxReported = 1024
+
+// clip cuts s to at most maxReported bytes, on a rune boundary, marking
+// the cut.
+func clip(s string) string {
+	if len(s) <= maxReported {
+		return s
+	}
+	cut := maxReported
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 func retryableStatus(code int) bool {
@@ -147,7 +214,7 @@ func headersOfNote(h http.Header) string {
 	var parts []string
 	for _, name := range notableHeaders {
 		if v := h.Get(name); v != "" {
-			parts = append(parts, name+": "+v)
+			parts = append(parts, name+": "+clip(v))
 		}
 	}
 	return strings.Join(parts, "; ")
