@@ -1,14 +1,17 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
@@ -24,6 +27,7 @@ const MaxJobSize = 16 * 1024
 // requestTimeout bounds each call to Temporal.
 const requestTimeout = 30 * time.Second
 
+// key returns the names in the request's path, validated.
 func key(c *gin.Context) (jobs.Key, error) {
 	k := jobs.Key{
 		Subscription:  c.Param("subscriptionId"),
@@ -37,29 +41,109 @@ func key(c *gin.Context) (jobs.Key, error) {
 	return k, nil
 }
 
-// decode reads a JSON body of at most MaxJobSize bytes into v, after
-// passing it through the filters.
+// maxDepth is how deeply a body's objects and arrays may nest. A job
+// definition nests 6 levels at most, a workflow input what is left; 64 is
+// also the default limit of .NET's JSON serializers.
+const maxDepth = 64
+
+// decode reads a JSON object of at most MaxJobSize bytes from the body into
+// v, after passing it through the filters.
 func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
-	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
+	data, err := readBody(c)
 	if err != nil {
-		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "read body: " + err.Error()}
-	}
-	if len(data) > MaxJobSize {
-		return &apiError{status: http.StatusRequestEntityTooLarge, code: "RequestTooLarge",
-			message: fmt.Sprintf("the body is larger than the limit of %d bytes", MaxJobSize)}
+		return err
 	}
 	for _, f := range filters {
 		data = f(data)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
-				message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
-		}
-		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "invalid JSON: " + err.Error()}
+		return contentError(err)
 	}
 	return nil
+}
+
+// contentError is the answer to a body that does not decode into a
+// definition: a wrong type names its field.
+func contentError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
+			message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
+	}
+	return invalidContent("invalid JSON: " + err.Error())
+}
+
+// readBody reads at most MaxJobSize bytes of body and checks what
+// encoding/json lets through (see checkJSONText). A body that says or
+// turns out to be larger is refused without reading the rest of it.
+func readBody(c *gin.Context) ([]byte, error) {
+	if c.Request.ContentLength > MaxJobSize {
+		return nil, tooLarge(c)
+	}
+	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
+	if err != nil {
+		return nil, invalidContent("read body: " + err.Error())
+	}
+	if len(data) > MaxJobSize {
+		return nil, tooLarge(c)
+	}
+	return data, checkJSONText(data)
+}
+
+// tooLarge is the answer to a body over MaxJobSize. The rest of the body
+// is never read, so the connection cannot carry another request: the
+// answer closes it.
+func tooLarge(c *gin.Context) error {
+	c.Header("Connection", "close")
+	return &apiError{status: http.StatusRequestEntityTooLarge, code: "RequestTooLarge",
+		message: fmt.Sprintf("the body is larger than the limit of %d bytes", MaxJobSize)}
+}
+
+// checkJSONText refuses what encoding/json would take but a definition
+// must not hold: invalid UTF-8 (json replaces it with U+FFFD without a
+// word), nesting deeper than maxDepth (json allows 10000 levels, which
+// merge patches and workflow inputs would carry on), and anything but an
+// object at the top (a null merge patch would empty the resource).
+func checkJSONText(data []byte) error {
+	if !utf8.Valid(data) {
+		return invalidContent("the body is not valid UTF-8")
+	}
+	if nesting(data) > maxDepth {
+		return invalidContent(fmt.Sprintf("the body nests objects and arrays deeper than %d levels", maxDepth))
+	}
+	if top := bytes.TrimLeft(data, " \t\r\n"); len(top) > 0 && top[0] != '{' {
+		return invalidContent("the body must be a JSON object")
+	}
+	return nil
+}
+
+// nesting returns how deeply the objects and arrays of a JSON text nest,
+// not counting brackets inside strings. It reads malformed text too; json
+// reports that.
+func nesting(data []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, b := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case b == '"':
+			inString = !inString
+		case inString:
+		case b == '{' || b == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+func invalidContent(message string) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: message}
 }
 
 // withoutStatus drops properties.status from a job body: it is read-only,
@@ -114,10 +198,16 @@ func (s *Server) putCollection(c *gin.Context) {
 	}
 	var res jobs.PutResult
 	if err == nil {
-		res, err = s.updateWithStart(ctx, client.StartWorkflowOptions{
-			ID:                    k.CollectionWorkflowID(),
-			TypedSearchAttributes: k.SearchAttributes(jobs.KindCollection),
-		}, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: coll})
+		// NotFound: the workflow of a deleted collection has not ended
+		// yet; once it has, the PUT starts a new one.
+		err = retrying(ctx, isNotFound, func() error {
+			var err error
+			res, err = s.updateWithStart(ctx, client.StartWorkflowOptions{
+				ID:                    k.CollectionWorkflowID(),
+				TypedSearchAttributes: k.SearchAttributes(jobs.KindCollection),
+			}, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: coll})
+			return err
+		})
 	}
 	if err != nil {
 		writeError(c, s.log, err)
@@ -157,29 +247,90 @@ func (s *Server) putJob(c *gin.Context) {
 		// with its own clock as the creation time.
 		err = job.Normalize(k, time.Now().UTC())
 	}
-	var added jobs.PutResult
+	var (
+		created bool
+		defined jobs.Job
+	)
 	if err == nil {
-		added, err = s.addJob(ctx, k, job)
+		created, defined, err = s.defineJob(ctx, k, job)
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
+	c.JSON(putStatus(created), defined.Public())
+}
+
+// defineJob records the job in its collection, then defines it on its
+// workflow. Only a PUT that added the job to the collection may start the
+// job's workflow: one that found it there redefines the running workflow,
+// and when that is gone (a DELETE ended it and is about to make the
+// collection forget the job) it starts over.
+func (s *Server) defineJob(ctx context.Context, k jobs.Key, job jobs.Job) (bool, jobs.Job, error) {
 	var defined jobs.Job
-	err = s.updateWithStartInto(ctx, client.StartWorkflowOptions{
-		ID:                    k.JobWorkflowID(),
-		TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
-	}, jobs.JobWorkflowName, jobs.JobInput{Key: k}, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, &defined)
-	if err != nil {
-		if added.Created {
-			if _, rmErr := s.update(context.WithoutCancel(ctx), k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job}); rmErr != nil {
-				s.log.Error("forget job after failed put", "job", k.JobID(), "error", rmErr)
-			}
+	for {
+		added, err := s.addJob(ctx, k, job)
+		if err != nil {
+			return false, defined, err
 		}
-		writeError(c, s.log, err)
-		return
+		if added.Created {
+			return true, defined, s.startJob(ctx, k, job, &defined)
+		}
+		err = s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, &defined)
+		if !isNotFound(err) || ctx.Err() != nil {
+			return false, defined, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, defined, ctx.Err()
+		case <-time.After(retryPause):
+		}
 	}
-	c.JSON(putStatus(added.Created), defined.Public())
+}
+
+// startJob defines a job the collection just recorded, starting its
+// workflow. NotFound means the workflow of a deleted job with that name
+// has not ended yet: once it has, a new one starts. When the definition
+// fails, the collection forgets the job again. When the collection was
+// deleted meanwhile, its delete could not reach the job, whose workflow
+// did not run yet: the job is deleted here, as if the delete had come
+// after the PUT.
+func (s *Server) startJob(ctx context.Context, k jobs.Key, job jobs.Job, defined *jobs.Job) error {
+	var runID string
+	err := retrying(ctx, isNotFound, func() error {
+		var err error
+		runID, err = s.updateWithStartRun(ctx, client.StartWorkflowOptions{
+			ID:                    k.JobWorkflowID(),
+			TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
+		}, jobs.JobWorkflowName, jobs.JobInput{Key: k}, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, defined)
+		return err
+	})
+	bg := context.WithoutCancel(ctx)
+	if err != nil {
+		if _, rmErr := s.update(bg, k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job}); rmErr != nil {
+			s.log.Error("forget job after failed put", "job", k.JobID(), "error", rmErr)
+		}
+		return err
+	}
+	var view jobs.CollectionView
+	qErr := s.query(bg, k.CollectionWorkflowID(), jobs.QueryCollection, &view)
+	if qErr == nil && slices.Contains(view.Jobs, k.Job) || qErr != nil && !isNotFound(qErr) {
+		return nil
+	}
+	// The run this PUT defined, not a later one of the same name.
+	opts := updateOptions(jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
+	opts.WorkflowID, opts.RunID = k.JobWorkflowID(), runID
+	delErr := retrying(bg, aborted, func() error {
+		handle, err := s.temporal.UpdateWorkflow(bg, opts)
+		if err != nil {
+			return err
+		}
+		return handle.Get(bg, nil)
+	})
+	if delErr != nil && !isNotFound(delErr) {
+		s.log.Error("delete job of a deleted collection", "job", k.JobID(), "error", delErr)
+	}
+	return nil
 }
 
 func (s *Server) getJob(c *gin.Context) {
@@ -310,7 +461,16 @@ func (s *Server) patchJob(c *gin.Context) {
 		err = job.Normalize(k, time.Now().UTC())
 	}
 	if err == nil {
-		_, err = s.addJob(ctx, k, job)
+		var added jobs.PutResult
+		added, err = s.addJob(ctx, k, job)
+		if err == nil && added.Created {
+			// The job was deleted since it was read: a PATCH creates
+			// nothing.
+			if _, rmErr := s.update(context.WithoutCancel(ctx), k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job}); rmErr != nil {
+				s.log.Error("forget job after patch of a deleted job", "job", k.JobID(), "error", rmErr)
+			}
+			err = jobs.NotFound("job " + k.Job)
+		}
 	}
 	var defined jobs.Job
 	if err == nil {
@@ -368,13 +528,13 @@ func merge[T any](current T, patch json.RawMessage) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
+	doc, err := generic(data)
+	if err != nil {
 		return zero, err
 	}
-	var p any
-	if err := json.Unmarshal(patch, &p); err != nil {
-		return zero, &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "invalid JSON: " + err.Error()}
+	p, err := generic(patch)
+	if err != nil {
+		return zero, invalidContent("invalid JSON: " + err.Error())
 	}
 	merged, err := json.Marshal(mergePatch(doc, p))
 	if err != nil {
@@ -382,14 +542,22 @@ func merge[T any](current T, patch json.RawMessage) (T, error) {
 	}
 	var out T
 	if err := json.Unmarshal(merged, &out); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return zero, &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
-				message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
-		}
-		return zero, err
+		return zero, contentError(err)
 	}
 	return out, nil
+}
+
+// generic decodes JSON into maps and slices, numbers kept as written:
+// float64 would round large integers, and refuse one out of its range
+// without naming the field that the definition's own decoding names.
+func generic(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // mergePatch is RFC 7386: objects merge member by member, null deletes,

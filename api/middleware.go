@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -42,9 +43,12 @@ var (
 	resourceGroupLiterals = map[int]bool{0: true, 2: true, 4: true, 5: true, 6: true, 8: true, 10: true}
 )
 
-// foldPath wraps next, spelling the ARM path's fixed segments canonically.
+// foldPath wraps next, keeping escaped slashes in their segments (see
+// keepEscapedSlashes) and spelling the ARM path's fixed segments
+// canonically.
 func foldPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keepEscapedSlashes(r.URL)
 		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		literals := resourceGroupLiterals
 		if len(parts) > 2 && strings.EqualFold(parts[2], "providers") {
@@ -67,6 +71,24 @@ func foldPath(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// keepEscapedSlashes leaves each escaped slash (%2F) of u's path escaped
+// in u.Path. An escaped slash is data within a segment, not a separator
+// (RFC 3986), but the router matches the unescaped path: ".../jobCollections/
+// c%2Fjobs%2Fj" would reach job j, and "c%2F" collection c by a redirect.
+// Kept escaped, the slash stays in its name, which Key.Validate refuses.
+func keepEscapedSlashes(u *url.URL) {
+	raw := u.EscapedPath()
+	if !strings.Contains(raw, "%2F") && !strings.Contains(raw, "%2f") {
+		return
+	}
+	kept := strings.NewReplacer("%2F", "%252F", "%2f", "%252F").Replace(raw)
+	path, err := url.PathUnescape(kept)
+	if err != nil {
+		return // not from a parsed request; nothing to keep
+	}
+	u.Path, u.RawPath = path, ""
 }
 
 // requireJSON answers 415 to a body that says it is not JSON.

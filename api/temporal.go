@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/recurhq/recur/jobs"
@@ -63,11 +65,41 @@ func (s *Server) updateInto(ctx context.Context, workflowID, name string, arg, r
 	defer leave()
 	opts := updateOptions(name, arg)
 	opts.WorkflowID = workflowID
-	handle, err := s.temporal.UpdateWorkflow(ctx, opts)
-	if err != nil {
-		return err
+	return retrying(ctx, aborted, func() error {
+		handle, err := s.temporal.UpdateWorkflow(ctx, opts)
+		if err != nil {
+			return err
+		}
+		return handle.Get(ctx, result)
+	})
+}
+
+// retryPause is the pause between two tries of a call retrying repeats.
+const retryPause = 25 * time.Millisecond
+
+// retrying calls f until it succeeds, fails otherwise than again says,
+// or ctx ends; it returns f's last error.
+func retrying(ctx context.Context, again func(error) bool, f func() error) error {
+	for {
+		err := f()
+		if err == nil || !again(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(retryPause):
+		}
 	}
-	return handle.Get(ctx, result)
+}
+
+// aborted reports whether the server aborted an update it had handed to a
+// workflow task that then failed: typically the workflow tried to close
+// while more messages arrived (UnhandledCommand). The update did not
+// happen; sending it again is safe.
+func aborted(err error) bool {
+	var notReady *serviceerror.WorkflowNotReady
+	return errors.As(err, &notReady)
 }
 
 // updateOptions are those of a named update whose caller waits for its
@@ -86,22 +118,34 @@ func (s *Server) updateWithStart(ctx context.Context, start client.StartWorkflow
 
 // updateWithStartInto is updateWithStart for any result type.
 func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) error {
+	_, err := s.updateWithStartRun(ctx, start, workflow, input, name, arg, result)
+	return err
+}
+
+// updateWithStartRun is updateWithStartInto that also returns the run
+// the update went to.
+func (s *Server) updateWithStartRun(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) (string, error) {
 	leave, err := s.updates.enter(ctx, start.ID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer leave()
 	start.TaskQueue = jobs.TaskQueue
 	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
-	op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
-	handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: op,
-		UpdateOptions:          updateOptions(name, arg),
+	var runID string
+	err = retrying(ctx, aborted, func() error {
+		op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
+		handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: op,
+			UpdateOptions:          updateOptions(name, arg),
+		})
+		if err != nil {
+			return err
+		}
+		runID = handle.RunID()
+		return handle.Get(ctx, result)
 	})
-	if err != nil {
-		return err
-	}
-	return handle.Get(ctx, result)
+	return runID, err
 }
 
 // query runs a named query and decodes its answer into result.
@@ -115,11 +159,25 @@ func (s *Server) queryArg(ctx context.Context, workflowID, name string, arg, res
 	if arg != nil {
 		args = []any{arg}
 	}
-	resp, err := s.temporal.QueryWorkflow(ctx, workflowID, "", name, args...)
+	var resp converter.EncodedValue
+	err := retrying(ctx, failureLost, func() error {
+		var err error
+		resp, err = s.temporal.QueryWorkflow(ctx, workflowID, "", name, args...)
+		return err
+	})
 	if err != nil {
 		return queryFailure(err)
 	}
 	return resp.Get(result)
+}
+
+// failureLost reports a failed query whose failure lost its type: the SDK
+// (v1.50) answers a query that arrives with a workflow task with the
+// error's message only. Asked again, the query is answered on its own,
+// with the whole failure.
+func failureLost(err error) bool {
+	var failed *serviceerror.QueryFailed
+	return errors.As(err, &failed) && failed.Failure == nil
 }
 
 // queryFailure turns a failed query's failure back into the error the

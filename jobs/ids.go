@@ -63,8 +63,18 @@ func (k Key) Validate() error {
 		}
 		if !namePattern.MatchString(part.value) {
 			return &Error{Code: CodeInvalidName, Target: part.what,
-				Message: fmt.Sprintf("%s %q must be 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit", part.what, part.value)}
+				Message: fmt.Sprintf("%s %q must be 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit", part.what, shortened(part.value))}
 		}
 	}
 	return nil
+}
+
+// shortened cuts a name that is far too long to quote whole in an error
+// message: the answer to a bad name is not a copy of it.
+func shortened(name string) string {
+	const keep = 120
+	if len(name) <= keep {
+		return name
+	}
+	return name[:keep] + "..."
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/recurhq/recur/recurrence"
 )
 
@@ -295,23 +297,46 @@ func (r *HTTPRequest) validate(path, typ string) error {
 	if r.Method == "" {
 		return invalidf(path+".method", "method is required")
 	}
+	// The method goes into the request line as it is: a CR or LF in it
+	// would write lines of the job's choosing.
+	if !httpguts.ValidHeaderFieldName(r.Method) {
+		return invalidf(path+".method", "method %q must be an HTTP token such as GET or POST", r.Method)
+	}
 	r.Method = strings.ToUpper(r.Method)
-	if len(r.Headers) > MaxHeaders {
-		return invalidf(path+".headers", "%d headers; at most %d are allowed", len(r.Headers), MaxHeaders)
-	}
-	size := 0
-	// A sum does not depend on the order: deterministic in workflows too.
-	//workflowcheck:ignore
-	for name, value := range r.Headers {
-		size += len(name) + len(value)
-	}
-	if size > MaxHeaderBytes {
-		return invalidf(path+".headers", "headers take %d bytes; at most %d are allowed", size, MaxHeaderBytes)
+	if err := validateHeaders(path+".headers", r.Headers); err != nil {
+		return err
 	}
 	if n := len([]rune(r.Body)); n > MaxBodyLength {
 		return invalidf(path+".body", "body is %d characters; at most %d are allowed", n, MaxBodyLength)
 	}
 	return r.validateAuthentication(path + ".authentication")
+}
+
+// validateHeaders checks an HTTP action's headers: how many, how large,
+// and that each is one well-formed header. A name that is not an HTTP
+// token, or a value with CR, LF, NUL or another control character, could
+// smuggle headers of the job's choosing into the request (header
+// injection). Go's transport would refuse them too, but only when the job
+// runs, as a fault; the API answers 400 instead. Values stay out of the
+// messages: they may be secrets.
+func validateHeaders(path string, headers map[string]string) error {
+	if len(headers) > MaxHeaders {
+		return invalidf(path, "%d headers; at most %d are allowed", len(headers), MaxHeaders)
+	}
+	size := 0
+	for _, name := range sortedKeys(headers) {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return invalidf(path, "header name %q must be an HTTP token (letters, digits, and !#$%%&'*+-.^_`|~)", name)
+		}
+		if !httpguts.ValidHeaderFieldValue(headers[name]) {
+			return invalidf(path, "the value of header %s must not hold control characters such as CR, LF or NUL", name)
+		}
+		size += len(name) + len(headers[name])
+	}
+	if size > MaxHeaderBytes {
+		return invalidf(path, "headers take %d bytes; at most %d are allowed", size, MaxHeaderBytes)
+	}
+	return nil
 }
 
 func invalidf(target, format string, args ...any) *Error {

@@ -83,6 +83,10 @@ func (c *collection) register(ctx workflow.Context) error {
 	return workflow.SetUpdateHandler(ctx, jobs.UpdateRemoveJob, c.removeJob)
 }
 
+// validatePut refuses a PUT that reaches a deleted collection whose
+// workflow has not ended yet. It cannot tell a PUT, which may create the
+// collection again, from a PATCH, which may not: the API retries a PUT
+// until the workflow has ended.
 func (c *collection) validatePut(_ workflow.Context, req jobs.PutCollectionRequest) error {
 	if c.deleted {
 		return jobs.NotFound("job collection " + c.Key.Collection).ToApplicationError()
@@ -163,30 +167,35 @@ func (c *collection) validateSetState(ctx workflow.Context, req jobs.CollectionS
 func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequest) (struct{}, error) {
 	c.updates++
 	c.Collection.Properties.State = req.State
-	c.tellJobs(ctx, jobs.CollectionSignal{State: jobs.State(req.State)})
+	c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(req.State)})
 	return struct{}{}, workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.State))
 }
 
 // delete deletes every job of the collection, then the collection: its
-// workflow ends once this update has answered.
+// workflow ends once this update has answered. The collection is gone
+// from the start, so that no job joins it while its jobs are told.
 func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest) (struct{}, error) {
-	c.tellJobs(ctx, jobs.CollectionSignal{Deleted: true})
+	names := c.Jobs
 	c.Jobs, c.deleted = nil, true
+	c.tellJobs(ctx, names, jobs.CollectionSignal{Deleted: true})
 	return struct{}{}, nil
 }
 
-// tellJobs signals every job of the collection and waits for the signals
-// to be delivered; a job whose workflow has ended is skipped.
-func (c *collection) tellJobs(ctx workflow.Context, sig jobs.CollectionSignal) {
-	futures := make([]workflow.Future, len(c.Jobs))
-	for i, name := range c.Jobs {
+// tellJobs signals the jobs named and waits for the signals to be
+// delivered; a job whose workflow has ended is skipped. It keeps its own
+// copy of names: the collection's list changes in place (addJob,
+// removeJob) while the signals travel.
+func (c *collection) tellJobs(ctx workflow.Context, names []string, sig jobs.CollectionSignal) {
+	names = slices.Clone(names)
+	futures := make([]workflow.Future, len(names))
+	for i, name := range names {
 		k := c.Key
 		k.Job = name
 		futures[i] = workflow.SignalExternalWorkflow(ctx, k.JobWorkflowID(), "", jobs.SignalCollection, sig)
 	}
 	for i, f := range futures {
 		if err := f.Get(ctx, nil); err != nil {
-			workflow.GetLogger(ctx).Warn("signal job", "job", c.Jobs[i], "error", err)
+			workflow.GetLogger(ctx).Warn("signal job", "job", names[i], "error", err)
 		}
 	}
 }

@@ -16,6 +16,17 @@ import (
 // occurrences it continues as new.
 const maxRunsPerExecution = 200
 
+// changeStartsBeforeEnd makes a job workflow wait, before it ends or
+// continues as new, until the server has started every run it asked for:
+// the server starts no child of a workflow that has closed, so a run now
+// answered 200 just before a DELETE never ran.
+const changeStartsBeforeEnd = "2026-11-21-starts-before-end"
+
+// changeRunNowIDs gives each run now of one workflow task its own run
+// workflow ID: they share their nominal time (the task's clock), and the
+// second one, answered 200, ran nothing.
+const changeRunNowIDs = "2026-11-21-run-now-ids"
+
 // Job is the workflow of one job: it sleeps on a durable timer until the
 // next occurrence, starts its run workflow, updates the status and repeats.
 // Nominal times come from the recurrence engine, never from when a run
@@ -32,6 +43,9 @@ type job struct {
 	generation int // bumped by every change the loop must notice
 	fired      int // occurrences handled in this execution
 	running    int // run workflows in flight
+	starting   int // run workflows asked for and not yet started
+	lastRunNow time.Time
+	runNowSeq  int // runs now before this one at lastRunNow
 }
 
 func (j *job) run(ctx workflow.Context) error {
@@ -79,11 +93,13 @@ func (j *job) due() (time.Time, bool) {
 	return *j.state.Next, true
 }
 
-// drain waits until no message handler runs (and, with runs, no run is in
-// flight), so that continue-as-new or the end never cuts one short.
+// drain waits until no message handler runs, no run waits to be started
+// (and, with runs, no run is in flight), so that continue-as-new or the
+// end never cuts one short.
 func (j *job) drain(ctx workflow.Context, runs bool) error {
+	starts := workflow.GetVersion(ctx, changeStartsBeforeEnd, workflow.DefaultVersion, 1) >= 1
 	return workflow.Await(ctx, func() bool {
-		return workflow.AllHandlersFinished(ctx) && (!runs || j.running == 0)
+		return workflow.AllHandlersFinished(ctx) && (!runs || j.running == 0) && (!starts || j.starting == 0)
 	})
 }
 
@@ -157,10 +173,11 @@ func (j *job) start(ctx workflow.Context, nominal time.Time, manual bool) {
 	started := workflow.Now(ctx)
 	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
 	if manual {
-		id += "/run-now"
+		id += j.runNowSuffix(ctx, nominal)
 	}
 	in := jobs.RunInput{Key: j.key, Nominal: nominal, Action: *j.state.Job.Properties.Action,
 		Repeat: j.status().ExecutionCount + j.running}
+	j.starting++
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		result := j.execute(ctx, id, in)
 		j.running--
@@ -176,16 +193,33 @@ func (j *job) start(ctx workflow.Context, nominal time.Time, manual bool) {
 	})
 }
 
+// runNowSuffix ends the ID of a run now at nominal: "/run-now", then
+// "/run-now-2", "/run-now-3" for the others at the same time.
+func (j *job) runNowSuffix(ctx workflow.Context, nominal time.Time) string {
+	if !nominal.Equal(j.lastRunNow) {
+		j.lastRunNow, j.runNowSeq = nominal, 0
+		return "/run-now"
+	}
+	j.runNowSeq++
+	if workflow.GetVersion(ctx, changeRunNowIDs, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return "/run-now"
+	}
+	return fmt.Sprintf("/run-now-%d", j.runNowSeq+1)
+}
+
 // postpone records an occurrence that does not run as a Postponed history
 // row: a run workflow that runs nothing.
 func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
 	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
 	in := jobs.RunInput{Key: j.key, Nominal: nominal, Action: *j.state.Job.Properties.Action, Postponed: reason}
+	j.starting++
 	workflow.Go(ctx, func(ctx workflow.Context) { j.execute(ctx, id, in) })
 }
 
 // execute runs the run workflow id and returns its result; nil when the
 // occurrence had already been handled before a restart (its ID exists).
+// The caller counted the run in j.starting before it let the workflow
+// go on: drain must see it at once.
 func (j *job) execute(ctx workflow.Context, id string, in jobs.RunInput) *jobs.RunResult {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
@@ -194,7 +228,10 @@ func (j *job) execute(ctx workflow.Context, id string, in jobs.RunInput) *jobs.R
 		TypedSearchAttributes: j.key.SearchAttributes(jobs.KindRun, jobs.AttrNominalTime.ValueSet(in.Nominal)),
 	})
 	var result jobs.RunResult
-	err := workflow.ExecuteChildWorkflow(cctx, jobs.RunWorkflowName, in).Get(ctx, &result)
+	run := workflow.ExecuteChildWorkflow(cctx, jobs.RunWorkflowName, in)
+	_ = run.GetChildWorkflowExecution().Get(ctx, nil) // a failed start fails run too
+	j.starting--
+	err := run.Get(ctx, &result)
 	var appErr *temporal.ApplicationError
 	switch {
 	case err == nil:

@@ -24,7 +24,8 @@ func (j *job) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: j.validateRunNow}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandler(ctx, jobs.UpdateDeleteJob, j.delete); err != nil {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateDeleteJob, j.delete,
+		workflow.UpdateHandlerOptions{Validator: j.validateDelete}); err != nil {
 		return err
 	}
 	ch := workflow.GetSignalChannel(ctx, jobs.SignalCollection)
@@ -165,6 +166,15 @@ func (j *job) validateRunNow(workflow.Context, jobs.RunNowRequest) error {
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	return nil
+}
+
+// validateDelete lets only the first of concurrent DELETEs through: the
+// others answer 404, as they would one after the other. Each DELETE that
+// succeeds makes the collection forget the job next; a second one would
+// forget a job that a PUT had created again meanwhile. A job never
+// defined may be deleted: that ends its workflow.
+func (j *job) validateDelete(workflow.Context, jobs.DeleteJobRequest) error {
+	return j.exists()
 }
 
 // runNow runs the job once at once, outside its schedule.
