@@ -1,17 +1,13 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
@@ -20,9 +16,6 @@ import (
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
 )
-
-// MaxJobSize is the largest job definition accepted (Azure's limit).
-const MaxJobSize = 16 * 1024
 
 // requestTimeout bounds each call to Temporal.
 const requestTimeout = 30 * time.Second
@@ -39,150 +32,6 @@ func key(c *gin.Context) (jobs.Key, error) {
 		return k, err
 	}
 	return k, nil
-}
-
-// maxDepth is how deeply a body's objects and arrays may nest. A job
-// definition nests 6 levels at most, a workflow input what is left; 64 is
-// also the default limit of .NET's JSON serializers.
-const maxDepth = 64
-
-// decode reads a JSON object of at most MaxJobSize bytes from the body into
-// v, after passing it through the filters.
-func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
-	data, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	for _, f := range filters {
-		data = f(data)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return contentError(err)
-	}
-	return nil
-}
-
-// contentError is the answer to a body that does not decode into a
-// definition: a wrong type names its field.
-func contentError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
-			message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
-	}
-	return invalidContent("invalid JSON: " + err.Error())
-}
-
-// readBody reads at most MaxJobSize bytes of body and checks what
-// encoding/json lets through (see checkJSONText). A body that says or
-// turns out to be larger is refused without reading the rest of it.
-func readBody(c *gin.Context) ([]byte, error) {
-	if c.Request.ContentLength > MaxJobSize {
-		return nil, tooLarge(c)
-	}
-	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
-	if err != nil {
-		return nil, invalidContent("read body: " + err.Error())
-	}
-	if len(data) > MaxJobSize {
-		return nil, tooLarge(c)
-	}
-	return data, checkJSONText(data)
-}
-
-// tooLarge is the answer to a body over MaxJobSize. The rest of the body
-// is never read, so the connection cannot carry another request: the
-// answer closes it.
-func tooLarge(c *gin.Context) error {
-	c.Header("Connection", "close")
-	return &apiError{status: http.StatusRequestEntityTooLarge, code: "RequestTooLarge",
-		message: fmt.Sprintf("the body is larger than the limit of %d bytes", MaxJobSize)}
-}
-
-// checkJSONText refuses what encoding/json would take but a definition
-// must not hold: invalid UTF-8 (json replaces it with U+FFFD without a
-// word), nesting deeper than maxDepth (json allows 10000 levels, which
-// merge patches and workflow inputs would carry on), and anything but an
-// object at the top (a null merge patch would empty the resource).
-func checkJSONText(data []byte) error {
-	if !utf8.Valid(data) {
-		return invalidContent("the body is not valid UTF-8")
-	}
-	if nesting(data) > maxDepth {
-		return invalidContent(fmt.Sprintf("the body nests objects and arrays deeper than %d levels", maxDepth))
-	}
-	if top := bytes.TrimLeft(data, " \t\r\n"); len(top) > 0 && top[0] != '{' {
-		return invalidContent("the body must be a JSON object")
-	}
-	return nil
-}
-
-// nesting returns how deeply the objects and arrays of a JSON text nest,
-// not counting brackets inside strings. It reads malformed text too; json
-// reports that.
-func nesting(data []byte) int {
-	depth, deepest := 0, 0
-	inString, escaped := false, false
-	for _, b := range data {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && b == '\\':
-			escaped = true
-		case b == '"':
-			inString = !inString
-		case inString:
-		case b == '{' || b == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case b == '}' || b == ']':
-			depth--
-		}
-	}
-	return deepest
-}
-
-func invalidContent(message string) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: message}
-}
-
-// withoutStatus drops properties.status from a job body: it is read-only,
-// and clients PUT back what they GET.
-func withoutStatus(data []byte) []byte {
-	out, _ := dropStatus(data)
-	return out
-}
-
-// dropStatus returns data without properties.status (in any letter case)
-// and whether it had one. Bodies that are not JSON objects pass unchanged,
-// for decode to report.
-func dropStatus(data []byte) ([]byte, bool) {
-	var job map[string]json.RawMessage
-	if json.Unmarshal(data, &job) != nil {
-		return data, false
-	}
-	given := false
-	for name, raw := range job {
-		var props map[string]json.RawMessage
-		if !strings.EqualFold(name, "properties") || json.Unmarshal(raw, &props) != nil {
-			continue
-		}
-		for p := range props {
-			if strings.EqualFold(p, "status") {
-				delete(props, p)
-				given = true
-			}
-		}
-		job[name], _ = json.Marshal(props)
-	}
-	if !given {
-		return data, false
-	}
-	out, err := json.Marshal(job)
-	if err != nil {
-		return data, true
-	}
-	return out, true
 }
 
 func (s *Server) putCollection(c *gin.Context) {
@@ -519,64 +368,4 @@ func replacedAuthentication(current jobs.Job, patch json.RawMessage) jobs.Job {
 	}
 	current.Properties.Action = &action
 	return current
-}
-
-// merge applies a JSON merge patch to a definition.
-func merge[T any](current T, patch json.RawMessage) (T, error) {
-	var zero T
-	data, err := json.Marshal(current)
-	if err != nil {
-		return zero, err
-	}
-	doc, err := generic(data)
-	if err != nil {
-		return zero, err
-	}
-	p, err := generic(patch)
-	if err != nil {
-		return zero, invalidContent("invalid JSON: " + err.Error())
-	}
-	merged, err := json.Marshal(mergePatch(doc, p))
-	if err != nil {
-		return zero, err
-	}
-	var out T
-	if err := json.Unmarshal(merged, &out); err != nil {
-		return zero, contentError(err)
-	}
-	return out, nil
-}
-
-// generic decodes JSON into maps and slices, numbers kept as written:
-// float64 would round large integers, and refuse one out of its range
-// without naming the field that the definition's own decoding names.
-func generic(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// mergePatch is RFC 7386: objects merge member by member, null deletes,
-// anything else replaces.
-func mergePatch(doc, patch any) any {
-	p, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	d, ok := doc.(map[string]any)
-	if !ok {
-		d = map[string]any{}
-	}
-	for k, v := range p {
-		if v == nil {
-			delete(d, k)
-			continue
-		}
-		d[k] = mergePatch(d[k], v)
-	}
-	return d
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // ServiceBusMessage is a serviceBusQueue or serviceBusTopic action, in the
@@ -86,8 +88,6 @@ var (
 	namespacePattern  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{4,48}[A-Za-z0-9]$`)
 	entityPattern     = regexp.MustCompile(`^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$`)
 	sasKeyNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,256}$`)
-	// tokenPattern is an HTTP header name: custom properties are headers.
-	tokenPattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
 // reservedHeaders are headers the send itself sets or HTTP owns: no
@@ -258,8 +258,11 @@ func (m *ServiceBusMessage) validateCustom(path string) error {
 	}
 	size := 0
 	for _, name := range sortedKeys(m.CustomMessageProperties) {
-		if !tokenPattern.MatchString(name) {
+		if !httpguts.ValidHeaderFieldName(name) {
 			return invalidf(path+"."+name, "custom property name %q must be an HTTP header name (letters, digits, and !#$%%&'*+-.^_`|~)", name)
+		}
+		if !httpguts.ValidHeaderFieldValue(m.CustomMessageProperties[name]) {
+			return invalidf(path+"."+name, "the value of custom property %s must not hold control characters such as CR, LF or NUL", name)
 		}
 		if _, reserved := canonical(name, reservedHeaders); reserved {
 			return invalidf(path+"."+name, "custom property name %q is a header the send sets itself", name)

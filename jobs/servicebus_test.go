@@ -95,6 +95,7 @@ func TestServiceBusValidateTargets(t *testing.T) {
 		{"session and partition differ", queueWith(`"brokeredMessageProperties":{"sessionId":"a","partitionKey":"b"}`), q + ".brokeredMessageProperties.partitionKey"},
 		{"custom property not a header name", queueWith(`"customMessageProperties":{"bad name":"v"}`), q + ".customMessageProperties.bad name"},
 		{"custom property taking a header", queueWith(`"customMessageProperties":{"authorization":"v"}`), q + ".customMessageProperties.authorization"},
+		{"custom property value injecting a header", queueWith(`"customMessageProperties":{"x-tenant":"42\r\nAuthorization: stolen"}`), q + ".customMessageProperties.x-tenant"},
 		{"custom properties too large", queueWith(`"customMessageProperties":{"big":"` + strings.Repeat("v", jobs.MaxServiceBusPropertyBytes) + `"}`), q + ".customMessageProperties"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
