@@ -121,7 +121,7 @@ func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
 	for i, o := range plan.Due {
 		switch last := i == len(plan.Due)-1; {
 		case !last:
-			reason := "missed while recur was not running; only the most recent missed occurrence may run"
+			reason := "missed: recur was down or too busy to run it on time; only the most recent missed occurrence may run"
 			if i == len(plan.Due)-2 && plan.Skipped > 0 {
 				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, plan.Skipped)
 			}
