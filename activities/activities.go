@@ -17,12 +17,18 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 )
 
 // Activities are the actions of job runs. Workflows reference them through
 // a nil *Activities.
 type Activities struct {
+	// Client sends every outbound call: HTTP actions, token requests,
+	// storage queue and Service Bus sends (and, with their certificates,
+	// client-certificate actions). New makes it an egress.Policy's client,
+	// which refuses the destinations the policy refuses; nil is the strict
+	// policy's (public addresses only). Another client is not guarded.
 	Client *http.Client
 	// Authority is the base URL of the Azure AD authority that issues
 	// ActiveDirectoryOAuth tokens; DefaultAuthority when empty.
@@ -44,10 +50,21 @@ type Activities struct {
 	certs  certClients
 }
 
-// New returns Activities with their own HTTP client; each attempt's time
-// limit comes with its input.
-func New() *Activities {
-	return &Activities{Client: &http.Client{}, Authority: DefaultAuthority}
+// New returns Activities whose outbound calls reach only what policy
+// allows; each attempt's time limit comes with its input.
+func New(policy egress.Policy) *Activities {
+	return &Activities{Client: policy.Client(), Authority: DefaultAuthority}
+}
+
+// strictClient is the client of Activities without one.
+var strictClient = egress.Policy{}.Client()
+
+// client returns a.Client, or the strict policy's client when it is nil.
+func (a *Activities) client() *http.Client {
+	if a.Client == nil {
+		return strictClient
+	}
+	return a.Client
 }
 
 // Error types of failed attempts: how the run workflow tells them apart.
@@ -55,7 +72,23 @@ const (
 	ErrTypeHTTPStatus    = "HttpStatus"    // a non-2xx answer
 	ErrTypeTransport     = "HttpTransport" // no answer at all
 	ErrTypeInvalidAction = "InvalidAction"
+	// ErrTypeRefused is a call the egress policy refused: its destination
+	// (an address it resolved to, a redirect's) or its scheme.
+	ErrTypeRefused = "DestinationRefused"
 )
+
+// refusal returns the failure of an attempt whose call failed with err
+// because the egress policy refused it, nil when it failed otherwise. It
+// is not retryable: the next attempt would be refused as well. The
+// message says what was refused and why, after what (which names the
+// call without secrets).
+func refusal(what string, err error, out jobs.HTTPResponse) error {
+	refused := egress.AsRefused(err)
+	if refused == nil {
+		return nil
+	}
+	return temporal.NewNonRetryableApplicationError(what+": "+refused.Error(), ErrTypeRefused, nil, out)
+}
 
 // Outbound headers every call carries, as Azure Scheduler sent them, plus
 // the occurrence ID as idempotency key so that targets can drop the
@@ -84,6 +117,11 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 		return out, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("build request: %v", err), ErrTypeInvalidAction, nil, out)
 	}
+	// Validation admits only http and https; a job stored before it did
+	// must not reach another scheme either.
+	if err := refusal(in.Request.Method+" "+redactURL(in.Request.URI), egress.CheckScheme(req.URL), out); err != nil {
+		return out, err
+	}
 	for name, value := range in.Request.Headers {
 		req.Header.Set(name, value)
 	}
@@ -98,11 +136,15 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	}
 
 	// A target that hangs, resets, answers garbage or redirects in a loop
-	// (http.Client refuses the 10th redirect) gives no answer: all alike
-	// are retryable transport failures, as the target may be fixed by the
-	// next attempt.
+	// (when redirects are followed, the 10th is refused) gives no answer:
+	// all alike are retryable transport failures, as the target may be
+	// fixed by the next attempt. A destination the egress policy refuses
+	// stays refused.
 	resp, err := client.Do(req)
 	if err != nil {
+		if rErr := refusal(in.Request.Method+" "+redactURL(in.Request.URI), err, out); rErr != nil {
+			return out, rErr
+		}
 		return out, transportError(in.Request, describeTransport(ctx, err, limit), out)
 	}
 	defer resp.Body.Close()
@@ -127,6 +169,11 @@ func statusError(r jobs.HTTPRequest, out jobs.HTTPResponse) error {
 		return nil
 	}
 	msg := fmt.Sprintf("%s %s: %s", r.Method, redactURL(r.URI), out.Status)
+	if isRedirect(out.StatusCode) {
+		// The client gave the redirect back rather than follow it: the
+		// egress policy follows none unless told to.
+		msg += " (a redirect, not followed)"
+	}
 	if retryableStatus(out.StatusCode) {
 		return temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
 	}
@@ -183,6 +230,15 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "..."
+}
+
+// isRedirect says whether code is a redirect http.Client follows.
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
 }
 
 func retryableStatus(code int) bool {

@@ -18,6 +18,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -41,12 +42,16 @@ const (
 type authError struct {
 	msg       string
 	retryable bool
+	refused   bool // by the egress policy: the token authority's address
 }
 
 func (e *authError) Error() string { return e.msg }
 
 // applicationError is e as the HTTP activity fails with it.
 func (e *authError) applicationError(out jobs.HTTPResponse) error {
+	if e.refused {
+		return temporal.NewNonRetryableApplicationError(e.msg, ErrTypeRefused, nil, out)
+	}
 	if e.retryable {
 		return temporal.NewApplicationError(e.msg, ErrTypeAuthentication, out)
 	}
@@ -54,20 +59,21 @@ func (e *authError) applicationError(out jobs.HTTPResponse) error {
 }
 
 // authenticate applies in.Request.Authentication to req and returns the
-// client to send it with: a.Client, or for a client certificate a client
-// presenting it. The returned secrets are what the response body must not
+// client to send it with: a.client(), or for a client certificate a client
+// like it presenting the certificate. The returned secrets are what the response body must not
 // echo into history. Errors never quote a secret.
 func (a *Activities) authenticate(ctx context.Context, req *http.Request, auth *jobs.Authentication) (*http.Client, []string, *authError) {
+	base := a.client()
 	if auth == nil {
-		return a.Client, nil, nil
+		return base, nil, nil
 	}
 	switch auth.Type {
 	case jobs.AuthBasic:
 		req.SetBasicAuth(auth.Username, auth.Password)
 		creds := base64.StdEncoding.EncodeToString([]byte(auth.Username + ":" + auth.Password))
-		return a.Client, []string{auth.Password, creds}, nil
+		return base, []string{auth.Password, creds}, nil
 	case jobs.AuthClientCertificate:
-		c, err := a.certs.client(a.Client, auth)
+		c, err := a.certs.client(base, auth)
 		if err != nil {
 			return nil, nil, &authError{msg: "client certificate: " + err.Error()}
 		}
@@ -77,12 +83,12 @@ func (a *Activities) authenticate(ctx context.Context, req *http.Request, auth *
 		if authority == "" {
 			authority = DefaultAuthority
 		}
-		token, err := a.tokens.get(ctx, a.Client, authority, auth)
+		token, err := a.tokens.get(ctx, base, authority, auth)
 		if err != nil {
 			return nil, nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
-		return a.Client, []string{auth.Secret, token}, nil
+		return base, []string{auth.Secret, token}, nil
 	}
 	return nil, nil, &authError{msg: fmt.Sprintf("authentication type %q is not supported", auth.Type)}
 }
@@ -118,8 +124,9 @@ type certClients struct {
 }
 
 // client returns a client like base that presents auth's certificate. It
-// clones base's transport (its root CAs, proxy and timeouts), or
-// http.DefaultTransport's when base's is not an *http.Transport.
+// clones base's transport (its root CAs, timeouts and the egress policy's
+// dialer), or the strict egress policy's when base's is not an
+// *http.Transport; redirects are checked as base's are.
 func (cc *certClients) client(base *http.Client, auth *jobs.Authentication) (*http.Client, error) {
 	k := secretKey(auth.Pfx, auth.Password)
 	cc.mu.Lock()
@@ -133,10 +140,11 @@ func (cc *certClients) client(base *http.Client, auth *jobs.Authentication) (*ht
 		return nil, err
 	}
 	t, ok := base.Transport.(*http.Transport)
-	if !ok {
-		t = http.DefaultTransport.(*http.Transport)
+	if ok {
+		t = t.Clone()
+	} else {
+		t = egress.Policy{}.Transport()
 	}
-	t = t.Clone()
 	if t.TLSClientConfig == nil {
 		t.TLSClientConfig = &tls.Config{}
 	}
@@ -265,6 +273,9 @@ func fetchToken(ctx context.Context, client *http.Client, authority string, auth
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
+	if refused := egress.AsRefused(err); refused != nil {
+		return "", 0, &authError{msg: what + ": " + refused.Error(), refused: true}
+	}
 	if err != nil {
 		err = withoutURL(err)
 		return "", 0, &authError{msg: what + ": " + err.Error(), retryable: true}

@@ -42,7 +42,7 @@ func runAttempt(t *testing.T, uri string) attempt {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	a := New()
+	a := New(localPolicy)
 	env.RegisterActivity(a)
 	began := time.Now()
 	val, err := env.ExecuteActivity(a.HTTP, jobs.HTTPRequestInput{

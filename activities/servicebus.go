@@ -79,11 +79,10 @@ func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (jobs.
 	req.Header.Set("Authorization", token)
 	secrets := []string{m.Authentication.SasKey, token, sig, url.QueryEscape(sig)}
 
-	client := a.Client
-	if client == nil {
-		client = http.DefaultClient
+	resp, err := a.client().Do(req)
+	if rErr := refusal("POST "+req.URL.String(), err, out); rErr != nil {
+		return out, rErr
 	}
-	resp, err := client.Do(req)
 	if err != nil {
 		err = withoutURL(err)
 		return out, temporal.NewApplicationError(

@@ -73,15 +73,14 @@ func (a *Activities) queueURL(m *jobs.StorageQueueMessage) string {
 	return strings.TrimSuffix(endpoint, "/") + "/" + m.QueueName
 }
 
-// queueClientOptions sends through a's HTTP client and lets Temporal, not
-// the SDK, retry: the job's retry policy decides.
+// queueClientOptions sends through a's HTTP client (never the SDK's own,
+// which the egress policy does not guard) and lets Temporal, not the SDK,
+// retry: the job's retry policy decides.
 func (a *Activities) queueClientOptions() *azqueue.ClientOptions {
 	o := &azqueue.ClientOptions{}
 	o.Retry.MaxRetries = -1 // one try
 	o.Telemetry.Disabled = true
-	if a.Client != nil {
-		o.Transport = a.Client
-	}
+	o.Transport = a.client()
 	return o
 }
 
@@ -112,6 +111,9 @@ func insertionResult(resp azqueue.EnqueueMessagesResponse) string {
 // status and error code, or a transport error, with the SAS token
 // scrubbed from whatever the SDK said.
 func queueError(out jobs.HTTPResponse, queueURL, sas string, err error) error {
+	if rErr := refusal("put message on "+queueURL, err, out); rErr != nil {
+		return rErr
+	}
 	var respErr *azcore.ResponseError
 	if !errors.As(err, &respErr) {
 		msg := fmt.Sprintf("put message on %s: %s", queueURL, scrubSAS(err.Error(), sas))

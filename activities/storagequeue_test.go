@@ -72,7 +72,7 @@ func TestStorageQueuePutsMessageOnAzurite(t *testing.T) {
 	queue := azurite.NewQueue(t, endpoint, "orders")
 	token := azurite.SAS(t, "orders", sas.QueuePermissions{Add: true})
 	headers := &sqHeaders{}
-	a := New()
+	a := New(localPolicy)
 	a.Client = &http.Client{Transport: headers}
 	a.StorageQueueEndpoint = endpoint
 
@@ -114,7 +114,7 @@ func TestStorageQueueRefusedSASFailsForGood(t *testing.T) {
 	endpoint, account, _ := azurite.Start(t)
 	queue := azurite.NewQueue(t, endpoint, "orders")
 	azurite.NewQueue(t, endpoint, "other")
-	a := New()
+	a := New(localPolicy)
 	a.StorageQueueEndpoint = endpoint
 
 	good := azurite.SAS(t, "orders", sas.QueuePermissions{Add: true})
@@ -145,7 +145,7 @@ func TestStorageQueueRefusedSASFailsForGood(t *testing.T) {
 
 func TestStorageQueueMissingQueueFailsForGood(t *testing.T) {
 	endpoint, account, _ := azurite.Start(t)
-	a := New()
+	a := New(localPolicy)
 	a.StorageQueueEndpoint = endpoint
 	token := azurite.SAS(t, "absent", sas.QueuePermissions{Add: true})
 	_, err := runStorageQueue(t, a, jobs.StorageQueueMessage{StorageAccount: account, QueueName: "absent", SasToken: token, Message: "m"})
@@ -162,7 +162,7 @@ func TestStorageQueueServerErrorsAreRetryable(t *testing.T) {
 			w.Header().Set("x-ms-error-code", "ServerBusy")
 			w.WriteHeader(code)
 		}))
-		a := New()
+		a := New(localPolicy)
 		a.StorageQueueEndpoint = srv.URL + "/{account}"
 		_, err := runStorageQueue(t, a, jobs.StorageQueueMessage{StorageAccount: "acct", QueueName: "orders", SasToken: "sv=1&sig=s3cr3t", Message: "m"})
 		srv.Close()
@@ -179,7 +179,7 @@ func TestStorageQueueNoAnswerIsRetryableAndScrubbed(t *testing.T) {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	a := New()
+	a := New(localPolicy)
 	a.StorageQueueEndpoint = "http://" + addr + "/{account}"
 	_, err = runStorageQueue(t, a, jobs.StorageQueueMessage{StorageAccount: "acct", QueueName: "orders", SasToken: "?sv=1&sig=s3cr3t", Message: "m"})
 	appErr, _ := sqFailure(t, err)

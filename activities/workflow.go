@@ -33,8 +33,13 @@ func (a *Activities) StartWorkflow(ctx context.Context, in jobs.ActionInput) (jo
 		}
 		args = append(args, input)
 	}
+	own := w.Namespace == "" || w.Namespace == activity.GetInfo(ctx).WorkflowNamespace
+	if own && w.TaskQueue == jobs.TaskQueue {
+		return out, temporal.NewNonRetryableApplicationError(
+			"task queue "+jobs.TaskQueue+" is recur's own: a Workflow action may not start recur's workflows", ErrTypeInvalidAction, nil, out)
+	}
 	c := a.Temporal
-	if w.Namespace != "" && w.Namespace != activity.GetInfo(ctx).WorkflowNamespace {
+	if !own {
 		nc, err := client.NewClientFromExisting(a.Temporal, client.Options{Namespace: w.Namespace})
 		if err != nil {
 			return out, fmt.Errorf("client for namespace %s: %w", w.Namespace, err)

@@ -295,7 +295,7 @@ func (s *Server) decodeRun(e *workflowpb.WorkflowExecutionInfo) (historyRun, boo
 	if !ok {
 		return run, false
 	}
-	if err := converter.GetDefaultDataConverter().FromPayload(payload, &run.rows); err != nil {
+	if err := s.dataConverter().FromPayload(payload, &run.rows); err != nil {
 		s.log.Warn("skip run with unreadable history", "workflowID", run.workflowID, "error", err)
 		return run, false
 	}
@@ -304,6 +304,16 @@ func (s *Server) decodeRun(e *workflowpb.WorkflowExecutionInfo) (historyRun, boo
 	}
 	run.nominal = run.rows[0].ExpectedExecutionTime
 	return run, true
+}
+
+// dataConverter decodes the payloads the API reads itself: the memo of a
+// run is written through the worker's converter (with recur's codec), so
+// it is read through the client's.
+func (s *Server) dataConverter() converter.DataConverter {
+	if s.converter == nil {
+		return converter.GetDefaultDataConverter()
+	}
+	return s.converter
 }
 
 // nextLink is the request's URL with $skip set to skip.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 )
 
 // APIVersion is the only api-version the ARM paths accept.
@@ -18,6 +19,18 @@ const APIVersion = "2016-03-01"
 type Options struct {
 	Namespace string
 	Logger    *slog.Logger
+	// Auth checks the bearer token of every request but /healthz,
+	// /readyz and /openapi.json; nil leaves the API open to anyone who can
+	// reach it (recur dev on loopback).
+	Auth Authenticator
+	// RateLimit limits each subscription's requests; zero is no limit.
+	RateLimit RateLimit
+	// DataConverter is the Temporal client's (with recur's codec), for the
+	// payloads the API decodes itself (run memos); nil is Temporal's default.
+	DataConverter converter.DataConverter
+	// Codec, if set, serves Temporal's remote codec protocol under /codec/
+	// for the Web UI (codec.Handler), to operators only.
+	Codec http.Handler
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
@@ -27,6 +40,9 @@ type Server struct {
 	log       *slog.Logger
 	updates   *updateGate
 	outage    outage
+	auth      Authenticator
+	limits    *limiters
+	converter converter.DataConverter
 }
 
 // New returns the router for c.
@@ -34,21 +50,25 @@ func New(c client.Client, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{temporal: c, namespace: opts.Namespace, log: opts.Logger, updates: newUpdateGate()}
+	s := &Server{temporal: c, namespace: opts.Namespace, log: opts.Logger, updates: newUpdateGate(),
+		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(gin.Recovery(), s.requestID, s.accessLog)
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPI)
-	ext := r.Group("/recur/v1")
+	if opts.Codec != nil {
+		r.Any("/codec/*op", s.operatorOnly, gin.WrapH(opts.Codec))
+	}
+	ext := r.Group("/recur/v1", s.authenticate, s.rateLimit)
 	ext.POST("/preview", requireJSON, s.previewBody)
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobCollections/:jobCollectionName/jobs/:jobName/preview", s.previewJob)
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
-		requireAPIVersion, requireJSON, s.temporalGate)
+		s.authenticate, s.rateLimit, requireAPIVersion, requireJSON, s.temporalGate)
 	r.GET("/subscriptions/:subscriptionId/providers/Microsoft.Scheduler/jobCollections",
-		requireAPIVersion, requireJSON, s.temporalGate, s.listCollections)
+		s.authenticate, s.rateLimit, requireAPIVersion, requireJSON, s.temporalGate, s.listCollections)
 	arm.GET("/jobCollections", s.listCollections)
 	coll := arm.Group("/jobCollections/:jobCollectionName")
 	coll.PUT("", s.putCollection)
@@ -88,6 +108,10 @@ func requireAPIVersion(c *gin.Context) {
 // may carry secrets.
 func (s *Server) accessLog(c *gin.Context) {
 	c.Next()
-	s.log.Debug("request", "method", c.Request.Method, "path", c.Request.URL.Path,
-		"status", c.Writer.Status(), "requestId", c.GetString(headerRequestID))
+	attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path,
+		"status", c.Writer.Status(), "requestId", c.GetString(headerRequestID)}
+	if p, ok := principalOf(c); ok {
+		attrs = append(attrs, "principal", p.Name) // the token's name, never the token
+	}
+	s.log.Debug("request", attrs...)
 }

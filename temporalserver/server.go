@@ -57,6 +57,10 @@ type Config struct {
 	FrontendPort int
 	// UIPort is the Web UI port; 0 runs no UI. recur uses 8233.
 	UIPort int
+	// CodecEndpoint is the URL of the remote codec the Web UI decodes
+	// payloads through (recur's API, http://HOST:PORT/codec), called from
+	// the browser; empty shows payloads as stored.
+	CodecEndpoint string
 	// Namespace is created at start if missing; default "default".
 	Namespace string
 	// Retention is the namespace's workflow retention; default 60 days,

@@ -20,6 +20,9 @@ func newUI(cfg Config, frontendAddr string) *uiserver.Server {
 		// Served over plain HTTP, so the CSRF cookie cannot be Secure.
 		CORS:     uiconfig.CORS{CookieInsecure: true},
 		HideLogs: true,
+		// The browser posts payloads to the codec endpoint. This UI has
+		// no login, so it has no access token to pass.
+		Codec: uiconfig.Codec{Endpoint: cfg.CodecEndpoint},
 	}))
 }
 

@@ -81,6 +81,14 @@ type common struct {
 	authority string
 	// endpoints of storage queue and Service Bus actions
 	storageQueue, serviceBus string
+	// egress is the policy of outbound calls (egress_flags.go)
+	egress egressFlags
+	// security is the REST API's authentication, TLS and rate limits
+	// (auth_flags.go); apiConfig what prepare made of it.
+	security  apiSecurity
+	apiConfig apiConfig
+	// enc is payload encryption (codec_flags.go)
+	enc encryption
 }
 
 func (c *common) register(fs *flag.FlagSet, withAPI bool) {
@@ -95,11 +103,15 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool) {
 		"storage queue service `URL` with {account} for the account, e.g. http://127.0.0.1:10001/{account} for Azurite; empty for Azure (RECUR_STORAGE_QUEUE_ENDPOINT)")
 	fs.StringVar(&c.serviceBus, "service-bus-endpoint", env("RECUR_SERVICE_BUS_ENDPOINT", ""),
 		"Service Bus `URL` with {namespace} for the namespace; empty for Azure (RECUR_SERVICE_BUS_ENDPOINT)")
+	c.egress.register(fs)
+	c.enc.register(fs, withAPI)
 }
 
 // roles returns r with the endpoints of c.
 func (c *common) roles(r roles) roles {
 	r.authority, r.storageQueue, r.serviceBus = c.authority, c.storageQueue, c.serviceBus
+	r.egress = c.egress.policy
+	r.apiConfig = c.apiConfig
 	return r
 }
 
@@ -117,7 +129,9 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
+	c.egress.dev = true // loopback allowed by default
 	c.register(fs, true)
+	c.security.register(fs, 0)
 	dataDir := fs.String("data-dir", env("RECUR_DATA_DIR", defaultDataDir), "`directory` of the embedded server's SQLite database (RECUR_DATA_DIR)")
 	frontendPort := fs.Int("temporal-port", envInt("RECUR_TEMPORAL_PORT", 7233), "Temporal frontend `port` on 127.0.0.1 (RECUR_TEMPORAL_PORT)")
 	uiPort := fs.Int("ui-port", envInt("RECUR_UI_PORT", 8233), "Temporal Web UI `port` on 127.0.0.1, 0 for none (RECUR_UI_PORT)")
@@ -134,6 +148,14 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log, err := c.logger(stderr)
 	if err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
+		return 2
+	}
+	if err := c.egress.load(log); err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
+		return 2
+	}
+	if c.apiConfig, err = c.security.prepare(ctx, c.httpAddr, log); err != nil {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
 	}
@@ -154,10 +176,14 @@ func dev(ctx context.Context, c common, dataDir string, frontendPort, uiPort int
 	if err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
+	if err := c.enc.load(abs, log); err != nil {
+		return err
+	}
 	srv, err := temporalserver.Start(ctx, temporalserver.Config{
 		DataDir:          abs,
 		FrontendPort:     frontendPort,
 		UIPort:           uiPort,
+		CodecEndpoint:    c.enc.uiCodecURL(ln, c.apiConfig.tls != nil),
 		Namespace:        c.namespace,
 		Retention:        retention,
 		SearchAttributes: jobs.SearchAttributeTypes(),
@@ -176,12 +202,12 @@ func dev(ctx context.Context, c common, dataDir string, frontendPort, uiPort int
 	if ui := srv.UIAddress(); ui != "" {
 		log.Info("Temporal Web UI listening", "url", ui)
 	}
-	cl, err := dial(ctx, srv.FrontendAddress(), c.namespace, log)
+	cl, err := dial(ctx, srv.FrontendAddress(), c.namespace, temporalConn{}, c.enc.dataConverter(), log)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	return serveRoles(ctx, cl, c.roles(roles{worker: true, api: true}), ln, c.namespace, log)
+	return serveRoles(ctx, cl, c.enc.roles(c.roles(roles{worker: true, api: true}), srv.UIAddress()), ln, c.namespace, log)
 }
 
 // runCluster is `recur serve`, `recur worker` and `recur api`: recur's
@@ -192,6 +218,11 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 	var c common
 	c.register(fs, r.api)
 	address := fs.String("temporal-address", env("RECUR_TEMPORAL_ADDRESS", defaultTemporal), "Temporal frontend `host:port` (RECUR_TEMPORAL_ADDRESS)")
+	var tf temporalFlags
+	tf.register(fs)
+	if r.api {
+		c.security.register(fs, defaultRateLimit)
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -200,14 +231,30 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
 		return 2
 	}
-	if err := cluster(ctx, c, r, *address, log); err != nil {
+	if err := c.egress.load(log); err != nil {
+		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
+		return 2
+	}
+	conn, err := tf.conn()
+	if err == nil && r.api {
+		c.apiConfig, err = c.security.prepare(ctx, c.httpAddr, log)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
+		return 2
+	}
+	if err := c.enc.load("", log); err != nil {
+		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
+		return 2
+	}
+	if err := cluster(ctx, c, r, *address, conn, log); err != nil {
 		log.Error("recur "+name+" stopped", "error", err)
 		return 1
 	}
 	return 0
 }
 
-func cluster(ctx context.Context, c common, r roles, address string, log *slog.Logger) error {
+func cluster(ctx context.Context, c common, r roles, address string, conn temporalConn, log *slog.Logger) error {
 	var ln net.Listener
 	if r.api {
 		l, err := listen(c.httpAddr)
@@ -217,12 +264,12 @@ func cluster(ctx context.Context, c common, r roles, address string, log *slog.L
 		defer l.Close()
 		ln = l
 	}
-	cl, err := dial(ctx, address, c.namespace, log)
+	cl, err := dial(ctx, address, c.namespace, conn, c.enc.dataConverter(), log)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	log.Info("connected to Temporal", "address", address, "namespace", c.namespace)
+	log.Info("connected to Temporal", "address", address, "namespace", c.namespace, "tls", conn.tls != nil)
 	regCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = temporalserver.RegisterSearchAttributes(regCtx, cl, c.namespace, jobs.SearchAttributeTypes())
 	cancel()
@@ -230,5 +277,5 @@ func cluster(ctx context.Context, c common, r roles, address string, log *slog.L
 		// Workflows cannot start with attributes the namespace lacks.
 		return fmt.Errorf("register recur's search attributes on namespace %s (or register them by hand, see the README): %w", c.namespace, err)
 	}
-	return serveRoles(ctx, cl, c.roles(r), ln, c.namespace, log)
+	return serveRoles(ctx, cl, c.enc.roles(c.roles(r), ""), ln, c.namespace, log)
 }

@@ -195,7 +195,7 @@ func TestServeAgainstACluster(t *testing.T) {
 
 	apiPort := freePort(t)
 	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
-	p.start(t, bin, "serve", "--temporal-address", srv.FrontendAddress(), "--namespace", "recur-cluster",
+	p.start(t, bin, "serve", "--temporal-address", srv.FrontendAddress(), "--namespace", "recur-cluster", "--encryption-key-file", testKeyFile(t),
 		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort))
 	status, body := p.do(t, http.MethodPut, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",
 		map[string]any{"properties": map[string]any{}})

@@ -27,6 +27,7 @@ Usage:
   recur worker [flags]     only the worker, against a Temporal cluster
   recur api [flags]        only the REST API, against a Temporal cluster
   recur preview [flags]    print the next occurrences of a job's schedule
+  recur keygen [FILE]      make an encryption key file, or add a key to one
   recur help [command]     show this help, or a command's flags
 `
 
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runCluster(ctx, cmd, roles{api: true}, args, stderr)
 	case "preview":
 		return runPreview(args, stdin, stdout, stderr, time.Now)
+	case "keygen":
+		return runKeygen(args, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 0 && args[0] == "preview" {
 			return runPreview([]string{"-h"}, stdin, stdout, stderr, time.Now)

@@ -35,8 +35,8 @@ func startRole(t *testing.T, bin, role, address string) *devProcess {
 	t.Helper()
 	apiPort := freePort(t)
 	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
-	p.start(t, bin, role, "--temporal-address", address, "--namespace", "recur-cluster",
-		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort))
+	p.start(t, bin, role, "--temporal-address", address, "--namespace", "recur-cluster", "--encryption-key-file", testKeyFile(t),
+		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort), "--egress-allow-loopback") // the sink is on 127.0.0.1
 	return p
 }
 
@@ -157,7 +157,8 @@ func TestTwoWorkersOneKilledMidAction(t *testing.T) {
 // polls.
 func (p *devProcess) startWorker(t *testing.T, bin, address string) {
 	t.Helper()
-	p.launch(t, bin, "worker", "--temporal-address", address, "--namespace", "recur-cluster")
+	p.launch(t, bin, "worker", "--temporal-address", address, "--namespace", "recur-cluster", "--egress-allow-loopback",
+		"--encryption-key-file", testKeyFile(t))
 	require.Eventually(t, func() bool { return strings.Contains(p.output.String(), "worker polling") },
 		60*time.Second, 100*time.Millisecond, "recur worker never polled:\n%s", p.output)
 }

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/worker"
 )
@@ -29,14 +31,28 @@ type roles struct {
 	// storageQueue and serviceBus are the endpoints of those actions
 	// (Azurite or a local server in tests; empty for Azure's).
 	storageQueue, serviceBus string
+	// egress says which destinations the worker's outbound calls may reach.
+	egress egress.Policy
+	// apiConfig is the REST API's authentication, rate limits and TLS.
+	apiConfig apiConfig
+	// converter is the Temporal client's data converter (encryption,
+	// codec_flags.go), for the payloads the API decodes itself; codec
+	// serves the Web UI's codec endpoint, nil for none.
+	converter converter.DataConverter
+	codec     http.Handler
 }
 
-// dial connects to Temporal with recur's logger.
-func dial(ctx context.Context, address, namespace string, log *slog.Logger) (client.Client, error) {
+// dial connects to Temporal with recur's logger, over conn's TLS with its
+// credentials; dc (nil: the SDK's default) converts every payload the
+// client and its workers write and read.
+func dial(ctx context.Context, address, namespace string, conn temporalConn, dc converter.DataConverter, log *slog.Logger) (client.Client, error) {
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  address,
-		Namespace: namespace,
-		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
+		DataConverter:     dc,
+		HostPort:          address,
+		Namespace:         namespace,
+		Logger:            sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
+		ConnectionOptions: client.ConnectionOptions{TLS: conn.tls},
+		Credentials:       conn.credentials,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", address, err)
@@ -59,27 +75,46 @@ func listen(addr string) (net.Listener, error) {
 func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, namespace string, log *slog.Logger) error {
 	var w sdkworker.Worker
 	if r.worker {
-		acts := activities.New()
+		acts := activities.New(r.egress)
 		if r.authority != "" {
 			acts.Authority = r.authority
 		}
 		acts.StorageQueueEndpoint, acts.ServiceBusEndpoint = r.storageQueue, r.serviceBus
-		acts.Temporal = c
+		plain, err := plainClient(c, namespace, log)
+		if err != nil {
+			return err
+		}
+		defer plain.Close()
+		acts.Temporal = plain
 		w = worker.New(c, acts, sdkworker.Options{})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
 		log.Info("worker polling", "taskQueue", jobs.TaskQueue, "namespace", namespace)
+		logEgress(log, r.egress)
 	}
 	var srv *http.Server
 	errc := make(chan error, 1)
 	if r.api {
 		srv = &http.Server{
-			Handler:           api.New(c, api.Options{Namespace: namespace, Logger: log}),
+			Handler: api.New(c, api.Options{Namespace: namespace, Logger: log,
+				Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec}),
 			ReadHeaderTimeout: 10 * time.Second,
+			TLSConfig:         r.apiConfig.tls,
 		}
-		log.Info("REST API listening", "url", "http://"+ln.Addr().String())
-		go func() { errc <- srv.Serve(ln) }()
+		scheme := "http://"
+		if srv.TLSConfig != nil {
+			scheme = "https://"
+		}
+		log.Info("REST API listening", "url", scheme+ln.Addr().String(), "authentication", r.apiConfig.auth != nil,
+			"rateLimitPerSubscription", r.apiConfig.rateLimit.PerSecond)
+		go func() {
+			if srv.TLSConfig != nil {
+				errc <- srv.ServeTLS(ln, "", "")
+				return
+			}
+			errc <- srv.Serve(ln)
+		}()
 	}
 	var err error
 	select {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -29,8 +31,16 @@ const maxDiagnosed = 1000
 // still running, or ran and recorded why nothing was sent (Postponed).
 // It returns the occurrences grouped by that explanation.
 func (s *soak) diagnose(ctx context.Context, missed []occurrence) (map[string][]occurrence, error) {
+	// recur dev encrypts its payloads (history rows included) with the
+	// key file it keeps in its data directory.
+	keys, err := codec.Load(filepath.Join(s.proc.dataDir, "encryption-keys.json"))
+	if err != nil {
+		return nil, fmt.Errorf("read recur's payload keys: %w", err)
+	}
+	dc := codec.DataConverter(keys)
 	c, err := client.DialContext(ctx, client.Options{HostPort: s.proc.temporal, Namespace: "default",
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+		DataConverter: dc,
+		Logger:        sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", s.proc.temporal, err)
 	}
@@ -38,14 +48,14 @@ func (s *soak) diagnose(ctx context.Context, missed []occurrence) (map[string][]
 	next := map[string]*time.Time{} // job -> nextExecutionTime, read once
 	why := map[string][]occurrence{}
 	for _, o := range missed[:min(len(missed), maxDiagnosed)] {
-		reason := s.explain(ctx, c, o, next)
+		reason := s.explain(ctx, c, dc, o, next)
 		why[reason] = append(why[reason], o)
 	}
 	return why, nil
 }
 
 // explain returns what became of the run workflow of o.
-func (s *soak) explain(ctx context.Context, c client.Client, o occurrence, next map[string]*time.Time) string {
+func (s *soak) explain(ctx context.Context, c client.Client, dc converter.DataConverter, o occurrence, next map[string]*time.Time) string {
 	id := jobs.OccurrenceID(jobKey(o.job).JobWorkflowID(), o.nominal)
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -69,7 +79,9 @@ func (s *soak) explain(ctx context.Context, c client.Client, o occurrence, next 
 	}
 	var rows []jobs.HistoryRow
 	if p, ok := info.GetMemo().GetFields()[jobs.MemoHistory]; ok {
-		_ = converter.GetDefaultDataConverter().FromPayload(p, &rows)
+		if err := dc.FromPayload(p, &rows); err != nil {
+			return "history rows unreadable: " + err.Error()
+		}
 	}
 	for _, r := range rows {
 		if r.Status == jobs.Postponed {

@@ -9,11 +9,14 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/codec"
+	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/temporalserver"
 	recurworker "github.com/recurhq/recur/worker"
@@ -23,13 +26,66 @@ import (
 type Stack struct {
 	Temporal *temporaltest.TestServer
 	API      *httptest.Server
+	// Keys encrypt the payloads the stack writes to Temporal (its default
+	// client's data converter); nil when Config.Plain.
+	Keys *codec.Keys
 }
 
+// Config configures a stack.
+type Config struct {
+	// Keys encrypt what the stack writes to Temporal, as recur does; nil
+	// is one fresh key.
+	Keys *codec.Keys
+	// Plain writes payloads unencrypted: the histories workflows/testdata
+	// replays are recorded so.
+	Plain bool
+	// Activities configure the activities, as Start's opts.
+	Activities []func(*activities.Activities)
+	// Auth authenticates the API's requests; nil leaves it open.
+	Auth api.Authenticator
+	// RateLimit limits each subscription's API requests; zero is none.
+	RateLimit api.RateLimit
+}
+
+// Egress is the policy of a stack's outbound calls unless opts set
+// another client: loopback allowed, as the targets of tests are httptest
+// servers and emulators on 127.0.0.1, and redirects followed, so that
+// tests of targets that redirect in a loop see the 10-redirect limit.
+// recur serve and recur worker allow neither by default.
+var Egress = egress.Policy{AllowLoopback: true, FollowRedirects: true}
+
 // Start starts a stack; opts configure its activities (the endpoints of
-// emulators, say). The caller stops it.
+// emulators, say, or a.Client = policy.Client() for another egress
+// policy). Its outbound calls follow Egress. The caller stops it.
 func Start(opts ...func(*activities.Activities)) (*Stack, error) {
-	ts := temporaltest.NewServer()
+	return StartWith(Config{Activities: opts})
+}
+
+// StartWith starts a stack as cfg says. Every client of the stack but
+// the one of Workflow actions (plain, so that the workflows they start
+// read their input without recur's key) encrypts with cfg.Keys. The caller
+// stops it.
+func StartWith(cfg Config) (*Stack, error) {
+	opts := cfg.Activities
+	var base client.Options
+	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit}
+	if cfg.Plain {
+		cfg.Keys = nil
+	} else {
+		if cfg.Keys == nil {
+			k, err := codec.Generate()
+			if err != nil {
+				return nil, err
+			}
+			cfg.Keys = k
+		}
+		base.DataConverter = codec.DataConverter(cfg.Keys)
+		apiOpts.DataConverter, apiOpts.Codec = base.DataConverter, codec.Handler(cfg.Keys)
+	}
+	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(base))
 	c := ts.GetDefaultClient()
+	apiOpts.Namespace = ts.GetDefaultNamespace()
+	plain := ts.NewClientWithOptions(client.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := temporalserver.RegisterSearchAttributes(ctx, c, ts.GetDefaultNamespace(), jobs.SearchAttributeTypes()); err != nil {
@@ -37,14 +93,14 @@ func Start(opts ...func(*activities.Activities)) (*Stack, error) {
 		return nil, fmt.Errorf("register search attributes: %w", err)
 	}
 	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) {
-		acts := activities.New()
-		acts.Temporal = c
+		acts := activities.New(Egress)
+		acts.Temporal = plain
 		for _, opt := range opts {
 			opt(acts)
 		}
 		recurworker.Register(r, acts)
 	})
-	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, api.Options{Namespace: ts.GetDefaultNamespace()}))}, nil
+	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys}, nil
 }
 
 // Stop stops the API and the server.
