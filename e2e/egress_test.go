@@ -1,14 +1,15 @@
 package e2e
 
 import (
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/activities"
@@ -53,12 +54,7 @@ func TestRefusedDestinationIsAFailedAttempt(t *testing.T) {
 	}
 
 	// Well before the first retry would be due: the refusal is final.
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		for name := range cases {
-			_, job := s.do(t, http.MethodGet, collectionPath+"/jobs/"+name, nil)
-			assert.Equal(c, "faulted", path(job, "properties", "state"), "job %s", name)
-		}
-	}, 12*time.Second, 200*time.Millisecond, "every job ends faulted without a retry")
+	s.requireFaulted(t, slices.Collect(maps.Keys(cases)), 12*time.Second, "every job ends faulted without a retry")
 
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,12 +174,7 @@ func TestHostileTargetsAreRecordedAndRetried(t *testing.T) {
 		require.Equal(t, http.StatusCreated, status, job)
 	}
 
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		for name := range cases {
-			_, job := s.do(t, http.MethodGet, collectionPath+"/jobs/"+name, nil)
-			assert.Equal(c, "faulted", path(job, "properties", "state"), "job %s", name)
-		}
-	}, 90*time.Second, 500*time.Millisecond, "every job ends faulted")
+	s.requireFaulted(t, slices.Collect(maps.Keys(cases)), 90*time.Second, "every job ends faulted")
 
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -204,6 +201,17 @@ func TestHostileTargetsAreRecordedAndRetried(t *testing.T) {
 	t.Run("the worker still runs jobs", func(t *testing.T) {
 		requireHealthyRun(t, s)
 	})
+}
+
+// requireFaulted waits until every job named is faulted.
+func (s *stack) requireFaulted(t *testing.T, names []string, within time.Duration, msg string) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		for _, name := range names {
+			_, job := s.do(t, http.MethodGet, collectionPath+"/jobs/"+name, nil)
+			assert.Equal(c, "faulted", path(job, "properties", "state"), "job %s", name)
+		}
+	}, within, 200*time.Millisecond, msg)
 }
 
 // mainActionRow returns the only history row of a job that has run once.

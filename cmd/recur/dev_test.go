@@ -83,16 +83,7 @@ func (p *devProcess) start(t *testing.T, bin string, args ...string) {
 // runs.
 func (p *devProcess) launch(t *testing.T, bin string, args ...string) {
 	t.Helper()
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
-	require.NoError(t, p.cmd.Start())
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
+	p.launchEnv(t, bin, nil, args...)
 }
 
 // stop sends sig and expects a clean exit.
