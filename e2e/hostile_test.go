@@ -114,10 +114,11 @@ func hostileCases(t *testing.T) map[string]hostileCase {
 		_ = c.(*net.TCPConn).SetLinger(0)
 		_ = c.Close()
 	})
-	// 1 MB of garbage in one line: net/http quotes the line in its error,
-	// 4 MB once escaped, twice what Temporal takes.
-	garbage := newRawTarget(t, func(c net.Conn) { _, _ = io.WriteString(c, strings.Repeat("\xff", 1<<20)+"\r\n\r\n") })
-	// 2 MB of headers: http.Transport takes up to 10 MB.
+	// 900 KiB of garbage in one line (under the 1 MiB the transport reads):
+	// net/http quotes the line in its error, 3.6 MB once escaped, more
+	// than Temporal takes.
+	garbage := newRawTarget(t, func(c net.Conn) { _, _ = io.WriteString(c, strings.Repeat("\xff", 900<<10)+"\r\n\r\n") })
+	// 2 MB of headers: twice what the egress transport reads.
 	headers := newRawTarget(t, func(c net.Conn) {
 		_, _ = io.WriteString(c, "HTTP/1.1 503 "+strings.Repeat("R", 1<<20)+"\r\n"+
 			"Location: /"+strings.Repeat("L", 1<<20)+"\r\nContent-Length: 0\r\n\r\n")
@@ -141,7 +142,7 @@ func hostileCases(t *testing.T) map[string]hostileCase {
 		"hang":      {hang, "/hang", "timed out after 2s"},
 		"reset":     {reset, "/reset", "connection reset"},
 		"garbage":   {garbage, "/garbage", "malformed HTTP"},
-		"headers":   {headers, "/headers", "503 RRR"},
+		"headers":   {headers, "/headers", "server response headers exceeded"},
 		"redirects": {loop, "/start", "stopped after 10 redirects"},
 		"big-body":  {big, "/big", "500 Internal Server Error"},
 	}

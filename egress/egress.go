@@ -238,11 +238,17 @@ func (p Policy) dialContext() func(ctx context.Context, network, address string)
 // and not the destination's.
 func (p Policy) Transport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	t.Proxy = nil
 	t.DialContext = p.dialContext()
 	t.DialTLSContext = nil
 	return t
 }
+
+// MaxResponseHeaderBytes bounds the headers of an answer: a target may
+// send 10 MB of them to net/http's default transport, in every attempt
+// at once.
+const MaxResponseHeaderBytes = 1 << 20
 
 // Client returns an HTTP client that sends through p.Transport() and
 // follows redirects only when FollowRedirects is set (see CheckRedirect).
