@@ -103,10 +103,21 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 		return jobs.PutResult{}, toWire(err)
 	}
 	created := c.Collection == nil
+	changed := !created && c.Collection.Properties.State != req.Collection.Properties.State
 	c.Collection = &req.Collection
+	if state := req.Collection.Properties.State; changed && (state == jobs.CollectionEnabled || state == jobs.CollectionDisabled) &&
+		workflow.GetVersion(ctx, changePutStateFansOut, workflow.DefaultVersion, 1) >= 1 {
+		// A state set by PUT or PATCH reaches the jobs, as POST enable
+		// and disable do.
+		c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(state)})
+	}
 	err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.Collection.Properties.State))
 	return jobs.PutResult{Created: created}, err
 }
+
+// changePutStateFansOut makes a PUT or PATCH that changes the collection's
+// state tell its jobs; before, only POST enable and disable did.
+const changePutStateFansOut = "2026-11-21-put-state-fans-out"
 
 func (c *collection) validateAddJob(_ workflow.Context, req jobs.AddJobRequest) error {
 	if c.Collection == nil || c.deleted {

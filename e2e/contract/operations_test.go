@@ -196,8 +196,8 @@ func TestErrorAnswersHaveTheARMEnvelope(t *testing.T) {
 }
 
 // TestCollectionPatchEnableDisableDelete: PATCH merges, disable and
-// enable reach the collection's jobs, DELETE removes the collection and
-// its jobs.
+// enable (by POST or by PATCH) reach the collection's jobs, DELETE removes
+// the collection and its jobs.
 func TestCollectionPatchEnableDisableDelete(t *testing.T) {
 	s := newStack(t)
 	tg := newTarget(t)
@@ -226,6 +226,14 @@ func TestCollectionPatchEnableDisableDelete(t *testing.T) {
 	require.Equal(t, "disabled", field(body, "properties", "state"))
 
 	status, body = s.do(t, http.MethodPost, coll+"/enable", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Eventually(t, func() bool { return jobState() == "enabled" }, 10*time.Second, 100*time.Millisecond)
+
+	// A state set by PATCH (or PUT) reaches the jobs too.
+	status, body = s.do(t, http.MethodPatch, coll, map[string]any{"properties": map[string]any{"state": "Disabled"}})
+	require.Equal(t, http.StatusOK, status, body)
+	require.Eventually(t, func() bool { return jobState() == "disabled" }, 10*time.Second, 100*time.Millisecond)
+	status, body = s.do(t, http.MethodPatch, coll, map[string]any{"properties": map[string]any{"state": "Enabled"}})
 	require.Equal(t, http.StatusOK, status, body)
 	require.Eventually(t, func() bool { return jobState() == "enabled" }, 10*time.Second, 100*time.Millisecond)
 
