@@ -151,7 +151,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	body, err := readBody(resp.Body)
 	// A target may echo what it got (credentials included) into history.
 	out.StatusCode, out.Status, out.Body = resp.StatusCode, clip(resp.Status), redactSecrets(string(body), secrets)
-	out.Headers = headersOfNote(resp.Header)
+	out.Headers = redactSecrets(headersOfNote(resp.Header), secrets)
 	activity.GetLogger(ctx).Info("http action", "status", resp.StatusCode, "occurrence", in.OccurrenceID)
 	if err != nil {
 		// An answer whose body breaks off (the target stalls past the

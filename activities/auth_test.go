@@ -47,10 +47,12 @@ func runHTTP(t *testing.T, a *Activities, request jobs.HTTPRequest) (jobs.HTTPRe
 	return out, err
 }
 
-// echo is a target answering with the Authorization header it got.
+// echo is a target answering with the Authorization header it got, in
+// its body and in a Location header.
 func echo(t *testing.T, got chan<- *http.Request) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r
+		w.Header().Set("Location", "/seen/"+r.Header.Get("Authorization"))
 		_, _ = fmt.Fprintf(w, "you sent %s", r.Header.Get("Authorization"))
 	}))
 	t.Cleanup(srv.Close)
@@ -73,6 +75,7 @@ func TestBasicAuthenticationHeader(t *testing.T) {
 	creds := base64.StdEncoding.EncodeToString([]byte("user1:pa55word"))
 	require.Equal(t, "you sent Basic [redacted]", out.Body, "history never keeps the credentials a target echoes")
 	require.NotContains(t, out.Body, creds)
+	require.Contains(t, out.Headers, "Location: /seen/Basic [redacted]", "nor in the headers it keeps")
 }
 
 // newPFX returns a new self-signed client certificate and its PFX, base64.
