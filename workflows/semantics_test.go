@@ -281,6 +281,26 @@ func TestRunNowRunsOnceWithoutUsingTheCount(t *testing.T) {
 	require.Equal(t, jobs.Completed, v.Properties.State)
 }
 
+// TestRunsNowInOneTaskEachRun: run-now updates handled in one workflow
+// task share their nominal time, and each still runs under its own ID.
+func TestRunsNowInOneTaskEachRun(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.at(0, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour", Count: intp(1)})) })
+	h.at(10*time.Minute, func() {
+		for range 3 {
+			update(t, h.env, jobs.UpdateRunNow, jobs.RunNowRequest{})
+		}
+	})
+	var v jobs.Job
+	h.at(30*time.Minute, func() { v = h.view() })
+	h.run(2*time.Hour, jobs.JobInput{Key: key})
+	require.ElementsMatch(t, []string{"job:s/rg/c/j@2026-06-01T12:10:00Z/run-now",
+		"job:s/rg/c/j@2026-06-01T12:10:00Z/run-now-2", "job:s/rg/c/j@2026-06-01T12:10:00Z/run-now-3",
+		"job:s/rg/c/j@2026-06-01T13:00:00Z"}, h.ids())
+	require.Equal(t, 3, v.Properties.Status.ExecutionCount)
+}
+
 // slowFirstRun returns an every-minute job from now with count whose
 // first run fails five times 15 s apart before it succeeds (75 s), so the
 // occurrence at now + 1 min finds it still running.
