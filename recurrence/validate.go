@@ -264,45 +264,55 @@ func (s *Schedule) validate(f Frequency) error {
 	if len(s.WeekDays) > 7 {
 		return invalid(p+"weekDays", CodeTooManyWeekDays, fmt.Sprintf("has %d entries; at most 7 are allowed", len(s.WeekDays)))
 	}
+	// Paths are formatted only on failure: Compile validates on every
+	// occurrence the job workflow plans, and a Sprintf per valid entry was
+	// most of the cost of compiling a five-weekday rule.
 	for i := range s.WeekDays {
-		if err := normalizeDay(&s.WeekDays[i], fmt.Sprintf("%sweekDays[%d]", p, i)); err != nil {
-			return err
+		if !normalizeDay(&s.WeekDays[i]) {
+			return badDay(fmt.Sprintf("%sweekDays[%d]", p, i), s.WeekDays[i])
 		}
 	}
 	if err := checkRange(p+"monthDays", s.MonthDays, -31, 31, true); err != nil {
 		return err
 	}
 	for i := range s.MonthlyOccurrences {
-		if err := s.MonthlyOccurrences[i].validate(fmt.Sprintf("%smonthlyOccurrences[%d]", p, i)); err != nil {
+		if err := s.MonthlyOccurrences[i].validate(p, i); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (o *MonthlyOccurrence) validate(path string) error {
+// validate checks the i-th monthly occurrence of the schedule at path p.
+func (o *MonthlyOccurrence) validate(p string, i int) error {
+	path := func(field string) string { return fmt.Sprintf("%smonthlyOccurrences[%d].%s", p, i, field) }
 	if o.Day == "" {
-		return invalid(path+".day", CodeRequired, "is required: a day name such as Friday")
+		return invalid(path("day"), CodeRequired, "is required: a day name such as Friday")
 	}
-	if err := normalizeDay(&o.Day, path+".day"); err != nil {
-		return err
+	if !normalizeDay(&o.Day) {
+		return badDay(path("day"), o.Day)
 	}
 	if o.Occurrence != nil {
 		if n := *o.Occurrence; n == 0 || n < -5 || n > 5 {
-			return invalid(path+".occurrence", CodeOutOfRange,
+			return invalid(path("occurrence"), CodeOutOfRange,
 				fmt.Sprintf("must be between 1 and 5, or -5 and -1 to count from the end of the month, not %d", n))
 		}
 	}
 	return nil
 }
 
-func normalizeDay(d *DayOfWeek, path string) error {
+// normalizeDay rewrites d in the canonical lower case and reports whether
+// it names a day.
+func normalizeDay(d *DayOfWeek) bool {
 	w, ok := d.Weekday()
-	if !ok {
-		return invalid(path, CodeInvalidValue, strconv.Quote(string(*d))+" is not a day: use Monday to Sunday")
+	if ok {
+		*d = DayOfWeekOf(w)
 	}
-	*d = DayOfWeekOf(w)
-	return nil
+	return ok
+}
+
+func badDay(path string, d DayOfWeek) error {
+	return invalid(path, CodeInvalidValue, strconv.Quote(string(d))+" is not a day: use Monday to Sunday")
 }
 
 func checkRange(path string, values []int, lo, hi int, nonZero bool) error {
