@@ -1,0 +1,203 @@
+// Command firing measures firing precision and throughput on the embedded
+// server: N every-minute recur jobs against a local HTTP sink, then, on the
+// same `recur dev` in the same run, N native Temporal Schedules starting a
+// trivial workflow that makes the same HTTP call (the peer). For each phase
+// it prints the occurrences expected and delivered, lateness (arrival at
+// the sink minus nominal time) p50/p99/max, occurrences per second
+// sustained, CPU and RSS, and history events per occurrence.
+//
+// It is a bench command, not a test; run it from the repository root:
+//
+//	go run ./e2e/firing -jobs 1000 -minutes 3
+//	task firing -- -jobs 10000 -minutes 5
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+// config is what the flags ask for.
+type config struct {
+	jobs    int
+	minutes int
+	grace   time.Duration
+	settle  time.Duration
+	keep    bool
+	phases  string
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.jobs, "jobs", 1000, "number of every-minute jobs, and of schedules")
+	flag.IntVar(&c.minutes, "minutes", 3, "minutes measured in each phase")
+	flag.DurationVar(&c.grace, "grace", 2*time.Minute, "how long a phase waits after its window for late deliveries")
+	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase")
+	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run: recur, peer or both")
+	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
+	flag.Parse()
+	if c.jobs < 1 || c.minutes < 1 {
+		fmt.Fprintln(os.Stderr, "firing: -jobs and -minutes must be positive")
+		os.Exit(2)
+	}
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("firing: ")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c); err != nil {
+		log.Printf("error: %v", err)
+		os.Exit(1)
+	}
+}
+
+// firing is one run: recur dev, the sink, and clients of both.
+type firing struct {
+	cfg      config
+	proc     *process
+	sink     *sink
+	api      *restClient
+	temporal client.Client
+}
+
+func run(ctx context.Context, c config) error {
+	work, err := os.MkdirTemp("", "recur-firing-")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		log.Printf("keeping %s", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	bin, err := build(work)
+	if err != nil {
+		return err
+	}
+	sink, err := startSink()
+	if err != nil {
+		return err
+	}
+	defer sink.close()
+	proc, err := startRecur(bin, work+"/data", work+"/recur.log")
+	if err != nil {
+		return err
+	}
+	defer proc.kill()
+	// A plain client: counting events needs no payload decoded, and the
+	// peer's payloads are not encrypted.
+	tc, err := client.DialContext(ctx, client.Options{HostPort: proc.temporal, Namespace: "default",
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		return fmt.Errorf("connect to Temporal at %s: %w", proc.temporal, err)
+	}
+	defer tc.Close()
+	f := &firing{cfg: c, proc: proc, sink: sink, temporal: tc,
+		api: &restClient{base: proc.api, http: &http.Client{Timeout: time.Minute}}}
+	var results []*phaseResult
+	for _, p := range []struct {
+		name string
+		run  func(context.Context) (*phaseResult, error)
+	}{{"recur", f.recurPhase}, {"peer", f.peerPhase}} {
+		if !slices.Contains(strings.Split(c.phases, ","), p.name) {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		r, err := p.run(ctx)
+		if err != nil {
+			return fmt.Errorf("phase %s: %w", p.name, err)
+		}
+		results = append(results, r)
+	}
+	printResults(c, results)
+	return proc.stop()
+}
+
+// recurPhase creates the jobs, measures them and deletes their collections.
+func (f *firing) recurPhase(ctx context.Context) (*phaseResult, error) {
+	n := f.cfg.jobs
+	started := time.Now()
+	log.Printf("recur: creating %d collection(s) and %d every-minute jobs", len(collections(n)), n)
+	ok, err := f.createJobs(ctx, n)
+	created := time.Since(started)
+	log.Printf("recur: created %d of %d jobs in %s (first error: %v)", len(ok), n, created.Round(time.Millisecond), err)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = jobName(i)
+	}
+	r := f.measure(ctx, "recur", names, len(ok))
+	r.created = created
+	r.events = countSample(ctx, f.temporal, ok, func(name string) string {
+		var i int
+		_, _ = fmt.Sscanf(name, "job-%d", &i)
+		return jobKey(i).JobWorkflowID()
+	}, f.sink.of("recur"), r.from, r.to)
+	log.Printf("recur: deleting the collections")
+	if err := f.deleteCollections(ctx, n); err != nil {
+		log.Printf("recur: could not delete the collections: %v", err)
+	}
+	f.settle("recur")
+	return r, nil
+}
+
+// peerPhase starts the in-process worker, creates the schedules, measures
+// them and deletes them.
+func (f *firing) peerPhase(ctx context.Context) (*phaseResult, error) {
+	w, err := startPeerWorker(f.temporal)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	n := f.cfg.jobs
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("sched-%05d", i)
+	}
+	started := time.Now()
+	log.Printf("peer: creating %d every-minute schedules", n)
+	ok, err := f.createSchedules(ctx, names)
+	created := time.Since(started)
+	log.Printf("peer: created %d of %d schedules in %s (first error: %v)", len(ok), n, created.Round(time.Millisecond), err)
+	r := f.measure(ctx, "peer", names, len(ok))
+	r.created = created
+	r.events = countSample(ctx, f.temporal, ok, func(name string) string {
+		return scheduleWorkflowPrefix + name
+	}, f.sink.of("peer"), r.from, r.to)
+	log.Printf("peer: deleting the schedules")
+	if err := f.deleteSchedules(ctx, ok); err != nil {
+		log.Printf("peer: could not delete every schedule: %v", err)
+	}
+	f.settle("peer")
+	return r, nil
+}
+
+// settle waits for the sink to fall quiet and then the settle pause, so
+// that the next phase starts on an idle server.
+func (f *firing) settle(phase string) {
+	deadline := time.Now().Add(2 * time.Minute)
+	last, since := f.sink.count(), time.Now()
+	for time.Now().Before(deadline) && time.Since(since) < 10*time.Second {
+		time.Sleep(time.Second)
+		if n := f.sink.count(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	cpu := f.proc.cpu()
+	time.Sleep(f.cfg.settle)
+	log.Printf("%s: settled; recur used %.0f%% of a core over the last %s", phase,
+		100*float64(f.proc.cpu()-cpu)/float64(f.cfg.settle), f.cfg.settle)
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// build compiles cmd/recur into dir and returns the binary's path. It
+// builds from the module root, wherever the firing tool was started.
+func build(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	bin := filepath.Join(dir, "recur")
+	started := time.Now()
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/recur")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/recur: %w\n%s", err, out)
+	}
+	log.Printf("built %s in %s", bin, time.Since(started).Round(time.Second))
+	return bin, nil
+}
+
+// process is `recur dev` running as a child process.
+type process struct {
+	cmd      *exec.Cmd
+	api      string
+	temporal string // the frontend's host:port
+	dataDir  string
+	logPath  string
+	logFile  *os.File
+	done     chan error
+	exited   bool
+}
+
+// startRecur starts `recur dev` on free ports with its output in logPath
+// and waits until /readyz answers 200.
+func startRecur(bin, dataDir, logPath string) (*process, error) {
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	p := &process{api: "http://127.0.0.1:" + strconv.Itoa(ports[0]), temporal: "127.0.0.1:" + strconv.Itoa(ports[1]),
+		dataDir: dataDir, logPath: logPath, logFile: f, done: make(chan error, 1)}
+	p.cmd = exec.Command(bin, "dev", "--data-dir", dataDir,
+		"--http-addr", "127.0.0.1:"+strconv.Itoa(ports[0]),
+		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d")
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	// Its own process group keeps a terminal's Ctrl-C, which ends the
+	// firing tool's phases, from stopping recur before the final checks;
+	// Pdeathsig stops it if the firing tool dies without cleaning up.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := p.cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start recur dev: %w", err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	if err := p.waitReady(90 * time.Second); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("%w\n%s", err, p.logTail(30))
+	}
+	log.Printf("recur dev (pid %d) ready: API %s, Temporal 127.0.0.1:%d, Web UI http://127.0.0.1:%d, log %s",
+		p.cmd.Process.Pid, p.api, ports[1], ports[2], logPath)
+	return p, nil
+}
+
+func (p *process) waitReady(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-p.done:
+			p.exited = true
+			return fmt.Errorf("recur dev exited before it was ready: %v", err)
+		default:
+		}
+		resp, err := http.Get(p.api + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("recur dev was not ready within %s", limit)
+}
+
+// alive tells whether the process still runs.
+func (p *process) alive() bool {
+	if p.exited {
+		return false
+	}
+	select {
+	case err := <-p.done:
+		p.exited = true
+		log.Printf("recur dev exited on its own: %v\n%s", err, p.logTail(30))
+		return false
+	default:
+		return true
+	}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *process) stop() error {
+	if !p.alive() {
+		return errors.New("recur dev was no longer running at the end")
+	}
+	started := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("signal recur dev: %w", err)
+	}
+	select {
+	case err := <-p.done:
+		p.exited = true
+		if err != nil {
+			return fmt.Errorf("recur dev did not exit cleanly after SIGTERM: %w\n%s", err, p.logTail(30))
+		}
+		log.Printf("recur dev stopped cleanly on SIGTERM in %s", time.Since(started).Round(time.Millisecond))
+		return nil
+	case <-time.After(60 * time.Second):
+		p.kill()
+		return errors.New("recur dev did not stop within 60s of SIGTERM")
+	}
+}
+
+// kill ends the process if it still runs; it is the safety net of stop.
+func (p *process) kill() {
+	if !p.exited {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		p.exited = true
+	}
+	p.logFile.Close()
+}
+
+// rss returns recur's resident set size in kB, -1 when it cannot be read.
+func (p *process) rss() int { return rssOf(p.cmd.Process.Pid) }
+
+// cpu returns the CPU time recur used so far, -1 when it cannot be read.
+func (p *process) cpu() time.Duration { return cpuOf(p.cmd.Process.Pid) }
+
+// rssOf returns the resident set size of process pid in kB from /proc, -1
+// when it cannot be read.
+func rssOf(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err == nil {
+				return kb
+			}
+		}
+	}
+	return -1
+}
+
+// cpuOf returns the CPU time (user + system) process pid used so far,
+// from /proc/<pid>/stat, counted in the kernel's usual 100 ticks a second.
+func cpuOf(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// The command name may hold spaces; the fields after it do not.
+	_, rest, ok := strings.Cut(string(data), ") ")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// loadAverage returns the machine's 1-minute load average, as text.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	load, _, _ := strings.Cut(string(data), " ")
+	return load
+}
+
+// logTail returns the last n lines of recur's log.
+func (p *process) logTail(n int) string {
+	data, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// freePorts returns n ports that were free a moment ago, all different.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
