@@ -28,6 +28,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // config is what the flags ask for.
@@ -66,7 +68,7 @@ func main() {
 // firing is one run: recur dev, the sink, and clients of both.
 type firing struct {
 	cfg      config
-	proc     *process
+	proc     *recurproc.Process
 	sink     *sink
 	api      *restClient
 	temporal client.Client
@@ -82,7 +84,7 @@ func run(ctx context.Context, c config) error {
 	} else {
 		defer os.RemoveAll(work)
 	}
-	bin, err := build(work)
+	bin, err := recurproc.Build(work)
 	if err != nil {
 		return err
 	}
@@ -91,21 +93,21 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer sink.close()
-	proc, err := startRecur(bin, work+"/data", work+"/recur.log")
+	proc, err := recurproc.Start(bin, work+"/data", work+"/recur.log")
 	if err != nil {
 		return err
 	}
-	defer proc.kill()
+	defer proc.Kill()
 	// A plain client: counting events needs no payload decoded, and the
 	// peer's payloads are not encrypted.
-	tc, err := client.DialContext(ctx, client.Options{HostPort: proc.temporal, Namespace: "default",
+	tc, err := client.DialContext(ctx, client.Options{HostPort: proc.Temporal, Namespace: "default",
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	if err != nil {
-		return fmt.Errorf("connect to Temporal at %s: %w", proc.temporal, err)
+		return fmt.Errorf("connect to Temporal at %s: %w", proc.Temporal, err)
 	}
 	defer tc.Close()
 	f := &firing{cfg: c, proc: proc, sink: sink, temporal: tc,
-		api: &restClient{base: proc.api, http: &http.Client{Timeout: time.Minute}}}
+		api: &restClient{base: proc.API, http: &http.Client{Timeout: time.Minute}}}
 	var results []*phaseResult
 	for _, p := range []struct {
 		name string
@@ -124,7 +126,7 @@ func run(ctx context.Context, c config) error {
 		results = append(results, r)
 	}
 	printResults(c, results)
-	return proc.stop()
+	return proc.Stop()
 }
 
 // recurPhase creates the jobs, measures them and deletes their collections.
@@ -196,8 +198,8 @@ func (f *firing) settle(phase string) {
 			last, since = n, time.Now()
 		}
 	}
-	cpu := f.proc.cpu()
+	cpu := f.proc.CPU()
 	time.Sleep(f.cfg.settle)
 	log.Printf("%s: settled; recur used %.0f%% of a core over the last %s", phase,
-		100*float64(f.proc.cpu()-cpu)/float64(f.cfg.settle), f.cfg.settle)
+		100*float64(f.proc.CPU()-cpu)/float64(f.cfg.settle), f.cfg.settle)
 }

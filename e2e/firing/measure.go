@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // offset is when job (schedule) i of n fires past each minute: the n fire
@@ -48,20 +50,20 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 	log.Printf("%s: measuring the occurrences due %s-%s", phase, r.from.Format(time.TimeOnly), r.to.Format(time.TimeOnly))
 	sleepUntil(ctx, r.from)
 	self := os.Getpid()
-	recurCPU, selfCPU := f.proc.cpu(), cpuOf(self)
+	recurCPU, selfCPU := f.proc.CPU(), recurproc.CPUOf(self)
 	for time.Now().Before(r.to) && ctx.Err() == nil {
-		r.recurRSSPeak = max(r.recurRSSPeak, f.proc.rss())
-		r.selfRSSPeak = max(r.selfRSSPeak, rssOf(self))
+		r.recurRSSPeak = max(r.recurRSSPeak, f.proc.RSS())
+		r.selfRSSPeak = max(r.selfRSSPeak, recurproc.RSSOf(self))
 		next := time.Now().Add(5 * time.Second)
 		if next.After(r.to) {
 			next = r.to
 		}
 		sleepUntil(ctx, next)
 	}
-	r.recurCPU, r.selfCPU = f.proc.cpu()-recurCPU, cpuOf(self)-selfCPU
-	r.recurRSSEnd, r.selfRSSEnd = f.proc.rss(), rssOf(self)
+	r.recurCPU, r.selfCPU = f.proc.CPU()-recurCPU, recurproc.CPUOf(self)-selfCPU
+	r.recurRSSEnd, r.selfRSSEnd = f.proc.RSS(), recurproc.RSSOf(self)
 	r.recurRSSPeak, r.selfRSSPeak = max(r.recurRSSPeak, r.recurRSSEnd), max(r.selfRSSPeak, r.selfRSSEnd)
-	r.load = loadAverage()
+	r.load = recurproc.LoadAverage()
 	deadline := time.Now().Add(f.cfg.grace)
 	for {
 		r.analyze(names, f.sink.of(phase))

@@ -33,16 +33,16 @@ const maxDiagnosed = 1000
 func (s *soak) diagnose(ctx context.Context, missed []occurrence) (map[string][]occurrence, error) {
 	// recur dev encrypts its payloads (history rows included) with the
 	// key file it keeps in its data directory.
-	keys, err := codec.Load(filepath.Join(s.proc.dataDir, "encryption-keys.json"))
+	keys, err := codec.Load(filepath.Join(s.proc.DataDir, "encryption-keys.json"))
 	if err != nil {
 		return nil, fmt.Errorf("read recur's payload keys: %w", err)
 	}
 	dc := codec.DataConverter(keys)
-	c, err := client.DialContext(ctx, client.Options{HostPort: s.proc.temporal, Namespace: "default",
+	c, err := client.DialContext(ctx, client.Options{HostPort: s.proc.Temporal, Namespace: "default",
 		DataConverter: dc,
 		Logger:        sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s: %w", s.proc.temporal, err)
+		return nil, fmt.Errorf("connect to Temporal at %s: %w", s.proc.Temporal, err)
 	}
 	defer c.Close()
 	next := map[string]*time.Time{} // job -> nextExecutionTime, read once

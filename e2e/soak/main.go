@@ -20,6 +20,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // config is what the flags ask for.
@@ -79,7 +81,7 @@ func run(ctx context.Context, c config) (bool, error) {
 	if c.dataDir == "" {
 		c.dataDir = work + "/data"
 	}
-	bin, err := build(work)
+	bin, err := recurproc.Build(work)
 	if err != nil {
 		return false, err
 	}
@@ -88,15 +90,15 @@ func run(ctx context.Context, c config) (bool, error) {
 		return false, err
 	}
 	defer sink.close()
-	proc, err := startRecur(bin, c.dataDir, work+"/recur.log")
+	proc, err := recurproc.Start(bin, c.dataDir, work+"/recur.log")
 	if err != nil {
 		return false, err
 	}
-	defer proc.kill()
-	s := &soak{cfg: c, proc: proc, sink: sink, api: newClient(proc.api)}
-	s.rssStart = proc.rss()
+	defer proc.Kill()
+	s := &soak{cfg: c, proc: proc, sink: sink, api: newClient(proc.API)}
+	s.rssStart = proc.RSS()
 	passed, err := s.run(ctx)
-	if stopErr := proc.stop(); stopErr != nil && err == nil {
+	if stopErr := proc.Stop(); stopErr != nil && err == nil {
 		err = stopErr
 	}
 	s.printProcess()

@@ -9,13 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/recurhq/recur/internal/recurproc"
 	"github.com/recurhq/recur/recurrence"
 )
 
 // soak is one run of the soak test.
 type soak struct {
 	cfg  config
-	proc *process
+	proc *recurproc.Process
 	sink *sink
 	api  *restClient
 
@@ -54,7 +55,7 @@ func (s *soak) run(ctx context.Context) (bool, error) {
 		case <-time.After(time.Until(end)):
 			running = false
 		case <-tick.C:
-			if !s.proc.alive() {
+			if !s.proc.Alive() {
 				return false, errors.New("recur dev died during the soak")
 			}
 			s.progress()
@@ -170,24 +171,24 @@ func (s *soak) progress() {
 	rss := s.sample()
 	log.Printf("progress %s: %d deliveries; due up to a minute ago %d, missing %d, doubled %d, redelivered %d, unexpected %d; lateness %s; RSS %s; data %s; %s",
 		now.Sub(s.started).Round(time.Second), r.deliveries, r.expected, len(r.missed), len(r.doubled), len(r.redelivered), len(r.unexpected),
-		r.lateness(), kb(rss), mb(s.proc.dataSize()), s.cpuShare())
+		r.lateness(), kb(rss), mb(s.proc.DataSize()), s.cpuShare())
 }
 
 // cpuShare tells how much CPU recur used since the last call, beside the
 // machine's load: lateness on a busy machine is not recur's alone.
 func (s *soak) cpuShare() string {
-	now, used := time.Now(), s.proc.cpu()
+	now, used := time.Now(), s.proc.CPU()
 	share := "?"
 	if used >= 0 && !s.cpuAt.IsZero() && s.cpuUsed >= 0 {
 		share = fmt.Sprintf("%.0f%%", 100*float64(used-s.cpuUsed)/float64(now.Sub(s.cpuAt)))
 	}
 	s.cpuAt, s.cpuUsed = now, used
-	return fmt.Sprintf("recur CPU %s of a core, load average %s", share, loadAverage())
+	return fmt.Sprintf("recur CPU %s of a core, load average %s", share, recurproc.LoadAverage())
 }
 
 // sample reads the RSS and keeps its peak.
 func (s *soak) sample() int {
-	rss := s.proc.rss()
+	rss := s.proc.RSS()
 	s.rssPeak = max(s.rssPeak, rss)
 	return rss
 }
@@ -223,7 +224,7 @@ func (s *soak) finish() (bool, error) {
 		}
 	}
 	log.Printf("recur RSS: %s at start, %s at the end, %s peak of the samples; data directory %s; CPU time %s",
-		kb(s.rssStart), kb(rssEnd), kb(s.rssPeak), mb(s.proc.dataSize()), s.proc.cpu().Round(time.Second))
+		kb(s.rssStart), kb(rssEnd), kb(s.rssPeak), mb(s.proc.DataSize()), s.proc.CPU().Round(time.Second))
 	return r.passed() && len(bad) == 0, nil
 }
 
@@ -254,8 +255,8 @@ func (s *soak) waitQuiet(quiet time.Duration) {
 
 // printProcess prints what recur's log says went wrong.
 func (s *soak) printProcess() {
-	warn, errs := s.proc.logLevels()
-	fmt.Printf("recur log %s: %d WARN and %d ERROR lines\n", s.proc.logPath, total(warn), total(errs))
+	warn, errs := s.proc.LogLevels()
+	fmt.Printf("recur log %s: %d WARN and %d ERROR lines\n", s.proc.LogPath, total(warn), total(errs))
 	printCounts("  WARN", warn)
 	printCounts("  ERROR", errs)
 }

@@ -1,6 +1,11 @@
-package main
+// Package recurproc runs the real recur binary for the tools that measure
+// it (e2e/soak, e2e/firing): it builds cmd/recur, starts `recur dev` on
+// free ports, waits until it is ready, stops it, and reads its CPU time,
+// RSS, data directory and log.
+package recurproc
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"log"
@@ -15,9 +20,9 @@ import (
 	"time"
 )
 
-// build compiles cmd/recur into dir and returns the binary's path. It
-// builds from the module root, wherever the firing tool was started.
-func build(dir string) (string, error) {
+// Build compiles cmd/recur into dir and returns the binary's path. It
+// builds from the module root, wherever the tool was started.
+func Build(dir string) (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
@@ -34,21 +39,21 @@ func build(dir string) (string, error) {
 	return bin, nil
 }
 
-// process is `recur dev` running as a child process.
-type process struct {
+// Process is `recur dev` running as a child process.
+type Process struct {
 	cmd      *exec.Cmd
-	api      string
-	temporal string // the frontend's host:port
-	dataDir  string
-	logPath  string
+	API      string
+	Temporal string // the frontend's host:port
+	DataDir  string
+	LogPath  string
 	logFile  *os.File
 	done     chan error
 	exited   bool
 }
 
-// startRecur starts `recur dev` on free ports with its output in logPath
+// Start starts `recur dev` on free ports with its output in logPath
 // and waits until /readyz answers 200.
-func startRecur(bin, dataDir, logPath string) (*process, error) {
+func Start(bin, dataDir, logPath string) (*Process, error) {
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
@@ -57,15 +62,15 @@ func startRecur(bin, dataDir, logPath string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &process{api: "http://127.0.0.1:" + strconv.Itoa(ports[0]), temporal: "127.0.0.1:" + strconv.Itoa(ports[1]),
-		dataDir: dataDir, logPath: logPath, logFile: f, done: make(chan error, 1)}
+	p := &Process{API: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Temporal: "127.0.0.1:" + strconv.Itoa(ports[1]),
+		DataDir: dataDir, LogPath: logPath, logFile: f, done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, "dev", "--data-dir", dataDir,
 		"--http-addr", "127.0.0.1:"+strconv.Itoa(ports[0]),
 		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d")
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	// Its own process group keeps a terminal's Ctrl-C, which ends the
-	// firing tool's phases, from stopping recur before the final checks;
-	// Pdeathsig stops it if the firing tool dies without cleaning up.
+	// tool's running phase, from stopping recur before the final checks;
+	// Pdeathsig stops it if the tool dies without cleaning up.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := p.cmd.Start(); err != nil {
 		f.Close()
@@ -73,15 +78,15 @@ func startRecur(bin, dataDir, logPath string) (*process, error) {
 	}
 	go func() { p.done <- p.cmd.Wait() }()
 	if err := p.waitReady(90 * time.Second); err != nil {
-		p.kill()
+		p.Kill()
 		return nil, fmt.Errorf("%w\n%s", err, p.logTail(30))
 	}
 	log.Printf("recur dev (pid %d) ready: API %s, Temporal 127.0.0.1:%d, Web UI http://127.0.0.1:%d, log %s",
-		p.cmd.Process.Pid, p.api, ports[1], ports[2], logPath)
+		p.cmd.Process.Pid, p.API, ports[1], ports[2], logPath)
 	return p, nil
 }
 
-func (p *process) waitReady(limit time.Duration) error {
+func (p *Process) waitReady(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		select {
@@ -90,7 +95,7 @@ func (p *process) waitReady(limit time.Duration) error {
 			return fmt.Errorf("recur dev exited before it was ready: %v", err)
 		default:
 		}
-		resp, err := http.Get(p.api + "/readyz")
+		resp, err := http.Get(p.API + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -102,8 +107,8 @@ func (p *process) waitReady(limit time.Duration) error {
 	return fmt.Errorf("recur dev was not ready within %s", limit)
 }
 
-// alive tells whether the process still runs.
-func (p *process) alive() bool {
+// Alive tells whether the process still runs.
+func (p *Process) Alive() bool {
 	if p.exited {
 		return false
 	}
@@ -117,9 +122,9 @@ func (p *process) alive() bool {
 	}
 }
 
-// stop sends SIGTERM and waits for a clean exit.
-func (p *process) stop() error {
-	if !p.alive() {
+// Stop sends SIGTERM and waits for a clean exit.
+func (p *Process) Stop() error {
+	if !p.Alive() {
 		return errors.New("recur dev was no longer running at the end")
 	}
 	started := time.Now()
@@ -135,13 +140,13 @@ func (p *process) stop() error {
 		log.Printf("recur dev stopped cleanly on SIGTERM in %s", time.Since(started).Round(time.Millisecond))
 		return nil
 	case <-time.After(60 * time.Second):
-		p.kill()
+		p.Kill()
 		return errors.New("recur dev did not stop within 60s of SIGTERM")
 	}
 }
 
-// kill ends the process if it still runs; it is the safety net of stop.
-func (p *process) kill() {
+// Kill ends the process if it still runs; it is the safety net of stop.
+func (p *Process) Kill() {
 	if !p.exited {
 		_ = p.cmd.Process.Kill()
 		<-p.done
@@ -150,15 +155,15 @@ func (p *process) kill() {
 	p.logFile.Close()
 }
 
-// rss returns recur's resident set size in kB, -1 when it cannot be read.
-func (p *process) rss() int { return rssOf(p.cmd.Process.Pid) }
+// RSS returns recur's resident set size in kB, -1 when it cannot be read.
+func (p *Process) RSS() int { return RSSOf(p.cmd.Process.Pid) }
 
-// cpu returns the CPU time recur used so far, -1 when it cannot be read.
-func (p *process) cpu() time.Duration { return cpuOf(p.cmd.Process.Pid) }
+// CPU returns the CPU time recur used so far, -1 when it cannot be read.
+func (p *Process) CPU() time.Duration { return CPUOf(p.cmd.Process.Pid) }
 
-// rssOf returns the resident set size of process pid in kB from /proc, -1
+// RSSOf returns the resident set size of process pid in kB from /proc, -1
 // when it cannot be read.
-func rssOf(pid int) int {
+func RSSOf(pid int) int {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return -1
@@ -174,9 +179,9 @@ func rssOf(pid int) int {
 	return -1
 }
 
-// cpuOf returns the CPU time (user + system) process pid used so far,
+// CPUOf returns the CPU time (user + system) process pid used so far,
 // from /proc/<pid>/stat, counted in the kernel's usual 100 ticks a second.
-func cpuOf(pid int) time.Duration {
+func CPUOf(pid int) time.Duration {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return -1
@@ -195,8 +200,8 @@ func cpuOf(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// loadAverage returns the machine's 1-minute load average, as text.
-func loadAverage() string {
+// LoadAverage returns the machine's 1-minute load average, as text.
+func LoadAverage() string {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return "?"
@@ -205,9 +210,64 @@ func loadAverage() string {
 	return load
 }
 
+// DataSize returns the bytes of the data directory (the SQLite database
+// and its journal).
+func (p *Process) DataSize() int64 {
+	var total int64
+	_ = filepath.WalkDir(p.DataDir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				total += info.Size()
+			}
+		}
+		return nil
+	})
+	return total
+}
+
+// LogLevels counts the WARN and ERROR lines of recur's log by message, so
+// that the report can show what went wrong inside.
+func (p *Process) LogLevels() (warn, errs map[string]int) {
+	warn, errs = map[string]int{}, map[string]int{}
+	f, err := os.Open(p.LogPath)
+	if err != nil {
+		return warn, errs
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.Contains(line, "level=WARN"):
+			warn[logMessage(line)]++
+		case strings.Contains(line, "level=ERROR"):
+			errs[logMessage(line)]++
+		}
+	}
+	return warn, errs
+}
+
+// logMessage returns the msg of a slog text line.
+func logMessage(line string) string {
+	_, rest, ok := strings.Cut(line, " msg=")
+	if !ok {
+		return line
+	}
+	if strings.HasPrefix(rest, `"`) {
+		if s, err := strconv.QuotedPrefix(rest); err == nil {
+			if u, err := strconv.Unquote(s); err == nil {
+				return u
+			}
+		}
+	}
+	msg, _, _ := strings.Cut(rest, " ")
+	return msg
+}
+
 // logTail returns the last n lines of recur's log.
-func (p *process) logTail(n int) string {
-	data, err := os.ReadFile(p.logPath)
+func (p *Process) logTail(n int) string {
+	data, err := os.ReadFile(p.LogPath)
 	if err != nil {
 		return ""
 	}
