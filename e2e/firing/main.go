@@ -136,7 +136,7 @@ func (f *firing) recurPhase(ctx context.Context) (*phaseResult, error) {
 	log.Printf("recur: creating %d collection(s) and %d every-minute jobs", len(collections(n)), n)
 	ok, err := f.createJobs(ctx, n)
 	created := time.Since(started)
-	log.Printf("recur: created %d of %d jobs in %s (first error: %v)", len(ok), n, created.Round(time.Millisecond), err)
+	log.Printf("recur: created %d of %d jobs in %s%s", len(ok), n, created.Round(time.Millisecond), firstError(err))
 	names := make([]string, n)
 	for i := range names {
 		names[i] = jobName(i)
@@ -173,7 +173,7 @@ func (f *firing) peerPhase(ctx context.Context) (*phaseResult, error) {
 	log.Printf("peer: creating %d every-minute schedules", n)
 	ok, err := f.createSchedules(ctx, names)
 	created := time.Since(started)
-	log.Printf("peer: created %d of %d schedules in %s (first error: %v)", len(ok), n, created.Round(time.Millisecond), err)
+	log.Printf("peer: created %d of %d schedules in %s%s", len(ok), n, created.Round(time.Millisecond), firstError(err))
 	r := f.measure(ctx, "peer", names, len(ok))
 	r.created = created
 	r.events = countSample(ctx, f.temporal, ok, func(name string) string {
@@ -202,4 +202,12 @@ func (f *firing) settle(phase string) {
 	time.Sleep(f.cfg.settle)
 	log.Printf("%s: settled; recur used %.0f%% of a core over the last %s", phase,
 		100*float64(f.proc.CPU()-cpu)/float64(f.cfg.settle), f.cfg.settle)
+}
+
+// firstError says what the first failure of a batch was, if any.
+func firstError(err error) string {
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (first error: %v)", err)
 }
