@@ -35,25 +35,6 @@ func TestLoadReadsTheIssuesFormat(t *testing.T) {
 	require.NotContains(t, fmt.Sprintf("%v %+v %#v %s %v %+v", k, k, k, k, *k, *k), b64(1), "formatting shows IDs only")
 }
 
-func TestLoadRefusesAKeyFileOthersCanRead(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no mode bits on Windows")
-	}
-	body := fmt.Sprintf(`{"current":"a","keys":{"a":%q}}`, b64(1))
-	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o660, 0o602} {
-		path := writeKeyFile(t, mode, body)
-		_, err := codec.Load(path)
-		require.ErrorContains(t, err, fmt.Sprintf("mode %04o", mode))
-		require.ErrorContains(t, err, "chmod 600 "+path)
-	}
-	for _, mode := range []os.FileMode{0o600, 0o400} {
-		_, err := codec.Load(writeKeyFile(t, mode, body))
-		require.NoError(t, err, "mode %04o", mode)
-	}
-	_, err := codec.Load(t.TempDir())
-	require.ErrorContains(t, err, "not a regular file")
-}
-
 func TestLoadNamesWhatIsWrongWithoutKeyMaterial(t *testing.T) {
 	long := b64(3)
 	for name, tc := range map[string]struct{ body, want string }{
