@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -107,7 +106,7 @@ func run(ctx context.Context, c config) error {
 	}
 	defer tc.Close()
 	f := &firing{cfg: c, proc: proc, sink: sink, temporal: tc,
-		api: &restClient{base: proc.API, http: &http.Client{Timeout: time.Minute}}}
+		api: &restClient{recurproc.NewClient(proc.API)}}
 	var results []*phaseResult
 	for _, p := range []struct {
 		name string

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"time"
 
+	"github.com/recurhq/recur/internal/recurproc"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -25,54 +23,25 @@ func jobKey(i int) jobs.Key {
 
 func jobName(i int) string { return fmt.Sprintf("job-%05d", i) }
 
-// restClient speaks recur's ARM-shaped REST API.
-type restClient struct {
-	base string
-	http *http.Client
-}
+// restClient speaks recur's REST API, retrying what a loaded server
+// refuses.
+type restClient struct{ *recurproc.Client }
 
 // do sends body as JSON to path; any status other than want is an error
 // that carries the answer. A loaded server may answer 503 and the calls
 // made here are idempotent, so it tries a few times.
 func (c *restClient) do(ctx context.Context, method, path string, body any, want ...int) error {
-	data, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
+	var err error
 	for try := range 5 {
 		if try > 0 {
 			log.Printf("%s failed, trying again: %v", method, err)
 			time.Sleep(time.Duration(try) * 2 * time.Second)
 		}
-		if err = c.once(ctx, method, path, data, want); err == nil || ctx.Err() != nil {
+		if err = c.Do(ctx, method, path, body, nil, want...); err == nil || ctx.Err() != nil {
 			break
 		}
 	}
 	return err
-}
-
-func (c *restClient) once(ctx context.Context, method, path string, body []byte, want []int) error {
-	var rd io.Reader
-	if method != http.MethodDelete {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path+"?api-version=2016-03-01", rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(resp.Body)
-	for _, w := range want {
-		if resp.StatusCode == w {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, answer)
 }
 
 // collections returns the keys of the collections that hold n jobs.
