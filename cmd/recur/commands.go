@@ -89,6 +89,8 @@ type common struct {
 	apiConfig apiConfig
 	// enc is payload encryption (codec_flags.go)
 	enc encryption
+	// pprofAddr serves Go's profiles when set (pprof.go)
+	pprofAddr string
 }
 
 func (c *common) register(fs *flag.FlagSet, withAPI bool) {
@@ -105,6 +107,7 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool) {
 		"Service Bus `URL` with {namespace} for the namespace; empty for Azure (RECUR_SERVICE_BUS_ENDPOINT)")
 	c.egress.register(fs)
 	c.enc.register(fs, withAPI)
+	fs.StringVar(&c.pprofAddr, "pprof-addr", env("RECUR_PPROF_ADDR", ""), "loopback `address` to serve Go's profiles on (net/http/pprof), empty for none (RECUR_PPROF_ADDR)")
 }
 
 // roles returns r with the endpoints of c.
@@ -172,6 +175,11 @@ func dev(ctx context.Context, c common, dataDir string, frontendPort, uiPort int
 		return err
 	}
 	defer ln.Close()
+	stopPprof, err := servePprof(c.pprofAddr, log)
+	if err != nil {
+		return err
+	}
+	defer stopPprof()
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
 		return fmt.Errorf("data dir: %w", err)
@@ -264,6 +272,11 @@ func cluster(ctx context.Context, c common, r roles, address string, conn tempor
 		defer l.Close()
 		ln = l
 	}
+	stopPprof, err := servePprof(c.pprofAddr, log)
+	if err != nil {
+		return err
+	}
+	defer stopPprof()
 	cl, err := dial(ctx, address, c.namespace, conn, c.enc.dataConverter(), log)
 	if err != nil {
 		return err

@@ -39,6 +39,7 @@ type config struct {
 	settle  time.Duration
 	keep    bool
 	phases  string
+	profile string
 }
 
 func main() {
@@ -49,6 +50,7 @@ func main() {
 	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase")
 	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run: recur, peer or both")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
+	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's CPU profile over each phase's window, and its heap at the window's end, in")
 	flag.Parse()
 	if c.jobs < 1 || c.minutes < 1 {
 		fmt.Fprintln(os.Stderr, "firing: -jobs and -minutes must be positive")
@@ -83,6 +85,11 @@ func run(ctx context.Context, c config) error {
 	} else {
 		defer os.RemoveAll(work)
 	}
+	if c.profile != "" {
+		if err := os.MkdirAll(c.profile, 0o755); err != nil {
+			return err
+		}
+	}
 	bin, err := recurproc.Build(work)
 	if err != nil {
 		return err
@@ -92,7 +99,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer sink.close()
-	proc, err := recurproc.Start(bin, work+"/data", work+"/recur.log")
+	proc, err := recurproc.Start(bin, work+"/data", work+"/recur.log", c.profile != "")
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,7 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 	r.to = r.from.Add(time.Duration(f.cfg.minutes) * time.Minute)
 	log.Printf("%s: measuring the occurrences due %s-%s", phase, r.from.Format(time.TimeOnly), r.to.Format(time.TimeOnly))
 	sleepUntil(ctx, r.from)
+	profiled := f.profile(ctx, phase, r.to.Sub(r.from))
 	self := os.Getpid()
 	recurCPU, selfCPU := f.proc.CPU(), recurproc.CPUOf(self)
 	for time.Now().Before(r.to) && ctx.Err() == nil {
@@ -64,6 +66,7 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 	r.recurRSSEnd, r.selfRSSEnd = f.proc.RSS(), recurproc.RSSOf(self)
 	r.recurRSSPeak, r.selfRSSPeak = max(r.recurRSSPeak, r.recurRSSEnd), max(r.selfRSSPeak, r.selfRSSEnd)
 	r.load = recurproc.LoadAverage()
+	<-profiled
 	deadline := time.Now().Add(f.cfg.grace)
 	for {
 		r.analyze(names, f.sink.of(phase))
@@ -199,4 +202,29 @@ func kb(v int) string {
 		return "?"
 	}
 	return fmt.Sprintf("%.0f MiB", float64(v)/1024)
+}
+
+// profile saves recur's CPU profile over the next d and then its heap in
+// the -profile directory, if one was given; the channel closes when both
+// are saved (or failed, which is logged: the figures do not need them).
+func (f *firing) profile(ctx context.Context, phase string, d time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	if f.cfg.profile == "" {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		cpu := filepath.Join(f.cfg.profile, phase+".cpu.pprof")
+		err := f.proc.Profile(ctx, "profile", fmt.Sprintf("seconds=%d", int(d.Seconds())), cpu)
+		if err == nil {
+			err = f.proc.Profile(ctx, "heap", "", filepath.Join(f.cfg.profile, phase+".heap.pprof"))
+		}
+		if err != nil {
+			log.Printf("%s: %v", phase, err)
+			return
+		}
+		log.Printf("%s: profiles saved in %s (go tool pprof -top %s)", phase, f.cfg.profile, cpu)
+	}()
+	return done
 }

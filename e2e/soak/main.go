@@ -90,7 +90,7 @@ func run(ctx context.Context, c config) (bool, error) {
 		return false, err
 	}
 	defer sink.close()
-	proc, err := recurproc.Start(bin, c.dataDir, work+"/recur.log")
+	proc, err := recurproc.Start(bin, c.dataDir, work+"/recur.log", false)
 	if err != nil {
 		return false, err
 	}

@@ -6,8 +6,10 @@ package recurproc
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -44,6 +46,7 @@ type Process struct {
 	cmd      *exec.Cmd
 	API      string
 	Temporal string // the frontend's host:port
+	Pprof    string // the URL of Go's profiles, when started with them
 	DataDir  string
 	LogPath  string
 	logFile  *os.File
@@ -52,9 +55,10 @@ type Process struct {
 }
 
 // Start starts `recur dev` on free ports with its output in logPath
-// and waits until /readyz answers 200.
-func Start(bin, dataDir, logPath string) (*Process, error) {
-	ports, err := freePorts(3)
+// and waits until /readyz answers 200. With profile, the process serves
+// Go's profiles at Process.Pprof.
+func Start(bin, dataDir, logPath string, profile bool) (*Process, error) {
+	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
@@ -64,9 +68,14 @@ func Start(bin, dataDir, logPath string) (*Process, error) {
 	}
 	p := &Process{API: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Temporal: "127.0.0.1:" + strconv.Itoa(ports[1]),
 		DataDir: dataDir, LogPath: logPath, logFile: f, done: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "dev", "--data-dir", dataDir,
-		"--http-addr", "127.0.0.1:"+strconv.Itoa(ports[0]),
-		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d")
+	args := []string{"dev", "--data-dir", dataDir,
+		"--http-addr", "127.0.0.1:" + strconv.Itoa(ports[0]),
+		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d"}
+	if profile {
+		p.Pprof = "http://127.0.0.1:" + strconv.Itoa(ports[3]) + "/debug/pprof/"
+		args = append(args, "--pprof-addr", "127.0.0.1:"+strconv.Itoa(ports[3]))
+	}
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	// Its own process group keeps a terminal's Ctrl-C, which ends the
 	// tool's running phase, from stopping recur before the final checks;
@@ -287,4 +296,34 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// Profile saves the profile named (net/http/pprof's "profile", "heap",
+// ...) with query (such as "seconds=60") to path; the process must have
+// been started with profiles.
+func (p *Process) Profile(ctx context.Context, name, query, path string) error {
+	if p.Pprof == "" {
+		return errors.New("recur was started without --pprof-addr")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.Pprof+name+"?"+query, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", name, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("profile %s: %w", name, err)
+	}
+	return f.Close()
 }
