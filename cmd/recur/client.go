@@ -190,7 +190,12 @@ func (c *apiClient) transportError(err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return errors.New("interrupted")
+	case ue != nil && ue.Timeout():
+		return fmt.Errorf("the recur server at %s did not answer within %s", c.server.Redacted(), clientTimeout)
+	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("cannot reach the recur server at %s: connection refused; is recur running there? (--server, RECUR_SERVER)",
 			c.server.Redacted())
 	}

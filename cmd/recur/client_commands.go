@@ -102,7 +102,7 @@ type clientOptions struct {
 
 // runClient runs recur jobs or recur collections.
 func runClient(ctx context.Context, g *group, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || isHelp(args[0]) {
+	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
 		w, code := stderr, 2
 		if len(args) > 0 {
 			w, code = stdout, 0

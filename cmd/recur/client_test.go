@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -289,6 +291,22 @@ func TestClient(t *testing.T) {
 		require.Len(t, list["value"], n)
 		require.NotContains(t, list, "nextLink")
 
+		// Behind a proxy that gives the API its own host, the nextLink
+		// names the API, not the proxy: the client follows its query
+		// through --server, and the token goes nowhere else.
+		apiURL, err := url.Parse(st.API.URL)
+		require.NoError(t, err)
+		var listed atomic.Int32
+		proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+			listed.Add(1)
+			r.SetURL(apiURL)
+		}})
+		t.Cleanup(proxy.Close)
+		res = recurCLI(t, "", "jobs", "list", "--collection", "big", "--server", proxy.URL, "--subscription", "sub1", "--resource-group", "rg1")
+		require.Equal(t, 0, res.code, "%s", res)
+		require.Equal(t, want, names(res.rows(t)))
+		require.EqualValues(t, 2, listed.Load(), "both pages through the proxy")
+
 		// On a terminal, a line counts the jobs fetched, then goes.
 		server, err := parseServer(st.API.URL)
 		require.NoError(t, err)
@@ -308,6 +326,7 @@ func TestClient(t *testing.T) {
 		}{
 			{[]string{"jobs"}, "Usage: recur jobs VERB"},
 			{[]string{"jobs", "frob"}, `recur jobs: unknown verb "frob"`},
+			{[]string{"collections"}, "Usage: recur collections VERB"},
 			{at("jobs", "get", "--bogus"), "Usage: recur jobs get [JOB]"},
 			{at("jobs", "put", "x", "--collection", "c"), "recur jobs put: -f FILE is required"},
 			{at("jobs", "get", "x", "--collection", "c", "-o", "yaml"), `recur jobs get: -o "yaml": want table or json`},
@@ -334,7 +353,7 @@ func TestClient(t *testing.T) {
 		require.Equal(t, 0, res.code)
 		require.Contains(t, res.stdout, "recur jobs VERB")
 		require.Contains(t, res.stdout, "recur collections VERB")
-		for _, args := range [][]string{{"help", "jobs"}, {"jobs", "-h"}, {"jobs", "--help"}} {
+		for _, args := range [][]string{{"help", "jobs"}, {"jobs", "-h"}, {"jobs", "--help"}, {"jobs", "help"}} {
 			res := recurCLI(t, "", args...)
 			require.Equal(t, 0, res.code, "%v: %s", args, res)
 			for _, want := range []string{"put", "history", "-server URL", "-subscription", "-resource-group", "-collection", "-job", "-token", "-o format"} {
@@ -362,6 +381,13 @@ func TestClientServerUnreachable(t *testing.T) {
 	require.Equal(t, 1, res.code, "%s", res)
 	require.Equal(t, "recur: cannot reach the recur server at "+server+": connection refused; is recur running there? (--server, RECUR_SERVER)\n", res.stderr)
 	require.Empty(t, res.stdout)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"collections", "list", "--server", server, "--subscription", "s"}, strings.NewReader(""), &stdout, &stderr)
+	require.Equal(t, 1, code)
+	require.Equal(t, "recur: interrupted\n", stderr.String(), "Ctrl-C is no connection error")
 }
 
 // TestClientBearerToken: the token from --token or RECUR_TOKEN reaches
