@@ -25,7 +25,7 @@ import (
 // progress line.
 
 const (
-	defaultServer = "http://127.0.0.1:8080"
+	defaultServer = "http://" + defaultHTTPAddr
 	// clientTimeout bounds one request; the API itself gives up after 30 s.
 	clientTimeout = 2 * time.Minute
 	// maxErrorBody is how much of an answer that is not ARM's error

@@ -162,7 +162,7 @@ func (g *group) flags(v *verb, o *clientOptions) *flag.FlagSet {
 		fs.StringVar(o.addr.field(p), p.flag, env(p.env, ""), p.noun+" `name` ("+p.env+")")
 	}
 	// No default from RECUR_TOKEN here: usage prints defaults.
-	fs.StringVar(&o.token, "token", "", "bearer `token` sent to the API (RECUR_TOKEN)")
+	fs.StringVar(&o.token, "token", "", "bearer `token` sent to the API (RECUR_TOKEN, better: other users may see command lines)")
 	fs.StringVar(&o.output, "o", "table", "output `format`: table, or json for the API's JSON")
 	fs.StringVar(&o.output, "output", "table", "output `format`, same as -o")
 	if v != nil && v.body {
