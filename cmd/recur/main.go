@@ -28,7 +28,13 @@ Usage:
   recur api [flags]        only the REST API, against a Temporal cluster
   recur preview [flags]    print the next occurrences of a job's schedule
   recur keygen [FILE]      make an encryption key file, or add a key to one
-  recur help [command]     show this help, or a command's flags
+
+Client of a running recur's REST API (--server, default http://127.0.0.1:8080):
+  recur jobs VERB          put, get, list, delete, run a job; its history
+  recur collections VERB   put, get, list, enable, disable, delete a job
+                           collection
+
+  recur help [command]     show this help, or a command's flags and verbs
 `
 
 func main() {
@@ -57,9 +63,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runPreview(args, stdin, stdout, stderr, time.Now)
 	case "keygen":
 		return runKeygen(args, stdout, stderr)
+	case "jobs":
+		return runClient(ctx, jobsCommand, args, stdin, stdout, stderr)
+	case "collections":
+		return runClient(ctx, collectionsCommand, args, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		if len(args) > 0 && args[0] == "preview" {
-			return runPreview([]string{"-h"}, stdin, stdout, stderr, time.Now)
+		if len(args) > 0 && (args[0] == "preview" || args[0] == "jobs" || args[0] == "collections") {
+			return run(ctx, []string{args[0], "-h"}, stdin, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
 		return 0
