@@ -107,13 +107,37 @@ func internalPorts(host string) (servicePorts, error) {
 	return servicePorts{history: ports[0], matching: ports[1], worker: ports[2], frontendHTTP: ports[3]}, nil
 }
 
+// Sync says when SQLite's commits are synced to the disk (Config.Sync).
+type Sync string
+
+const (
+	SyncFull   Sync = "full"
+	SyncNormal Sync = "normal"
+)
+
+// sqliteConns is the size of the connection pool. In WAL mode readers do
+// not wait for the writer, and with the pure-Go SQLite they run on other
+// cores; writers still take turns, on SQLite's lock.
+const sqliteConns = 4
+
 // sqliteConfig is the data store config for the database file at path.
-// mode=rwc opens the file read-write and creates it if missing.
-func sqliteConfig(path string) *config.SQL {
+// mode=rwc opens the file read-write and creates it if missing. The
+// write-ahead log (journal_mode=wal) lets reads go on beside a write and
+// costs one sync per commit where the rollback journal costs several;
+// busy_timeout makes a connection wait for the write lock rather than
+// fail at once.
+func sqliteConfig(path string, sync Sync) *config.SQL {
 	return &config.SQL{
-		PluginName:        sqliteplugin.PluginName,
-		DatabaseName:      path,
-		ConnectAttributes: map[string]string{"mode": "rwc"},
+		PluginName:   sqliteplugin.PluginName,
+		DatabaseName: path,
+		MaxConns:     sqliteConns,
+		MaxIdleConns: sqliteConns,
+		ConnectAttributes: map[string]string{
+			"mode":         "rwc",
+			"journal_mode": "wal",
+			"synchronous":  string(sync),
+			"busy_timeout": "10000",
+		},
 	}
 }
 

@@ -70,6 +70,12 @@ type Config struct {
 	// Registering is idempotent: an existing attribute of the same type is
 	// fine, one of another type is an error.
 	SearchAttributes map[string]enums.IndexedValueType
+	// Sync is how SQLite commits reach the disk: SyncFull (the default)
+	// syncs the write-ahead log at every commit, so an acknowledged change
+	// survives a power loss; SyncNormal syncs it at checkpoints only,
+	// which survives a crash of the process but may lose the last commits
+	// to a power loss or a crash of the machine.
+	Sync Sync
 	// Logger receives the server's own logs, warnings and errors only (the
 	// Temporal server is noisy below that). Default slog.Default().
 	Logger *slog.Logger
@@ -111,7 +117,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
-	sqlCfg := sqliteConfig(filepath.Join(cfg.DataDir, databaseFile))
+	sqlCfg := sqliteConfig(filepath.Join(cfg.DataDir, databaseFile), cfg.Sync)
 	if err := prepareDatabase(sqlCfg, cfg); err != nil {
 		return nil, err
 	}
@@ -234,6 +240,13 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	if cfg.Retention < time.Hour {
 		return cfg, fmt.Errorf("temporal server: retention %v is below the minimum of 1h", cfg.Retention)
+	}
+	switch cfg.Sync {
+	case "":
+		cfg.Sync = SyncFull
+	case SyncFull, SyncNormal:
+	default:
+		return cfg, fmt.Errorf("temporal server: sync %q is neither %q nor %q", cfg.Sync, SyncFull, SyncNormal)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

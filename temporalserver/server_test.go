@@ -2,6 +2,7 @@ package temporalserver_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"net"
@@ -19,10 +20,12 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/temporalserver"
+
+	_ "modernc.org/sqlite" // the driver the server uses, to read its file
 )
 
 // freePort returns a port nobody listens on right now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -211,4 +214,24 @@ func TestSearchAttributeTypeConflict(t *testing.T) {
 	// The failed start stopped everything: the same port is free again.
 	s = start(t, temporalserver.Config{DataDir: cfg.DataDir, FrontendPort: cfg.FrontendPort, Logger: testLogger(t)})
 	dial(t, s)
+}
+
+// TestDatabaseUsesWriteAheadLog checks the SQLite settings the bench
+// measured (BenchmarkWorkflowThroughput): the file is in WAL mode, which
+// SQLite keeps in the file, and Sync takes only its two values.
+func TestDatabaseUsesWriteAheadLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := start(t, temporalserver.Config{DataDir: dir, FrontendPort: freePort(t), Sync: temporalserver.SyncNormal, Logger: testLogger(t)})
+	require.NoError(t, s.Stop())
+
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "temporal.db")+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	var mode string
+	require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&mode))
+	require.Equal(t, "wal", mode)
+
+	_, err = temporalserver.Start(t.Context(), temporalserver.Config{DataDir: t.TempDir(), FrontendPort: freePort(t), Sync: "off"})
+	require.ErrorContains(t, err, `sync "off" is neither "full" nor "normal"`)
 }
