@@ -22,8 +22,9 @@ type Options struct {
 	Namespace string
 	Logger    *slog.Logger
 	// Auth checks the bearer token of every request but /healthz,
-	// /readyz and /openapi.json; nil leaves the API open to anyone who can
-	// reach it (recur dev on loopback).
+	// /readyz and /openapi.json (/codec and /metrics want an operator's);
+	// nil leaves the API open to anyone who can reach it (recur dev on
+	// loopback).
 	Auth Authenticator
 	// RateLimit limits each subscription's requests; zero is no limit.
 	RateLimit RateLimit

@@ -191,6 +191,7 @@ func checkLogs(t *testing.T, logs, clientReqID string, secrets ...string) {
 	for _, secret := range secrets {
 		require.NotContains(t, logs, secret)
 	}
+	require.NotContains(t, logs, "metric not registered", "every series of the SDK and recur fits the registry")
 	var requests, actions, runs int
 	sawClientID := false
 	sc := bufio.NewScanner(strings.NewReader(logs))
