@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -98,6 +99,7 @@ type jobsByState struct {
 	mu     sync.Mutex
 	at     time.Time
 	counts []int64 // by jobStateValues
+	err    error   // of the last count, kept as long as a count
 }
 
 // jobStateValues are the states counted, as the RecurState attribute
@@ -119,7 +121,7 @@ func (j *jobsByState) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
 func (j *jobsByState) Collect(ch chan<- prometheus.Metric) {
 	counts, err := j.current()
 	if err != nil {
-		j.log.Warn("count jobs by state for /metrics", "error", err)
+		j.log.Warn("jobs by state left out of /metrics", "error", err)
 		return
 	}
 	for i, state := range jobStateValues {
@@ -128,13 +130,22 @@ func (j *jobsByState) Collect(ch chan<- prometheus.Metric) {
 }
 
 // current returns the counts, counting again when they are older than
-// jobsByStateTTL. Concurrent scrapes wait for one count.
+// jobsByStateTTL. Concurrent scrapes wait for one count; a failed count
+// is not tried again before jobsByStateTTL either, so that scrapes during
+// an outage do not each wait for Temporal.
 func (j *jobsByState) current() ([]int64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.counts != nil && time.Since(j.at) < jobsByStateTTL {
-		return j.counts, nil
+	if !j.at.IsZero() && time.Since(j.at) < jobsByStateTTL {
+		return j.counts, j.err
 	}
+	j.counts, j.err = j.count()
+	j.at = time.Now()
+	return j.counts, j.err
+}
+
+// count asks Temporal for the number of live jobs of each state.
+func (j *jobsByState) count() ([]int64, error) {
 	if j.temporal == nil {
 		return nil, errors.New("no Temporal client")
 	}
@@ -144,13 +155,13 @@ func (j *jobsByState) current() ([]int64, error) {
 	for i, state := range jobStateValues {
 		resp, err := j.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 			Namespace: j.namespace,
-			Query:     jobs.AttrKind.GetName() + " = " + quote(jobs.KindJob) + " AND " + running + " AND " + jobs.AttrState.GetName() + " = " + quote(string(state)),
+			Query: jobs.AttrKind.GetName() + " = " + quote(jobs.KindJob) + " AND " + running +
+				" AND " + jobs.AttrState.GetName() + " = " + quote(string(state)),
 		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("count %s jobs: %w", strings.ToLower(string(state)), err)
 		}
 		counts[i] = resp.GetCount()
 	}
-	j.counts, j.at = counts, time.Now()
 	return counts, nil
 }

@@ -179,6 +179,20 @@ func TestMetricsAndLogs(t *testing.T) {
 		assert.Equal(c, 1.0, sum(families, "recur_jobs", "state", "disabled"))
 	}, 30*time.Second, time.Second, "the gauge follows a disable within its 5 s cache")
 
+	// Scrapes share one count of every state (4 queries) per 5 s: ten
+	// scrapes within 3 s cost at most two rounds, not ten. The SDK's own
+	// request counter, reported every second, tells.
+	counts := func() float64 {
+		time.Sleep(1500 * time.Millisecond) // the SDK's series reach the registry every second
+		return sum(scrape(t, st.API.URL), "temporal_request_total", "operation", "CountWorkflowExecutions")
+	}
+	before := counts()
+	require.Greater(t, before, 0.0)
+	for range 10 {
+		scrape(t, st.API.URL)
+	}
+	require.LessOrEqual(t, counts()-before, 8.0)
+
 	checkLogs(t, logs.String(), clientReqID, password, bearer)
 }
 

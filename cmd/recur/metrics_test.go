@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -88,4 +89,16 @@ func TestSplitRolesServeMetricsAndLogs(t *testing.T) {
 	require.Contains(t, worker, `msg="http action"`)
 	require.Contains(t, worker, "jobId=job:s/rg/c/once occurrenceId=job:s/rg/c/once@")
 	require.NotContains(t, worker, `"level":`, "--log-format text")
+}
+
+func TestLogFormats(t *testing.T) {
+	for format, want := range map[string]string{"json": `{"time":`, "JSON": `{"time":`, "text": "time="} {
+		var out strings.Builder
+		log, err := (&common{logLevel: "info", logFormat: format}).logger(&out)
+		require.NoError(t, err, format)
+		log.Info("hello", "jobId", "job:s/rg/c/j")
+		require.True(t, strings.HasPrefix(out.String(), want), "%s: %s", format, out.String())
+	}
+	_, err := (&common{logLevel: "info", logFormat: "logfmt"}).logger(io.Discard)
+	require.ErrorContains(t, err, `--log-format: want json or text, not "logfmt"`)
 }
