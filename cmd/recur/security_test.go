@@ -182,7 +182,7 @@ func TestDevServesHTTPSWithTokens(t *testing.T) {
 
 	out := p.output.String()
 	require.Contains(t, out, "https://"+addr)
-	require.Contains(t, out, "principal=team-a", "the log names the token")
+	require.Contains(t, out, `"principal":"team-a"`, "the log names the token")
 	require.NotContains(t, out, fileToken)
 	require.NotContains(t, out, envToken)
 	require.NotContains(t, out, "REST API is open")
