@@ -106,7 +106,9 @@ const (
 // Azure Logic Apps, Scheduler's successor) and for transport errors: no
 // answer within the attempt's timeout, or one whose body breaks off. At
 // most jobs.MaxResponseBody of the body is kept; a bigger one is cut.
-func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.HTTPResponse, error) {
+func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs.HTTPResponse, err error) {
+	logger, end := begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
+	defer func() { end(err) }()
 	// Every failure carries out as its details: the run records the attempt
 	// and the answer.
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
@@ -152,7 +154,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (jobs.H
 	// A target may echo what it got (credentials included) into history.
 	out.StatusCode, out.Status, out.Body = resp.StatusCode, clip(resp.Status), redactSecrets(string(body), secrets)
 	out.Headers = redactSecrets(headersOfNote(resp.Header), secrets)
-	activity.GetLogger(ctx).Info("http action", "status", resp.StatusCode, "occurrence", in.OccurrenceID)
+	logger.Info("http action", "status", resp.StatusCode)
 	if err != nil {
 		// An answer whose body breaks off (the target stalls past the
 		// limit or resets) is not one the target finished: a 200 OK then

@@ -52,7 +52,9 @@ const maxMessageID = 128
 // however often at-least-once delivery retries the send.
 //
 // Neither the key nor the signature is ever logged or returned.
-func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (jobs.HTTPResponse, error) {
+func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (_ jobs.HTTPResponse, err error) {
+	logger, end := begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
+	defer func() { end(err) }()
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
 	m, entity := in.Spec.ServiceBusQueueMessage, ""
 	if in.Spec.Type == jobs.ActionServiceBusTopic {
@@ -92,7 +94,7 @@ func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (jobs.
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, jobs.MaxResponseBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
 	out.StatusCode, out.Status, out.Body = resp.StatusCode, resp.Status, redactSecrets(string(body), secrets)
-	activity.GetLogger(ctx).Info("service bus action", "entity", entityURL, "status", resp.StatusCode, "occurrence", in.OccurrenceID)
+	logger.Info("service bus action", "entity", entityURL, "status", resp.StatusCode)
 	if resp.StatusCode == http.StatusCreated {
 		return out, nil
 	}

@@ -32,7 +32,9 @@ const HeaderClientRequestID = "x-ms-client-request-id"
 // result (message ID, insertion and expiration times); failures are
 // retryable as the HTTP activity's are: 408, 429, 5xx and no answer.
 // Neither errors nor history ever carry the SAS token.
-func (a *Activities) StorageQueue(ctx context.Context, in jobs.ActionInput) (jobs.HTTPResponse, error) {
+func (a *Activities) StorageQueue(ctx context.Context, in jobs.ActionInput) (_ jobs.HTTPResponse, err error) {
+	logger, end := begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
+	defer func() { end(err) }()
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
 	m := in.Spec.QueueMessage
 	if m == nil {
@@ -59,7 +61,7 @@ func (a *Activities) StorageQueue(ctx context.Context, in jobs.ActionInput) (job
 		out.StatusCode, out.Status = raw.StatusCode, raw.Status
 	}
 	out.Body = insertionResult(resp)
-	activity.GetLogger(ctx).Info("storage queue action", "queue", queueURL, "status", out.StatusCode, "occurrence", in.OccurrenceID)
+	logger.Info("storage queue action", "queue", queueURL, "status", out.StatusCode)
 	return out, nil
 }
 

@@ -19,7 +19,9 @@ import (
 // StartWorkflow starts a Workflow action's Temporal workflow under the ID
 // WorkflowActionID gives: the occurrence's, so a retried or repeated
 // attempt finds the workflow it started and does not start another.
-func (a *Activities) StartWorkflow(ctx context.Context, in jobs.ActionInput) (jobs.HTTPResponse, error) {
+func (a *Activities) StartWorkflow(ctx context.Context, in jobs.ActionInput) (_ jobs.HTTPResponse, err error) {
+	logger, end := begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
+	defer func() { end(err) }()
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
 	w := in.Spec.Workflow
 	if w == nil || a.Temporal == nil {
@@ -66,6 +68,7 @@ func (a *Activities) StartWorkflow(ctx context.Context, in jobs.ActionInput) (jo
 	}
 	out.Status = "Started"
 	out.Body = fmt.Sprintf("started workflow %s (run %s)", run.GetID(), run.GetRunID())
+	logger.Info("workflow action", "workflowId", run.GetID(), "workflowType", w.WorkflowType, "taskQueue", w.TaskQueue)
 	return out, nil
 }
 

@@ -99,8 +99,8 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	if sub := c.Param("subscriptionId"); sub != "" && !p.Allows(sub) {
-		s.log.Info("request for another subscription refused", "principal", p.Name, "subscription", sub,
-			"method", c.Request.Method, "path", c.Request.URL.Path, "requestId", c.GetString(headerRequestID))
+		s.log.InfoContext(c.Request.Context(), "request for another subscription refused", "principal", p.Name,
+			"subscription", sub, "method", c.Request.Method, "path", c.Request.URL.Path)
 		abort(c, http.StatusNotFound, "SubscriptionNotFound",
 			fmt.Sprintf("The subscription '%s' could not be found.", sub))
 		return
@@ -122,8 +122,7 @@ func (s *Server) operatorOnly(c *gin.Context) {
 		return
 	}
 	if !p.Operator() {
-		s.log.Info("operator route refused", "principal", p.Name, "path", c.Request.URL.Path,
-			"requestId", c.GetString(headerRequestID))
+		s.log.InfoContext(c.Request.Context(), "operator route refused", "principal", p.Name, "path", c.Request.URL.Path)
 		abort(c, http.StatusForbidden, "AuthorizationFailed",
 			"this route needs a token that grants all subscriptions (\"*\")")
 		return
@@ -143,7 +142,7 @@ func (s *Server) principal(c *gin.Context) (Principal, bool) {
 	}
 	p, err := s.auth.Authenticate(c.Request.Context(), token)
 	if errors.Is(err, ErrAuthUnavailable) {
-		s.log.Warn("bearer token could not be checked", "error", err, "requestId", c.GetString(headerRequestID))
+		s.log.WarnContext(c.Request.Context(), "bearer token could not be checked", "error", err)
 		c.Header("Retry-After", retryAfterSeconds)
 		abort(c, http.StatusServiceUnavailable, "ServiceUnavailable",
 			"the bearer token could not be checked; try again later")
@@ -152,8 +151,8 @@ func (s *Server) principal(c *gin.Context) (Principal, bool) {
 	if err != nil {
 		// The error describes the token (expired, wrong audience), never
 		// holds it.
-		s.log.Info("bearer token refused", "error", err, "remote", c.ClientIP(),
-			"method", c.Request.Method, "path", c.Request.URL.Path, "requestId", c.GetString(headerRequestID))
+		s.log.InfoContext(c.Request.Context(), "bearer token refused", "error", err, "remote", c.ClientIP(),
+			"method", c.Request.Method, "path", c.Request.URL.Path)
 		unauthorized(c, `Bearer realm="recur", error="invalid_token"`,
 			"the bearer token is not valid (unknown, expired or not meant for this API)")
 		return Principal{}, false

@@ -110,8 +110,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		c.Header("Retry-After", retryAfterSeconds)
 		c.Set(keyTemporalDown, true)
 	default:
-		log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path,
-			"requestId", c.GetString(headerRequestID), "error", err)
+		log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "path", c.Request.URL.Path,
+			"error", err)
 	}
 	c.AbortWithStatusJSON(status, armError{Error: body})
 }

@@ -157,7 +157,7 @@ func (s *Server) startJob(ctx context.Context, k jobs.Key, job jobs.Job, defined
 	bg := context.WithoutCancel(ctx)
 	if err != nil {
 		if _, rmErr := s.update(bg, k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job}); rmErr != nil {
-			s.log.Error("forget job after failed put", "job", k.JobID(), "error", rmErr)
+			s.log.ErrorContext(bg, "forget job after failed put", "job", k.JobID(), "error", rmErr)
 		}
 		return err
 	}
@@ -177,7 +177,7 @@ func (s *Server) startJob(ctx context.Context, k jobs.Key, job jobs.Job, defined
 		return handle.Get(bg, nil)
 	})
 	if delErr != nil && !isNotFound(delErr) {
-		s.log.Error("delete job of a deleted collection", "job", k.JobID(), "error", delErr)
+		s.log.ErrorContext(bg, "delete job of a deleted collection", "job", k.JobID(), "error", delErr)
 	}
 	return nil
 }
@@ -316,7 +316,7 @@ func (s *Server) patchJob(c *gin.Context) {
 			// The job was deleted since it was read: a PATCH creates
 			// nothing.
 			if _, rmErr := s.update(context.WithoutCancel(ctx), k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job}); rmErr != nil {
-				s.log.Error("forget job after patch of a deleted job", "job", k.JobID(), "error", rmErr)
+				s.log.ErrorContext(ctx, "forget job after patch of a deleted job", "job", k.JobID(), "error", rmErr)
 			}
 			err = jobs.NotFound("job " + k.Job)
 		}

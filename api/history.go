@@ -251,7 +251,7 @@ func (s *Server) listRuns(ctx context.Context, query string, wantRows int) ([]hi
 		rows int
 	)
 	err := s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
-		run, ok := s.decodeRun(e)
+		run, ok := s.decodeRun(ctx, e)
 		if !ok {
 			return true
 		}
@@ -289,14 +289,14 @@ func (s *Server) listWorkflows(ctx context.Context, query string, visit func(*wo
 // decodeRun reads a run's history rows from its memo. A run still
 // running has none yet; a memo that does not decode is logged and
 // skipped, so one bad run never hides the job's history.
-func (s *Server) decodeRun(e *workflowpb.WorkflowExecutionInfo) (historyRun, bool) {
+func (s *Server) decodeRun(ctx context.Context, e *workflowpb.WorkflowExecutionInfo) (historyRun, bool) {
 	run := historyRun{workflowID: e.GetExecution().GetWorkflowId()}
 	payload, ok := e.GetMemo().GetFields()[jobs.MemoHistory]
 	if !ok {
 		return run, false
 	}
 	if err := s.dataConverter().FromPayload(payload, &run.rows); err != nil {
-		s.log.Warn("skip run with unreadable history", "workflowID", run.workflowID, "error", err)
+		s.log.WarnContext(ctx, "skip run with unreadable history", "workflowID", run.workflowID, "error", err)
 		return run, false
 	}
 	if len(run.rows) == 0 {

@@ -163,7 +163,7 @@ func (s *Server) listKeys(ctx context.Context, query string) ([]jobs.Key, error)
 		seen[id] = true
 		k, err := keyOf(e)
 		if err != nil {
-			s.log.Warn("skip workflow with unreadable search attributes", "workflowID", id, "error", err)
+			s.log.WarnContext(ctx, "skip workflow with unreadable search attributes", "workflowID", id, "error", err)
 			return true
 		}
 		keys = append(keys, k)

@@ -15,19 +15,54 @@ import (
 const (
 	headerRequestID       = "x-ms-request-id"
 	headerClientRequestID = "x-ms-client-request-id"
+	headerXRequestID      = "X-Request-Id"
 )
 
-// requestID gives every request an ID, in the response and in the logs.
+// maxRequestIDLen bounds a request ID a client chooses.
+const maxRequestIDLen = 128
+
+// requestID gives every request an ID, in the response (x-ms-request-id),
+// in its context and so in every log line of it (logRequestIDs). A
+// well-formed ID the client sends in x-ms-client-request-id or
+// X-Request-Id is kept, so that the client's and recur's logs meet;
+// anything else gets a random one, as a header can carry anything into
+// a log.
 func (s *Server) requestID(c *gin.Context) {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
+	id := ""
+	for _, h := range []string{headerClientRequestID, headerXRequestID} {
+		if v := c.GetHeader(h); wellFormedRequestID(v) {
+			id = v
+			break
+		}
+	}
+	if id == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
 	c.Set(headerRequestID, id)
+	c.Request = c.Request.WithContext(withRequestID(c.Request.Context(), id))
 	c.Header(headerRequestID, id)
-	if client := c.GetHeader(headerClientRequestID); client != "" && len(client) <= 128 {
+	if client := c.GetHeader(headerClientRequestID); client != "" && len(client) <= maxRequestIDLen {
 		c.Header(headerClientRequestID, client)
 	}
 	c.Next()
+}
+
+// wellFormedRequestID accepts 1 to 128 letters, digits, '-', '_', '.' and
+// ':' (GUIDs, ULIDs, trace IDs), nothing that could forge a log line.
+func wellFormedRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == ':':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // armWords are the fixed segments of the ARM paths. ARM matches them in any

@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 )
@@ -20,8 +22,9 @@ type Options struct {
 	Namespace string
 	Logger    *slog.Logger
 	// Auth checks the bearer token of every request but /healthz,
-	// /readyz and /openapi.json; nil leaves the API open to anyone who can
-	// reach it (recur dev on loopback).
+	// /readyz and /openapi.json (/codec and /metrics want an operator's);
+	// nil leaves the API open to anyone who can reach it (recur dev on
+	// loopback).
 	Auth Authenticator
 	// RateLimit limits each subscription's requests; zero is no limit.
 	RateLimit RateLimit
@@ -31,6 +34,10 @@ type Options struct {
 	// Codec, if set, serves Temporal's remote codec protocol under /codec/
 	// for the Web UI (codec.Handler), to operators only.
 	Codec http.Handler
+	// Metrics, if set, gets the API's series (request latency, jobs by
+	// state) and is served at /metrics, open without an Authenticator and
+	// to operators only with one: the counts span every tenant.
+	Metrics *prometheus.Registry
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
@@ -43,6 +50,7 @@ type Server struct {
 	auth      Authenticator
 	limits    *limiters
 	converter converter.DataConverter
+	requests  *prometheus.HistogramVec // nil without Options.Metrics
 }
 
 // New returns the router for c.
@@ -50,14 +58,21 @@ func New(c client.Client, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{temporal: c, namespace: opts.Namespace, log: opts.Logger, updates: newUpdateGate(),
+	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(),
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(gin.Recovery(), s.requestID, s.accessLog)
+	if opts.Metrics != nil {
+		s.registerMetrics(opts.Metrics)
+	}
+	r.Use(gin.Recovery(), s.requestID, s.measure, s.accessLog)
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPI)
+	if opts.Metrics != nil {
+		r.GET("/metrics", s.operatorOnly, gin.WrapH(promhttp.HandlerFor(opts.Metrics,
+			promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})))
+	}
 	if opts.Codec != nil {
 		r.Any("/codec/*op", s.operatorOnly, gin.WrapH(opts.Codec))
 	}
@@ -108,10 +123,10 @@ func requireAPIVersion(c *gin.Context) {
 // may carry secrets.
 func (s *Server) accessLog(c *gin.Context) {
 	c.Next()
-	attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path,
-		"status", c.Writer.Status(), "requestId", c.GetString(headerRequestID)}
+	attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "route", c.FullPath(),
+		"status", c.Writer.Status()}
 	if p, ok := principalOf(c); ok {
 		attrs = append(attrs, "principal", p.Name) // the token's name, never the token
 	}
-	s.log.Debug("request", attrs...)
+	s.log.DebugContext(c.Request.Context(), "request", attrs...)
 }

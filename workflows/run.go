@@ -32,13 +32,16 @@ type run struct {
 
 func (r *run) run(ctx workflow.Context) (jobs.RunResult, error) {
 	if r.in.Postponed != "" {
+		observePostponed(ctx, r.in)
 		r.rows = append(r.rows, jobs.HistoryRow{
 			ExpectedExecutionTime: r.in.Nominal, ActionName: jobs.MainAction,
 			Status: jobs.Postponed, Message: r.in.Postponed, RepeatCount: r.in.Repeat,
 		})
 		return jobs.RunResult{Status: jobs.Postponed, Message: r.in.Postponed}, r.record(ctx, jobs.Postponed)
 	}
+	observeStart(ctx, r.in)
 	result := r.action(ctx, r.in.Action.ActionSpec, jobs.MainAction)
+	observeEnd(ctx, r.in, result)
 	if result.Status == jobs.Failed && r.in.Action.ErrorAction != nil {
 		spec := *r.in.Action.ErrorAction
 		if spec.RetryPolicy == nil {

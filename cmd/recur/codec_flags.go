@@ -18,6 +18,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/recurhq/recur/codec"
+	"github.com/recurhq/recur/metrics"
 )
 
 // devKeyFile is the key file `recur dev` creates in its data directory.
@@ -144,10 +145,11 @@ func (e *encryption) uiCodecURL(ln net.Listener, https bool) string {
 // plainClient is a client on c's connection with Temporal's default
 // converter, for the workflows Workflow actions start: their workers
 // read their input without recur's keys.
-func plainClient(c client.Client, namespace string, log *slog.Logger) (client.Client, error) {
+func plainClient(c client.Client, namespace string, set *metrics.Set, log *slog.Logger) (client.Client, error) {
 	pc, err := client.NewClientFromExisting(c, client.Options{
-		Namespace: namespace,
-		Logger:    sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
+		Namespace:      namespace,
+		MetricsHandler: set.Temporal,
+		Logger:         sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("client for Workflow actions: %w", err)

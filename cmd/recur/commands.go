@@ -15,6 +15,7 @@ import (
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/metrics"
 	"github.com/recurhq/recur/temporalserver"
 )
 
@@ -78,7 +79,11 @@ type common struct {
 	httpAddr  string
 	namespace string
 	logLevel  string
+	logFormat string
 	authority string
+	// metricsAddr serves /metrics for a worker without the API; the API
+	// serves it on its own address.
+	metricsAddr string
 	// endpoints of storage queue and Service Bus actions
 	storageQueue, serviceBus string
 	// egress is the policy of outbound calls (egress_flags.go)
@@ -99,6 +104,11 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool) {
 	}
 	fs.StringVar(&c.namespace, "namespace", env("RECUR_NAMESPACE", defaultNamespace), "Temporal `namespace` (RECUR_NAMESPACE)")
 	fs.StringVar(&c.logLevel, "log-level", env("RECUR_LOG_LEVEL", "info"), "debug, info, warn or error (RECUR_LOG_LEVEL)")
+	fs.StringVar(&c.logFormat, "log-format", env("RECUR_LOG_FORMAT", "json"), "json (one object a line) or text (RECUR_LOG_FORMAT)")
+	if !withAPI {
+		fs.StringVar(&c.metricsAddr, "metrics-addr", env("RECUR_METRICS_ADDR", ""),
+			"`address` to serve Prometheus metrics on at /metrics, unauthenticated; empty for none (RECUR_METRICS_ADDR)")
+	}
 	fs.StringVar(&c.authority, "aad-authority", env("RECUR_AAD_AUTHORITY", activities.DefaultAuthority),
 		"`URL` of the Azure AD authority for ActiveDirectoryOAuth actions (RECUR_AAD_AUTHORITY)")
 	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("RECUR_STORAGE_QUEUE_ENDPOINT", ""),
@@ -118,12 +128,21 @@ func (c *common) roles(r roles) roles {
 	return r
 }
 
+// logger returns the process's logger: JSON lines by default, slog's
+// text format with --log-format text.
 func (c *common) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(c.logFormat) {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: want json or text, not %q", c.logFormat)
 }
 
 // runDev is `recur` and `recur dev`: an embedded Temporal server with its
@@ -210,12 +229,16 @@ func dev(ctx context.Context, c common, dataDir string, frontendPort, uiPort int
 	if ui := srv.UIAddress(); ui != "" {
 		log.Info("Temporal Web UI listening", "url", ui)
 	}
-	cl, err := dial(ctx, srv.FrontendAddress(), c.namespace, temporalConn{}, c.enc.dataConverter(), log)
+	set := metrics.New(log)
+	defer set.Close()
+	cl, err := dial(ctx, srv.FrontendAddress(), c.namespace, temporalConn{}, c.enc.dataConverter(), set.Temporal, log)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	return serveRoles(ctx, cl, c.enc.roles(c.roles(roles{worker: true, api: true}), srv.UIAddress()), ln, c.namespace, log)
+	r := c.enc.roles(c.roles(roles{worker: true, api: true}), srv.UIAddress())
+	r.metrics = set
+	return serveRoles(ctx, cl, r, ln, c.namespace, log)
 }
 
 // runCluster is `recur serve`, `recur worker` and `recur api`: recur's
@@ -277,7 +300,18 @@ func cluster(ctx context.Context, c common, r roles, address string, conn tempor
 		return err
 	}
 	defer stopPprof()
-	cl, err := dial(ctx, address, c.namespace, conn, c.enc.dataConverter(), log)
+	var metricsLn net.Listener
+	if c.metricsAddr != "" {
+		l, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("metrics address %s is in use or invalid: %w", c.metricsAddr, err)
+		}
+		defer l.Close()
+		metricsLn = l
+	}
+	set := metrics.New(log)
+	defer set.Close()
+	cl, err := dial(ctx, address, c.namespace, conn, c.enc.dataConverter(), set.Temporal, log)
 	if err != nil {
 		return err
 	}
@@ -290,5 +324,11 @@ func cluster(ctx context.Context, c common, r roles, address string, conn tempor
 		// Workflows cannot start with attributes the namespace lacks.
 		return fmt.Errorf("register recur's search attributes on namespace %s (or register them by hand, see the README): %w", c.namespace, err)
 	}
-	return serveRoles(ctx, cl, c.enc.roles(c.roles(r), ""), ln, c.namespace, log)
+	if metricsLn != nil {
+		stop := serveMetrics(metricsLn, set, log)
+		defer stop()
+	}
+	r = c.enc.roles(c.roles(r), "")
+	r.metrics = set
+	return serveRoles(ctx, cl, r, ln, c.namespace, log)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/metrics"
 	"github.com/recurhq/recur/worker"
 )
 
@@ -40,14 +41,18 @@ type roles struct {
 	// serves the Web UI's codec endpoint, nil for none.
 	converter converter.DataConverter
 	codec     http.Handler
+	// metrics is the process's registry: the API serves it at /metrics.
+	metrics *metrics.Set
 }
 
 // dial connects to Temporal with recur's logger, over conn's TLS with its
 // credentials; dc (nil: the SDK's default) converts every payload the
-// client and its workers write and read.
-func dial(ctx context.Context, address, namespace string, conn temporalConn, dc converter.DataConverter, log *slog.Logger) (client.Client, error) {
+// client and its workers write and read, and mh (nil: none) gets the
+// metrics of the client, its workers, workflows and activities.
+func dial(ctx context.Context, address, namespace string, conn temporalConn, dc converter.DataConverter, mh client.MetricsHandler, log *slog.Logger) (client.Client, error) {
 	c, err := client.DialContext(ctx, client.Options{
 		DataConverter:     dc,
+		MetricsHandler:    mh,
 		HostPort:          address,
 		Namespace:         namespace,
 		Logger:            sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
@@ -80,7 +85,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			acts.Authority = r.authority
 		}
 		acts.StorageQueueEndpoint, acts.ServiceBusEndpoint = r.storageQueue, r.serviceBus
-		plain, err := plainClient(c, namespace, log)
+		plain, err := plainClient(c, namespace, r.metrics, log)
 		if err != nil {
 			return err
 		}
@@ -98,7 +103,8 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 	if r.api {
 		srv = &http.Server{
 			Handler: api.New(c, api.Options{Namespace: namespace, Logger: log,
-				Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec}),
+				Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
+				Metrics: r.metrics.Registry}),
 			ReadHeaderTimeout: 10 * time.Second,
 			TLSConfig:         r.apiConfig.tls,
 		}
@@ -133,4 +139,20 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		w.Stop() // waits for activities in flight, up to the worker's stop timeout
 	}
 	return err
+}
+
+// serveMetrics serves /metrics on ln, for a worker without the API, until
+// the returned function stops it. It is unauthenticated: the series are
+// counts and latencies, no tenant's names; bind it to a private address.
+func serveMetrics(ln net.Listener, set *metrics.Set, log *slog.Logger) (stop func()) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", set.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics server stopped", "error", err)
+		}
+	}()
+	return func() { _ = srv.Close() }
 }

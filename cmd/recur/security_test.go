@@ -99,7 +99,7 @@ func TestDevOpenAPIWarns(t *testing.T) {
 			p.start(t, bin, append([]string{"dev", "--data-dir", t.TempDir(), "--http-addr", tc.host + ":" + strconv.Itoa(apiPort),
 				"--temporal-port", strconv.Itoa(freePort(t)), "--ui-port", "0"}, tc.extra...)...)
 			require.Contains(t, p.output.String(), tc.warning)
-			require.Contains(t, p.output.String(), "level=WARN")
+			require.Contains(t, p.output.String(), `"level":"WARN"`, "JSON logs by default")
 			status, body := p.do(t, http.MethodPut, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",
 				map[string]any{"properties": map[string]any{}})
 			require.Equal(t, http.StatusCreated, status, "open: no token needed: %v", body)
@@ -182,7 +182,7 @@ func TestDevServesHTTPSWithTokens(t *testing.T) {
 
 	out := p.output.String()
 	require.Contains(t, out, "https://"+addr)
-	require.Contains(t, out, "principal=team-a", "the log names the token")
+	require.Contains(t, out, `"principal":"team-a"`, "the log names the token")
 	require.NotContains(t, out, fileToken)
 	require.NotContains(t, out, envToken)
 	require.NotContains(t, out, "REST API is open")

@@ -153,7 +153,7 @@ func TestTemporalMutualTLSAndAPIKey(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := dial(ctx, addr, "default", conn, nil, log)
+	c, err := dial(ctx, addr, "default", conn, nil, nil, log)
 	require.NoError(t, err)
 	c.Close()
 	frontend.mu.Lock()
@@ -172,7 +172,7 @@ func TestTemporalMutualTLSAndAPIKey(t *testing.T) {
 		conn, err := broken.conn()
 		require.NoError(t, err, name)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		_, err = dial(ctx, addr, "default", conn, nil, log)
+		_, err = dial(ctx, addr, "default", conn, nil, nil, log)
 		cancel()
 		require.Error(t, err, name)
 	}

@@ -7,6 +7,7 @@ package recurproc
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -235,7 +236,8 @@ func (p *Process) DataSize() int64 {
 }
 
 // LogLevels counts the WARN and ERROR lines of recur's log by message, so
-// that the report can show what went wrong inside.
+// that the report can show what went wrong inside. It reads JSON lines
+// (recur's default) and slog's text lines (--log-format text).
 func (p *Process) LogLevels() (warn, errs map[string]int) {
 	warn, errs = map[string]int{}, map[string]int{}
 	f, err := os.Open(p.LogPath)
@@ -246,15 +248,30 @@ func (p *Process) LogLevels() (warn, errs map[string]int) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.Contains(line, "level=WARN"):
-			warn[logMessage(line)]++
-		case strings.Contains(line, "level=ERROR"):
-			errs[logMessage(line)]++
+		switch level, msg := logEntry(sc.Text()); level {
+		case "WARN":
+			warn[msg]++
+		case "ERROR":
+			errs[msg]++
 		}
 	}
 	return warn, errs
+}
+
+// logEntry returns the level and msg of a log line, JSON or slog text;
+// a line that is neither has no level and is its own message.
+func logEntry(line string) (level, msg string) {
+	var entry struct{ Level, Msg string }
+	if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &entry) == nil {
+		return entry.Level, entry.Msg
+	}
+	switch {
+	case strings.Contains(line, "level=WARN"):
+		level = "WARN"
+	case strings.Contains(line, "level=ERROR"):
+		level = "ERROR"
+	}
+	return level, logMessage(line)
 }
 
 // logMessage returns the msg of a slog text line.

@@ -6,10 +6,13 @@ package recurtest
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http/httptest"
 	"time"
 
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/metrics"
 	"github.com/recurhq/recur/temporalserver"
 	recurworker "github.com/recurhq/recur/worker"
 )
@@ -29,6 +33,9 @@ type Stack struct {
 	// Keys encrypt the payloads the stack writes to Temporal (its default
 	// client's data converter); nil when Config.Plain.
 	Keys *codec.Keys
+	// Metrics is the registry the API serves at /metrics; the stack's
+	// clients, worker, workflows and activities report into it.
+	Metrics *metrics.Set
 }
 
 // Config configures a stack.
@@ -45,6 +52,9 @@ type Config struct {
 	Auth api.Authenticator
 	// RateLimit limits each subscription's API requests; zero is none.
 	RateLimit api.RateLimit
+	// Logger gets the API's log and that of the stack's Temporal clients
+	// (worker, workflows, activities); nil is the test server's default.
+	Logger *slog.Logger
 }
 
 // Egress is the policy of a stack's outbound calls unless opts set
@@ -67,14 +77,23 @@ func Start(opts ...func(*activities.Activities)) (*Stack, error) {
 // stops it.
 func StartWith(cfg Config) (*Stack, error) {
 	opts := cfg.Activities
-	var base client.Options
-	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	set := metrics.New(logger)
+	base := client.Options{MetricsHandler: set.Temporal}
+	if cfg.Logger != nil {
+		base.Logger = sdklog.NewStructuredLogger(cfg.Logger)
+	}
+	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit, Logger: cfg.Logger, Metrics: set.Registry}
 	if cfg.Plain {
 		cfg.Keys = nil
 	} else {
 		if cfg.Keys == nil {
 			k, err := codec.Generate()
 			if err != nil {
+				_ = set.Close()
 				return nil, err
 			}
 			cfg.Keys = k
@@ -90,6 +109,7 @@ func StartWith(cfg Config) (*Stack, error) {
 	defer cancel()
 	if err := temporalserver.RegisterSearchAttributes(ctx, c, ts.GetDefaultNamespace(), jobs.SearchAttributeTypes()); err != nil {
 		ts.Stop()
+		_ = set.Close()
 		return nil, fmt.Errorf("register search attributes: %w", err)
 	}
 	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) {
@@ -100,11 +120,12 @@ func StartWith(cfg Config) (*Stack, error) {
 		}
 		recurworker.Register(r, acts)
 	})
-	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys}, nil
+	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set}, nil
 }
 
 // Stop stops the API and the server.
 func (s *Stack) Stop() {
 	s.API.Close()
 	s.Temporal.Stop()
+	_ = s.Metrics.Close()
 }

@@ -1,0 +1,167 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// Series the API serves beside those of the registry it is given.
+const (
+	metricRequestDuration = "recur_api_request_duration_seconds"
+	metricJobs            = "recur_jobs"
+)
+
+// requestBuckets are the upper bounds, in seconds, of the API's latency
+// histogram: from a cached answer to Temporal's 10-second call timeout.
+var requestBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// jobsByStateTTL is how long a count of jobs by state is served before the
+// next scrape counts again: scrapes never hammer Temporal's visibility.
+const jobsByStateTTL = 5 * time.Second
+
+// knownMethods keeps the method label bounded: a client may send any
+// method name.
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+}
+
+// registerMetrics registers the API's series on reg, or takes those a
+// previous router registered there.
+func (s *Server) registerMetrics(reg prometheus.Registerer) {
+	s.requests = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    metricRequestDuration,
+		Help:    "Time to answer an API request, by method, route template and status.",
+		Buckets: requestBuckets,
+	}, []string{"method", "route", "status"}))
+	register(reg, prometheus.Collector(newJobsByState(s.temporal, s.namespace, s.log)))
+}
+
+// register registers c on reg and returns it, or the collector already
+// registered in its place.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if errors.As(err, &already) {
+			if existing, ok := already.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err) // a programming error: two series of one name
+	}
+	return c
+}
+
+// measure observes each request's latency under its route template
+// (c.FullPath()), never its path: paths hold tenants' names, and the
+// series must stay few.
+func (s *Server) measure(c *gin.Context) {
+	if s.requests == nil {
+		c.Next()
+		return
+	}
+	started := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	method := c.Request.Method
+	if !knownMethods[method] {
+		method = "other"
+	}
+	s.requests.WithLabelValues(method, route, strconv.Itoa(c.Writer.Status())).Observe(time.Since(started).Seconds())
+}
+
+// jobsByState is the gauge of jobs by state. On a scrape it counts the live
+// job workflows of each state in Temporal's visibility store (one count
+// query per state), and serves that count for jobsByStateTTL.
+type jobsByState struct {
+	temporal  client.Client
+	namespace string
+	log       *slog.Logger
+	desc      *prometheus.Desc
+
+	mu     sync.Mutex
+	at     time.Time
+	counts []int64 // by jobStateValues
+	err    error   // of the last count, kept as long as a count
+}
+
+// jobStateValues are the states counted, as the RecurState attribute
+// holds them.
+var jobStateValues = []jobs.State{jobs.Enabled, jobs.Disabled, jobs.Completed, jobs.Faulted}
+
+func newJobsByState(c client.Client, namespace string, log *slog.Logger) *jobsByState {
+	return &jobsByState{temporal: c, namespace: namespace, log: log,
+		desc: prometheus.NewDesc(metricJobs, "Jobs by state (their workflows running in Temporal), counted at most every 5 s.",
+			[]string{"state"}, nil)}
+}
+
+// Describe implements prometheus.Collector.
+func (j *jobsByState) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
+
+// Collect implements prometheus.Collector. When Temporal cannot count,
+// the gauge is left out of the scrape (and the failure logged) rather
+// than reported as zero.
+func (j *jobsByState) Collect(ch chan<- prometheus.Metric) {
+	counts, err := j.current()
+	if err != nil {
+		j.log.Warn("jobs by state left out of /metrics", "error", err)
+		return
+	}
+	for i, state := range jobStateValues {
+		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, float64(counts[i]), strings.ToLower(string(state)))
+	}
+}
+
+// current returns the counts, counting again when they are older than
+// jobsByStateTTL. Concurrent scrapes wait for one count; a failed count
+// is not tried again before jobsByStateTTL either, so that scrapes during
+// an outage do not each wait for Temporal.
+func (j *jobsByState) current() ([]int64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.at.IsZero() && time.Since(j.at) < jobsByStateTTL {
+		return j.counts, j.err
+	}
+	j.counts, j.err = j.count()
+	j.at = time.Now()
+	return j.counts, j.err
+}
+
+// count asks Temporal for the number of live jobs of each state.
+func (j *jobsByState) count() ([]int64, error) {
+	if j.temporal == nil {
+		return nil, errors.New("no Temporal client")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts := make([]int64, len(jobStateValues))
+	for i, state := range jobStateValues {
+		resp, err := j.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+			Namespace: j.namespace,
+			Query: jobs.AttrKind.GetName() + " = " + quote(jobs.KindJob) + " AND " + running +
+				" AND " + jobs.AttrState.GetName() + " = " + quote(string(state)),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("count %s jobs: %w", strings.ToLower(string(state)), err)
+		}
+		counts[i] = resp.GetCount()
+	}
+	return counts, nil
+}
