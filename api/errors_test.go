@@ -89,3 +89,17 @@ func TestOutageGateFailsFastUntilAProbeSucceeds(t *testing.T) {
 	require.True(t, o.admit(context.Background(), probe))
 	require.Equal(t, 2, probes)
 }
+
+// TestOutageGateClosesOnlyWhenAProbeConfirms: a request that timed out on
+// a loaded Temporal must not turn the next second's requests into 503s.
+func TestOutageGateClosesOnlyWhenAProbeConfirms(t *testing.T) {
+	var o outage
+	up := func(context.Context) error { return nil }
+	o.suspect(context.Background(), up)
+	require.False(t, o.down, "Temporal answered the probe: only slow")
+	require.True(t, o.admit(context.Background(), up))
+
+	o.suspect(context.Background(), func(context.Context) error { return errors.New("connection refused") })
+	require.True(t, o.down, "the probe failed too: down")
+	require.False(t, o.admit(context.Background(), up), "answered at once within a second of the outage")
+}

@@ -63,8 +63,6 @@ func (o *outage) admit(ctx context.Context, probe func(context.Context) error) b
 	o.lastProbe = time.Now()
 	o.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(ctx, probeEvery)
-	defer cancel()
 	if probe(ctx) != nil {
 		return false
 	}
@@ -72,6 +70,17 @@ func (o *outage) admit(ctx context.Context, probe func(context.Context) error) b
 	o.down = false
 	o.mu.Unlock()
 	return true
+}
+
+// suspect is told of a request that found Temporal unreachable or too
+// slow, and closes the gate if a probe confirms it. A request that timed
+// out may have met a loaded Temporal, not a down one: closing the gate
+// on it would turn every request of the next second into a 503, and a
+// burst of PUTs into a cascade of them.
+func (o *outage) suspect(ctx context.Context, probe func(context.Context) error) {
+	if probe(ctx) != nil {
+		o.markDown()
+	}
 }
 
 func (o *outage) markDown() {
@@ -86,6 +95,8 @@ func (o *outage) markDown() {
 // notes an outage that a request ran into.
 func (s *Server) temporalGate(c *gin.Context) {
 	probe := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, probeEvery)
+		defer cancel()
 		_, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
 		return err
 	}
@@ -95,6 +106,6 @@ func (s *Server) temporalGate(c *gin.Context) {
 	}
 	c.Next()
 	if c.GetBool(keyTemporalDown) {
-		s.outage.markDown()
+		s.outage.suspect(context.WithoutCancel(c.Request.Context()), probe)
 	}
 }
