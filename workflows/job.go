@@ -281,10 +281,19 @@ func (j *job) settle(ctx workflow.Context) {
 	if p.State == jobs.Enabled && j.state.Next == nil && j.running == 0 && j.state.Buffered == nil {
 		p.State = jobs.Completed
 	}
+	onChange := workflow.GetVersion(ctx, changeStateUpsertOnChange, workflow.DefaultVersion, 1) >= 1
+	if current, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(jobs.AttrState); onChange && ok && current == string(p.State) {
+		return
+	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(string(p.State))); err != nil {
 		workflow.GetLogger(ctx).Error("upsert state", "error", err)
 	}
 }
+
+// changeStateUpsertOnChange upserts the state search attribute only when
+// the state changed: before, every occurrence upserted it twice, each
+// upsert a history event and a write to the visibility store.
+const changeStateUpsertOnChange = "2026-11-21-state-upsert-on-change"
 
 func (j *job) status() *jobs.Status {
 	p := &j.state.Job.Properties

@@ -402,3 +402,23 @@ func TestContinueAsNewCarriesTheState(t *testing.T) {
 	require.Equal(t, 201, in.State.Job.Properties.Status.ExecutionCount, "200 occurrences and one run now")
 	require.Equal(t, now.Add(200*time.Minute), *in.State.Next)
 }
+
+// TestStateIsUpsertedOnlyWhenItChanges: each upsert is a history event and
+// a visibility write; an every-minute job upserted its state twice an
+// occurrence although it stayed Enabled.
+func TestStateIsUpsertedOnlyWhenItChanges(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	var states []string
+	h.env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		if state, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(jobs.AttrState); ok {
+			states = append(states, state)
+		}
+	})
+	h.at(0, func() { h.put(job(now, &recurrence.Recurrence{Frequency: "Minute", Count: intp(5)})) })
+	var v jobs.Job
+	h.at(30*time.Minute, func() { v = h.view() })
+	h.run(time.Hour, jobs.JobInput{Key: key})
+	require.Equal(t, 5, v.Properties.Status.ExecutionCount)
+	require.Equal(t, []string{string(jobs.Enabled), string(jobs.Completed)}, states)
+}
