@@ -93,6 +93,12 @@ func isExecutable(path string) bool {
 	return err == nil && !info.IsDir() && info.Mode()&0o111 != 0
 }
 
+// Width and Height are the browser window's size, in CSS pixels.
+const (
+	Width  = 1280
+	Height = 900
+)
+
 // Flags are the command-line switches of every Chromium the tests start.
 // Without the background-networking ones Chromium keeps trying to reach
 // Google's services, and on a closed network those connections are
@@ -111,7 +117,7 @@ func New(t testing.TB) context.Context {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(Executable(t)),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
+		chromedp.WindowSize(Width, Height),
 	}
 	for _, f := range Flags {
 		opts = append(opts, chromedp.Flag(f, true))
@@ -137,7 +143,19 @@ func New(t testing.TB) context.Context {
 // directory.
 func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
+	// The viewport grows to the page's height, so the whole page is drawn
+	// (at most 8000 pixels of it), and is put back afterwards.
+	height, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`Math.ceil(document.documentElement.scrollHeight)`))
+	if err != nil {
+		t.Fatalf("screenshot %s: page height: %v", name, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(Width, min(max(height, Height), 8000))); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if rerr := chromedp.Do(ctx, chromedp.ResetViewport()); rerr != nil {
+		t.Fatalf("screenshot %s: reset the viewport: %v", name, rerr)
+	}
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
