@@ -44,6 +44,7 @@ type Process struct {
 	cmd      *exec.Cmd
 	API      string
 	Temporal string // the frontend's host:port
+	UI       string // the Web UI's URL
 	DataDir  string
 	LogPath  string
 	logFile  *os.File
@@ -63,7 +64,7 @@ func Start(bin, dataDir, logPath string) (*Process, error) {
 		return nil, err
 	}
 	p := &Process{API: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Temporal: "127.0.0.1:" + strconv.Itoa(ports[1]),
-		DataDir: dataDir, LogPath: logPath, logFile: f, done: make(chan error, 1)}
+		UI: "http://127.0.0.1:" + strconv.Itoa(ports[2]), DataDir: dataDir, LogPath: logPath, logFile: f, done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, "dev", "--data-dir", dataDir,
 		"--http-addr", "127.0.0.1:"+strconv.Itoa(ports[0]),
 		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d")
