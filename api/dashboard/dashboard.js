@@ -83,6 +83,21 @@
     return out;
   }
 
+  // inTurn maps items through the async fn, a few at a time, keeping
+  // their order.
+  async function inTurn(items, fn, width = 6) {
+    const out = new Array(items.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+    return out;
+  }
+
   // parts reads subscription, resource group, collection and job from an
   // ARM resource ID.
   function parts(id) {
@@ -260,8 +275,10 @@
     node.querySelector('caption').textContent = `Jobs of ${k.collection}`;
     const path = collectionPath(k);
     const jobs = await list(armURL(path + '/jobs'));
-    const histories = await Promise.all(jobs.map((job) =>
-      list(armURL(`${path}/jobs/${seg(parts(job.id).job)}/history`, { $top: HISTORY_ROWS })).catch(() => [])));
+    // The first page of each job's history: its newest rows.
+    const histories = await inTurn(jobs, (job) =>
+      call('GET', armURL(`${path}/jobs/${seg(parts(job.id).job)}/history`, { $top: HISTORY_ROWS }))
+        .then((data) => (data && data.value) || [], () => []));
     const tbody = node.querySelector('tbody');
     jobs.forEach((job, i) => tbody.append(...jobRow(job, histories[i])));
     if (!jobs.length) {
