@@ -31,7 +31,8 @@ var dashboardTypes = map[string]string{
 const dashboardPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-func (s *Server) routeDashboard(r *gin.Engine) {
+// routeDashboard serves the dashboard at /dashboard, and / redirects there.
+func routeDashboard(r *gin.Engine) {
 	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, "/dashboard") })
 	r.GET("/dashboard", func(c *gin.Context) { serveDashboardFile(c, "index.html") })
 	r.GET("/dashboard/:file", func(c *gin.Context) { serveDashboardFile(c, c.Param("file")) })

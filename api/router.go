@@ -58,7 +58,7 @@ func New(c client.Client, opts Options) http.Handler {
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPI)
-	s.routeDashboard(r)
+	routeDashboard(r)
 	if opts.Codec != nil {
 		r.Any("/codec/*op", s.operatorOnly, gin.WrapH(opts.Codec))
 	}
