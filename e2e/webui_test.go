@@ -84,7 +84,9 @@ func TestWebUIFiltersFailedRuns(t *testing.T) {
 	query := `RecurKind="run" AND RecurJob="broken-feed" AND RecurStatus="Failed"`
 	b, cancelB := context.WithTimeout(browser.New(t), 60*time.Second)
 	defer cancelB()
-	require.NoError(t, chromedp.Do(b, chromedp.Navigate(p.UI+"/namespaces/default/workflows?query="+url.QueryEscape(query))))
+	// Spaces as %20, as the README spells the link.
+	link := p.UI + "/namespaces/default/workflows?query=" + strings.ReplaceAll(url.QueryEscape(query), "+", "%20")
+	require.NoError(t, chromedp.Do(b, chromedp.Navigate(link)))
 	// The list is rendered by script once the UI's server has answered.
 	ids, err := chromedp.Run(b, chromedp.Poll[[]string](`(() => {
 	  const ids = Array.from(document.querySelectorAll('a[href*="/workflows/"]'))
