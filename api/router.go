@@ -20,7 +20,8 @@ type Options struct {
 	Namespace string
 	Logger    *slog.Logger
 	// Auth checks the bearer token of every request but /healthz,
-	// /readyz and /openapi.json; nil leaves the API open to anyone who can
+	// /readyz, /openapi.json and the dashboard's files (which hold no
+	// data); nil leaves the API open to anyone who can
 	// reach it (recur dev on loopback).
 	Auth Authenticator
 	// RateLimit limits each subscription's requests; zero is no limit.
