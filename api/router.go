@@ -22,9 +22,9 @@ type Options struct {
 	Namespace string
 	Logger    *slog.Logger
 	// Auth checks the bearer token of every request but /healthz,
-	// /readyz and /openapi.json (/codec and /metrics want an operator's);
-	// nil leaves the API open to anyone who can reach it (recur dev on
-	// loopback).
+	// /readyz, /openapi.json and the dashboard's files, which hold no
+	// data (/codec and /metrics want an operator's); nil leaves the API
+	// open to anyone who can reach it (recur dev on loopback).
 	Auth Authenticator
 	// RateLimit limits each subscription's requests; zero is no limit.
 	RateLimit RateLimit
@@ -73,6 +73,7 @@ func New(c client.Client, opts Options) http.Handler {
 		r.GET("/metrics", s.operatorOnly, gin.WrapH(promhttp.HandlerFor(opts.Metrics,
 			promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})))
 	}
+	routeDashboard(r)
 	if opts.Codec != nil {
 		r.Any("/codec/*op", s.operatorOnly, gin.WrapH(opts.Codec))
 	}

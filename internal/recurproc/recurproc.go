@@ -48,6 +48,7 @@ type Process struct {
 	API      string
 	Temporal string // the frontend's host:port
 	Pprof    string // the URL of Go's profiles, when started with them
+	UI       string // the Web UI's URL
 	DataDir  string
 	LogPath  string
 	logFile  *os.File
@@ -68,7 +69,7 @@ func Start(bin, dataDir, logPath string, profile bool) (*Process, error) {
 		return nil, err
 	}
 	p := &Process{API: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Temporal: "127.0.0.1:" + strconv.Itoa(ports[1]),
-		DataDir: dataDir, LogPath: logPath, logFile: f, done: make(chan error, 1)}
+		UI: "http://127.0.0.1:" + strconv.Itoa(ports[2]), DataDir: dataDir, LogPath: logPath, logFile: f, done: make(chan error, 1)}
 	args := []string{"dev", "--data-dir", dataDir,
 		"--http-addr", "127.0.0.1:" + strconv.Itoa(ports[0]),
 		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d"}
