@@ -115,28 +115,24 @@ const (
 	SyncNormal Sync = "normal"
 )
 
-// sqliteConns is the size of the connection pool. In WAL mode readers do
-// not wait for the writer, and with the pure-Go SQLite they run on other
-// cores; writers still take turns, on SQLite's lock.
-const sqliteConns = 4
-
 // sqliteConfig is the data store config for the database file at path.
 // mode=rwc opens the file read-write and creates it if missing. The
-// write-ahead log (journal_mode=wal) lets reads go on beside a write and
-// costs one sync per commit where the rollback journal costs several;
-// busy_timeout makes a connection wait for the write lock rather than
-// fail at once.
+// write-ahead log (journal_mode=wal) costs one sync per commit where the
+// rollback journal costs several.
+//
+// The pool keeps the plugin's single connection. More let reads run
+// beside a write, but Temporal's transactions begin as reads and then
+// write: with two writers, one fails with SQLITE_BUSY_SNAPSHOT, which no
+// busy timeout waits out, and the server retries it (hundreds a minute
+// at 300 jobs; the plugin cannot ask for BEGIN IMMEDIATE).
 func sqliteConfig(path string, sync Sync) *config.SQL {
 	return &config.SQL{
 		PluginName:   sqliteplugin.PluginName,
 		DatabaseName: path,
-		MaxConns:     sqliteConns,
-		MaxIdleConns: sqliteConns,
 		ConnectAttributes: map[string]string{
 			"mode":         "rwc",
 			"journal_mode": "wal",
 			"synchronous":  string(sync),
-			"busy_timeout": "10000",
 		},
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	sdkworker "go.temporal.io/sdk/worker"
+
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/metrics"
@@ -96,6 +98,10 @@ type common struct {
 	enc encryption
 	// pprofAddr serves Go's profiles when set (pprof.go)
 	pprofAddr string
+	// work sizes the worker (worker_flags.go); workerOptions is what
+	// its flags made.
+	work          workerFlags
+	workerOptions sdkworker.Options
 }
 
 func (c *common) register(fs *flag.FlagSet, withAPI bool) {
@@ -125,6 +131,7 @@ func (c *common) roles(r roles) roles {
 	r.authority, r.storageQueue, r.serviceBus = c.authority, c.storageQueue, c.serviceBus
 	r.egress = c.egress.policy
 	r.apiConfig = c.apiConfig
+	r.workerOptions = c.workerOptions
 	return r
 }
 
@@ -153,6 +160,7 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 	var c common
 	c.egress.dev = true // loopback allowed by default
 	c.register(fs, true)
+	c.work.register(fs)
 	c.security.register(fs, 0)
 	dataDir := fs.String("data-dir", env("RECUR_DATA_DIR", defaultDataDir), "`directory` of the embedded server's SQLite database (RECUR_DATA_DIR)")
 	frontendPort := fs.Int("temporal-port", envInt("RECUR_TEMPORAL_PORT", 7233), "Temporal frontend `port` on 127.0.0.1 (RECUR_TEMPORAL_PORT)")
@@ -174,6 +182,10 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	if err := c.egress.load(log); err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
+		return 2
+	}
+	if c.workerOptions, err = c.work.options(); err != nil {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
 	}
@@ -248,6 +260,9 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 	fs.SetOutput(stderr)
 	var c common
 	c.register(fs, r.api)
+	if r.worker {
+		c.work.register(fs)
+	}
 	address := fs.String("temporal-address", env("RECUR_TEMPORAL_ADDRESS", defaultTemporal), "Temporal frontend `host:port` (RECUR_TEMPORAL_ADDRESS)")
 	var tf temporalFlags
 	tf.register(fs)
@@ -267,6 +282,9 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 		return 2
 	}
 	conn, err := tf.conn()
+	if err == nil && r.worker {
+		c.workerOptions, err = c.work.options()
+	}
 	if err == nil && r.api {
 		c.apiConfig, err = c.security.prepare(ctx, c.httpAddr, log)
 	}

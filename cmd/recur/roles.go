@@ -43,6 +43,8 @@ type roles struct {
 	codec     http.Handler
 	// metrics is the process's registry: the API serves it at /metrics.
 	metrics *metrics.Set
+	// workerOptions size the worker (worker_flags.go).
+	workerOptions sdkworker.Options
 }
 
 // dial connects to Temporal with recur's logger, over conn's TLS with its
@@ -91,7 +93,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		defer plain.Close()
 		acts.Temporal = plain
-		w = worker.New(c, acts, sdkworker.Options{})
+		w = worker.New(c, acts, r.workerOptions)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	sdkworker "go.temporal.io/sdk/worker"
+)
+
+// workerFlags size the worker: how many workflows it keeps in memory
+// between their tasks, how many pollers ask Temporal for tasks and how
+// many tasks run at once. BENCHMARKS.md has the measurements behind the
+// defaults.
+type workerFlags struct {
+	cache            int
+	workflowPollers  int
+	activityPollers  int
+	maxActivities    int
+	maxWorkflowTasks int
+}
+
+func (w *workerFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&w.cache, "workflow-cache", envInt("RECUR_WORKFLOW_CACHE", 10000),
+		"workflows kept in memory between their tasks; an evicted job replays its history at its next occurrence (RECUR_WORKFLOW_CACHE)")
+	fs.IntVar(&w.workflowPollers, "workflow-pollers", envInt("RECUR_WORKFLOW_POLLERS", 2),
+		"concurrent long polls for workflow tasks (RECUR_WORKFLOW_POLLERS)")
+	fs.IntVar(&w.activityPollers, "activity-pollers", envInt("RECUR_ACTIVITY_POLLERS", 2),
+		"concurrent long polls for activity tasks, that is actions (RECUR_ACTIVITY_POLLERS)")
+	fs.IntVar(&w.maxActivities, "max-concurrent-actions", envInt("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
+		"actions (activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
+	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", envInt("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
+		"workflow tasks running at once in this worker (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
+}
+
+// options checks the flags and returns the worker's options. The cache
+// size is process-wide in the SDK: options sets it too.
+func (w *workerFlags) options() (sdkworker.Options, error) {
+	for _, f := range []struct {
+		name  string
+		value int
+	}{
+		{"--workflow-cache", w.cache}, {"--activity-pollers", w.activityPollers}, {"--max-concurrent-actions", w.maxActivities}, {"--max-concurrent-workflow-tasks", w.maxWorkflowTasks},
+	} {
+		if f.value < 1 {
+			return sdkworker.Options{}, fmt.Errorf("%s must be at least 1, not %d", f.name, f.value)
+		}
+	}
+	if w.workflowPollers < 2 {
+		// The SDK needs two: one for the task queue, one for its sticky queue.
+		return sdkworker.Options{}, fmt.Errorf("--workflow-pollers must be at least 2, not %d", w.workflowPollers)
+	}
+	sdkworker.SetStickyWorkflowCacheSize(w.cache)
+	return sdkworker.Options{
+		MaxConcurrentWorkflowTaskPollers:       w.workflowPollers,
+		MaxConcurrentActivityTaskPollers:       w.activityPollers,
+		MaxConcurrentActivityExecutionSize:     w.maxActivities,
+		MaxConcurrentWorkflowTaskExecutionSize: w.maxWorkflowTasks,
+	}, nil
+}
