@@ -202,7 +202,17 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 	c.listEventually(`RecurKind="job" AND RecurState="Enabled"`, jobID+"bad", jobID+"later")
 	c.listEventually(`RecurKind="job" AND RecurCollection="ops" AND RecurState="Disabled"`, jobID+"paused")
 	c.listEventually(`RecurKind="job" AND RecurState="Completed"`, jobID+"good")
-	c.listEventually(`RecurKind="collection"`, "collection:sub1/rg1/ops")
+	c.listEventually(`RecurKind="run" AND RecurCollection="ops" AND RecurNominalTime >= "`+start.Format(time.RFC3339)+`"`,
+		jobID+"bad"+occurrence, jobID+"good"+occurrence)
+	// Not "> start": the embedded server's SQLite visibility takes a stored
+	// whole second for later than the same second in a query.
+	after := start.Add(time.Second).Format(time.RFC3339)
+	c.listEventually(`RecurKind="run" AND RecurNominalTime > "` + after + `"`)
+	c.listEventually(`RecurKind="run" AND RecurNominalTime < "`+after+`"`, jobID+"bad"+occurrence, jobID+"good"+occurrence)
+	c.listEventually(`RecurKind="run" AND ExecutionStatus="Running"`)
+	c.listEventually(`RecurKind="collection" AND RecurState="Enabled"`, "collection:sub1/rg1/ops")
+	c.listEventually(`RecurCollection="ops" AND RecurSubscription="sub1"`, "collection:sub1/rg1/ops",
+		jobID+"bad", jobID+"good", jobID+"later", jobID+"paused", jobID+"bad"+occurrence, jobID+"good"+occurrence)
 
 	// The summary is a payload: encrypted at rest, readable through the
 	// codec endpoint, and without the target's query either way.
