@@ -167,6 +167,7 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 	}{
 		{"good", httpJob(ok+"/ping?token=SECRET", start, nil)},          // runs once, succeeds: Completed
 		{"bad", httpJob(failing+"/ping", start, hourly)},                // runs, fails, stays Enabled
+		{"once", httpJob(failing+"/once", start, nil)},                  // runs once, fails: Faulted
 		{"later", httpJob(ok+"/later", start.Add(time.Hour), hourly)},   // Enabled, no run yet
 		{"paused", httpJob(ok+"/paused", start.Add(time.Hour), hourly)}, // Disabled below
 	} {
@@ -174,7 +175,7 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 		require.NoError(t, api.Do(ctx, http.MethodPut, collPath+"/jobs/"+j.name, j.body, &created, http.StatusCreated), j.name)
 		require.NotNil(t, created.Properties.Status)
 		require.NotNil(t, created.Properties.Status.NextExecutionTime, j.name)
-		if j.name == "good" || j.name == "bad" {
+		if j.name == "good" || j.name == "bad" || j.name == "once" {
 			require.Equal(t, start, created.Properties.Status.NextExecutionTime.UTC(),
 				"%s: the machine was too slow to create the job before its start", j.name)
 		}
@@ -184,7 +185,7 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 
 	// Both runs are over once the API counts them.
 	require.Eventually(t, func() bool {
-		for _, name := range []string{"good", "bad"} {
+		for _, name := range []string{"good", "bad", "once"} {
 			var j jobs.Job
 			if api.Do(ctx, http.MethodGet, collPath+"/jobs/"+name, nil, &j, http.StatusOK) != nil ||
 				j.Properties.Status == nil || j.Properties.Status.ExecutionCount != 1 {
@@ -195,24 +196,28 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 	}, 60*time.Second, 250*time.Millisecond)
 
 	occurrence := "@" + start.Format(time.RFC3339)
+	runs := []string{jobID + "bad" + occurrence, jobID + "good" + occurrence, jobID + "once" + occurrence}
 	c.listEventually(`RecurKind="run" AND RecurJob="bad" AND RecurStatus="Failed"`, jobID+"bad"+occurrence)
+	c.listEventually(`RecurKind="run" AND RecurCollection="ops" AND RecurJob="bad" AND RecurStatus="Failed"`, jobID+"bad"+occurrence)
 	c.listEventually(`RecurKind="run" AND RecurJob="good" AND RecurStatus="Failed"`)
 	c.listEventually(`RecurKind="run" AND RecurStatus="Completed"`, jobID+"good"+occurrence)
-	c.listEventually(`RecurKind="run" AND ExecutionStatus="Failed"`, jobID+"bad"+occurrence)
+	c.listEventually(`RecurKind="run" AND ExecutionStatus="Failed"`, jobID+"bad"+occurrence, jobID+"once"+occurrence)
+	c.listEventually(`RecurKind="job" AND RecurState="Faulted"`, jobID+"once")
 	c.listEventually(`RecurKind="job" AND RecurState="Enabled"`, jobID+"bad", jobID+"later")
 	c.listEventually(`RecurKind="job" AND RecurCollection="ops" AND RecurState="Disabled"`, jobID+"paused")
 	c.listEventually(`RecurKind="job" AND RecurState="Completed"`, jobID+"good")
 	c.listEventually(`RecurKind="run" AND RecurCollection="ops" AND RecurNominalTime >= "`+start.Format(time.RFC3339)+`"`,
-		jobID+"bad"+occurrence, jobID+"good"+occurrence)
+		runs...)
+	c.listEventually(`RecurKind="run" AND RecurCollection="ops" AND RecurNominalTime > "`+start.Add(-time.Hour).Format(time.RFC3339)+`"`, runs...)
 	// Not "> start": the embedded server's SQLite visibility takes a stored
 	// whole second for later than the same second in a query.
 	after := start.Add(time.Second).Format(time.RFC3339)
 	c.listEventually(`RecurKind="run" AND RecurNominalTime > "` + after + `"`)
-	c.listEventually(`RecurKind="run" AND RecurNominalTime < "`+after+`"`, jobID+"bad"+occurrence, jobID+"good"+occurrence)
+	c.listEventually(`RecurKind="run" AND RecurNominalTime < "`+after+`"`, runs...)
 	c.listEventually(`RecurKind="run" AND ExecutionStatus="Running"`)
 	c.listEventually(`RecurKind="collection" AND RecurState="Enabled"`, "collection:sub1/rg1/ops")
-	c.listEventually(`RecurCollection="ops" AND RecurSubscription="sub1"`, "collection:sub1/rg1/ops",
-		jobID+"bad", jobID+"good", jobID+"later", jobID+"paused", jobID+"bad"+occurrence, jobID+"good"+occurrence)
+	c.listEventually(`RecurCollection="ops" AND RecurSubscription="sub1"`, append([]string{"collection:sub1/rg1/ops",
+		jobID + "bad", jobID + "good", jobID + "later", jobID + "once", jobID + "paused"}, runs...)...)
 
 	// The summary is a payload: encrypted at rest, readable through the
 	// codec endpoint, and without the target's query either way.
@@ -235,4 +240,17 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 	require.Contains(t, meta, "**Enabled**, next occurrence "+start.Add(time.Hour).Format(time.RFC3339))
 	require.Contains(t, meta, "runs: 1, failed attempts 1, faulted 1")
 	t.Logf("temporal workflow metadata --codec-endpoint ...:\n%s", meta)
+
+	// The job query's answer, decoded: the definition and status.
+	var answer struct {
+		QueryResult []jobs.JobView `json:"queryResult"`
+	}
+	query := c.run("workflow", "query", "--workflow-id", jobID+"bad", "--type", jobs.QueryJob,
+		"--codec-endpoint", st.API.URL+"/codec", "-o", "json")
+	require.NoError(t, json.Unmarshal(query, &answer), string(query))
+	require.Len(t, answer.QueryResult, 1, string(query))
+	p := answer.QueryResult[0].Job.Properties
+	require.Equal(t, jobs.Enabled, p.State)
+	require.Equal(t, 1, p.Status.FaultedCount)
+	require.Equal(t, start.Add(time.Hour), p.Status.NextExecutionTime.UTC())
 }
