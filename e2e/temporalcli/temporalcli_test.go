@@ -170,6 +170,7 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 		{"once", httpJob(failing+"/once", start, nil)},                  // runs once, fails: Faulted
 		{"later", httpJob(ok+"/later", start.Add(time.Hour), hourly)},   // Enabled, no run yet
 		{"paused", httpJob(ok+"/paused", start.Add(time.Hour), hourly)}, // Disabled below
+		{"gone", httpJob(ok+"/gone", start.Add(time.Hour), hourly)},     // deleted below
 	} {
 		var created jobs.Job
 		require.NoError(t, api.Do(ctx, http.MethodPut, collPath+"/jobs/"+j.name, j.body, &created, http.StatusCreated), j.name)
@@ -180,6 +181,7 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 				"%s: the machine was too slow to create the job before its start", j.name)
 		}
 	}
+	require.NoError(t, api.Do(ctx, http.MethodDelete, collPath+"/jobs/gone", nil, nil, http.StatusOK))
 	require.NoError(t, api.Do(ctx, http.MethodPatch, collPath+"/jobs/paused",
 		map[string]any{"properties": map[string]any{"state": "Disabled"}}, nil, http.StatusOK))
 
@@ -202,8 +204,13 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 	c.listEventually(`RecurKind="run" AND RecurJob="good" AND RecurStatus="Failed"`)
 	c.listEventually(`RecurKind="run" AND RecurStatus="Completed"`, jobID+"good"+occurrence)
 	c.listEventually(`RecurKind="run" AND ExecutionStatus="Failed"`, jobID+"bad"+occurrence, jobID+"once"+occurrence)
-	c.listEventually(`RecurKind="job" AND RecurState="Faulted"`, jobID+"once")
-	c.listEventually(`RecurKind="job" AND RecurState="Enabled"`, jobID+"bad", jobID+"later")
+	c.listEventually(`RecurKind="job" AND RecurState="Faulted" AND ExecutionStatus="Running"`, jobID+"once")
+	c.listEventually(`RecurKind="job" AND ExecutionStatus="Completed"`, jobID+"gone")
+	// A deleted job's workflow has ended in the state it had; so have the
+	// earlier runs of a job that continued as new. The jobs that exist are
+	// the running job workflows.
+	c.listEventually(`RecurKind="job" AND RecurState="Enabled" AND ExecutionStatus="Running"`, jobID+"bad", jobID+"later")
+	c.listEventually(`RecurKind="job" AND RecurState="Enabled"`, jobID+"bad", jobID+"gone", jobID+"later")
 	c.listEventually(`RecurKind="job" AND RecurCollection="ops" AND RecurState="Disabled"`, jobID+"paused")
 	c.listEventually(`RecurKind="job" AND RecurState="Completed"`, jobID+"good")
 	c.listEventually(`RecurKind="run" AND RecurCollection="ops" AND RecurNominalTime >= "`+start.Format(time.RFC3339)+`"`,
@@ -217,7 +224,7 @@ func TestTemporalCLIFindsJobsAndRuns(t *testing.T) {
 	c.listEventually(`RecurKind="run" AND ExecutionStatus="Running"`)
 	c.listEventually(`RecurKind="collection" AND RecurState="Enabled"`, "collection:sub1/rg1/ops")
 	c.listEventually(`RecurCollection="ops" AND RecurSubscription="sub1"`, append([]string{"collection:sub1/rg1/ops",
-		jobID + "bad", jobID + "good", jobID + "later", jobID + "once", jobID + "paused"}, runs...)...)
+		jobID + "bad", jobID + "gone", jobID + "good", jobID + "later", jobID + "once", jobID + "paused"}, runs...)...)
 
 	// The summary is a payload: encrypted at rest, readable through the
 	// codec endpoint, and without the target's query either way.
