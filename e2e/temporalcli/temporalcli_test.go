@@ -278,6 +278,13 @@ func (s *scenario) checkSummaries(c cli) {
 // metadata`) and the answer of its job query, both through the codec.
 func (s *scenario) checkJobDetails(c cli) {
 	t := s.t
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The answer of the metadata query is a payload too: encrypted, the CLI
+	// cannot read it without the codec.
+	raw, err := temporalcli.Run(ctx, "workflow", "metadata", "--workflow-id", jobID+"bad", "--address", c.address, "--namespace", c.namespace)
+	require.ErrorContains(t, err, "failed to unmarshal metadata")
+	require.NotContains(t, string(raw), "next occurrence")
 	meta := string(c.run("workflow", "metadata", "--workflow-id", jobID+"bad", "--codec-endpoint", s.codec))
 	require.Contains(t, meta, "**Enabled**, next occurrence "+s.start.Add(time.Hour).Format(time.RFC3339))
 	require.Contains(t, meta, "runs: 1, failed attempts 1, faulted 1")
