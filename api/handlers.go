@@ -11,7 +11,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
@@ -51,10 +50,7 @@ func (s *Server) putCollection(c *gin.Context) {
 		// yet; once it has, the PUT starts a new one.
 		err = retrying(ctx, isNotFound, func() error {
 			var err error
-			res, err = s.updateWithStart(ctx, client.StartWorkflowOptions{
-				ID:                    k.CollectionWorkflowID(),
-				TypedSearchAttributes: k.SearchAttributes(jobs.KindCollection),
-			}, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: coll})
+			res, err = s.updateWithStart(ctx, collectionStart(k), jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: coll})
 			return err
 		})
 	}
@@ -148,10 +144,7 @@ func (s *Server) startJob(ctx context.Context, k jobs.Key, job jobs.Job, defined
 	var runID string
 	err := retrying(ctx, isNotFound, func() error {
 		var err error
-		runID, err = s.updateWithStartRun(ctx, client.StartWorkflowOptions{
-			ID:                    k.JobWorkflowID(),
-			TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
-		}, jobs.JobWorkflowName, jobs.JobInput{Key: k}, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, defined)
+		runID, err = s.updateWithStartRun(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k}, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, defined)
 		return err
 	})
 	bg := context.WithoutCancel(ctx)

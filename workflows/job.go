@@ -226,6 +226,8 @@ func (j *job) execute(ctx workflow.Context, id string, in jobs.RunInput) *jobs.R
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		TypedSearchAttributes: j.key.SearchAttributes(jobs.KindRun, jobs.AttrNominalTime.ValueSet(in.Nominal)),
+		StaticSummary:         jobs.RunSummary(in), // metadata only: no new command, replay unchanged
+		StaticDetails:         jobs.RunDetails(in),
 	})
 	var result jobs.RunResult
 	run := workflow.ExecuteChildWorkflow(cctx, jobs.RunWorkflowName, in)
@@ -288,6 +290,7 @@ func (j *job) settle(ctx workflow.Context) {
 	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(string(p.State))); err != nil {
 		workflow.GetLogger(ctx).Error("upsert state", "error", err)
 	}
+	j.describe(ctx)
 }
 
 // changeStateUpsertOnChange upserts the state search attribute only when

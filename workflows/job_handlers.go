@@ -10,6 +10,7 @@ import (
 )
 
 func (j *job) register(ctx workflow.Context) error {
+	j.describe(ctx)
 	if err := workflow.SetQueryHandler(ctx, jobs.QueryJob, j.query); err != nil {
 		return err
 	}

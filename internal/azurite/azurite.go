@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/recurhq/recur/internal/filelock"
 )
 
 // Version is the Azurite release tests run: the last one that supports
@@ -93,7 +95,7 @@ func install() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lock(filepath.Join(dir, "install.lock"))
+	unlock, err := filelock.Lock(filepath.Join(dir, "install.lock"))
 	if err != nil {
 		return "", fmt.Errorf("lock %s: %w", dir, err)
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package azurite
+package filelock
 
 import (
 	"errors"
@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// lock takes the lock at path by creating the file, waiting while another
+// Lock takes the lock at path by creating the file, waiting while another
 // process holds it; a lock older than staleLock is taken as abandoned.
-func lock(path string) (unlock func(), err error) {
+func Lock(path string) (unlock func(), err error) {
 	const staleLock = 15 * time.Minute
 	for {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)

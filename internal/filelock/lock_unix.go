@@ -1,15 +1,15 @@
 //go:build unix
 
-package azurite
+package filelock
 
 import (
 	"os"
 	"syscall"
 )
 
-// lock takes an exclusive lock on the file at path, waiting for it; the
+// Lock takes an exclusive lock on the file at path, waiting for it; the
 // system drops it if the process dies, so a crashed install blocks no one.
-func lock(path string) (unlock func(), err error) {
+func Lock(path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
