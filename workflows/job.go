@@ -283,6 +283,7 @@ func (j *job) settle(ctx workflow.Context) {
 	if p.State == jobs.Enabled && j.state.Next == nil && j.running == 0 && j.state.Buffered == nil {
 		p.State = jobs.Completed
 	}
+	j.describe(ctx)
 	onChange := workflow.GetVersion(ctx, changeStateUpsertOnChange, workflow.DefaultVersion, 1) >= 1
 	if current, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(jobs.AttrState); onChange && ok && current == string(p.State) {
 		return
@@ -290,7 +291,6 @@ func (j *job) settle(ctx workflow.Context) {
 	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(string(p.State))); err != nil {
 		workflow.GetLogger(ctx).Error("upsert state", "error", err)
 	}
-	j.describe(ctx)
 }
 
 // changeStateUpsertOnChange upserts the state search attribute only when
