@@ -44,3 +44,9 @@ func TestBadWorkerFlagsStopAtStart(t *testing.T) {
 	require.Equal(t, 2, runCluster(context.Background(), "api", roles{api: true}, []string{"--workflow-pollers", "4"}, &stderr))
 	require.Contains(t, stderr.String(), "flag provided but not defined: -workflow-pollers", "an API-only process has no worker to size")
 }
+
+func TestBadSQLiteSyncStopsAtStart(t *testing.T) {
+	var stderr bytes.Buffer
+	require.Equal(t, 2, runDev(context.Background(), []string{"--http-addr", "127.0.0.1:0", "--sqlite-sync", "off"}, &stderr))
+	require.Contains(t, stderr.String(), `--sqlite-sync must be full or normal, not "off"`)
+}
