@@ -13,7 +13,7 @@ import (
 var loadMix = []struct {
 	name   string
 	weight int
-}{{"GET job", 6}, {"list jobs, first page", 2}, {"PUT job (redefine)", 2}}
+}{{"GET job", 6}, {"list jobs (first page)", 2}, {"PUT job (redefine)", 2}}
 
 // loadResult is what the API load measured.
 type loadResult struct {

@@ -72,7 +72,6 @@ type scale struct {
 }
 
 func run(ctx context.Context, c config) error {
-	res := &results{cfg: c, loadStart: recurproc.LoadAverage()}
 	s := &scale{cfg: c}
 	if c.burstAt != "" {
 		t, err := time.Parse(time.RFC3339, c.burstAt)
@@ -95,6 +94,7 @@ func run(ctx context.Context, c config) error {
 			return err
 		}
 	}
+	loadStart := recurproc.LoadAverage()
 	bin, err := recurproc.Build(work)
 	if err != nil {
 		return err
@@ -108,11 +108,23 @@ func run(ctx context.Context, c config) error {
 	}
 	defer s.proc.Kill()
 	s.api = newAPI(s.proc.API, c.concurrency)
+	res, err := s.measure(ctx)
+	if err != nil {
+		return err
+	}
+	res.loadStart = loadStart
+	res.print()
+	return s.proc.Stop()
+}
+
+// measure runs the phases in order on the started recur dev.
+func (s *scale) measure(ctx context.Context) (*results, error) {
+	res := &results{cfg: s.cfg}
 	res.baseline = s.sampleMemory(ctx, "baseline")
 	log.Printf("baseline: RSS %s with no jobs", mib(res.baseline.rss))
-
+	var err error
 	if res.create, err = s.createJobs(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	res.valid = res.create.ended.Before(s.burst)
 	if !res.valid {
@@ -120,18 +132,16 @@ func run(ctx context.Context, c config) error {
 			res.create.ended.Format(time.TimeOnly), s.burst.Format(time.TimeOnly))
 	}
 	res.load = s.load(ctx, s.loadTime())
-	sleepUntil(ctx, time.Now().Add(min(c.idle, time.Until(s.burst)-10*time.Second)))
+	sleepUntil(ctx, time.Now().Add(min(s.cfg.idle, time.Until(s.burst)-10*time.Second)))
 	res.idle = s.sampleMemory(ctx, "idle")
 	log.Printf("idle: RSS %s with %d jobs", mib(res.idle.rss), res.create.created)
 	if !time.Now().Before(s.burst) {
 		log.Printf("!!! the load or the memory reading ran past the burst time %s", s.burst.Format(time.TimeOnly))
 	}
-
 	res.burst = s.measureBurst(ctx, res.create.created)
 	res.dataSize = s.proc.DataSize()
 	res.loadEnd = recurproc.LoadAverage()
-	res.print()
-	return s.proc.Stop()
+	return res, nil
 }
 
 // loadTime is -load, shortened so that the load and the idle pause end at

@@ -90,6 +90,8 @@ func round(d time.Duration) time.Duration {
 	switch {
 	case d >= 10*time.Second:
 		return d.Round(100 * time.Millisecond)
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
 	case d >= 10*time.Millisecond:
 		return d.Round(100 * time.Microsecond)
 	default:
