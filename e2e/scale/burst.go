@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+)
+
+// burstResult is what the burst measured.
+type burstResult struct {
+	at         time.Time
+	expected   int             // jobs created with the burst time
+	late       []time.Duration // first arrival minus the burst time, per delivered job
+	allBy      time.Duration   // from the burst time until the last job's first arrival, when all came
+	within     [3]int          // delivered within 1, 2 and 5 minutes
+	missed     int             // not delivered within -grace
+	duplicates int
+	stray      int           // requests for another occurrence or no job
+	window     time.Duration // from the burst time until all came or -grace ran out
+	cpu        time.Duration // recur's CPU over the window
+	rssPeak    int           // kB, over the window
+	rssEnd     int
+}
+
+// withinLimits are the delays the burst counts deliveries within.
+var withinLimits = [3]time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute}
+
+// measureBurst waits for the burst time, then until every created job's first
+// occurrence arrived or -grace passed, sampling recur's CPU and RSS, and
+// then a little longer for duplicates.
+func (s *scale) measureBurst(ctx context.Context, expected int) *burstResult {
+	r := &burstResult{at: s.burst, expected: expected}
+	log.Printf("burst: waiting until %s for %d jobs (%s from now)", s.burst.Format(time.TimeOnly), expected,
+		time.Until(s.burst).Round(time.Second))
+	sleepUntil(ctx, s.burst)
+	cpu := s.proc.CPU()
+	deadline := s.burst.Add(s.cfg.grace)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		r.rssPeak = max(r.rssPeak, s.proc.RSS())
+		if s.sink.delivered() >= expected {
+			break
+		}
+		sleepUntil(ctx, time.Now().Add(time.Second))
+	}
+	r.window = time.Since(s.burst)
+	r.cpu = s.proc.CPU() - cpu
+	r.rssEnd = s.proc.RSS()
+	r.rssPeak = max(r.rssPeak, r.rssEnd)
+	log.Printf("burst: %d of %d delivered after %s; waiting 15 s for duplicates", s.sink.delivered(), expected, r.window.Round(time.Second))
+	sleepUntil(ctx, time.Now().Add(15*time.Second))
+	first, dups, stray := s.sink.snapshot()
+	r.duplicates, r.stray = dups, stray
+	for _, t := range first {
+		if t.IsZero() || t.After(deadline) {
+			continue
+		}
+		d := t.Sub(s.burst)
+		r.late = append(r.late, d)
+		r.allBy = max(r.allBy, d)
+		for k, limit := range withinLimits {
+			if d <= limit {
+				r.within[k]++
+			}
+		}
+	}
+	r.missed = max(0, expected-len(r.late))
+	if r.missed > 0 {
+		r.allBy = -1
+	}
+	return r
+}
+
+// allDelivered says when the last job's first occurrence arrived.
+func (r *burstResult) allDelivered() string {
+	if r.allBy < 0 {
+		return fmt.Sprintf("never (%d missing after %s)", r.missed, r.window.Round(time.Second))
+	}
+	return round(r.allBy).String()
+}
+
+func sleepUntil(ctx context.Context, t time.Time) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(t)):
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// recorder collects the latencies and failures of one kind of request.
+type recorder struct {
+	mu     sync.Mutex
+	took   []time.Duration
+	errs   map[string]int // by status, "transport" when no answer came
+	first  error
+	window time.Duration // the time the requests were sent over, for the rate
+}
+
+func newRecorder() *recorder { return &recorder{errs: map[string]int{}} }
+
+// add records one request: its status (0 for none), time and error.
+func (r *recorder) add(status int, took time.Duration, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.took = append(r.took, took)
+	if err == nil {
+		return
+	}
+	if r.first == nil {
+		r.first = err
+	}
+	what := "transport"
+	if status != 0 {
+		what = strconv.Itoa(status)
+	}
+	r.errs[what]++
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.took)
+}
+
+// latency says p50/p99/max of the requests.
+func (r *recorder) latency() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return percentiles(r.took)
+}
+
+// rate says the requests per second over the window.
+func (r *recorder) rate() string {
+	if r.window <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f/s", float64(r.count())/r.window.Seconds())
+}
+
+// errors says the failed requests by status, and the first failure.
+func (r *recorder) errors() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.errs) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(r.errs)) {
+		parts = append(parts, fmt.Sprintf("%s x%d", k, r.errs[k]))
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf(" (first: %.200v)", r.first)
+}
+
+// percentiles says p50/p99/max of ds, nearest rank.
+func percentiles(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "n/a"
+	}
+	s := slices.Sorted(slices.Values(ds))
+	at := func(p float64) time.Duration { return s[max(0, int(math.Ceil(p*float64(len(s))))-1)] }
+	return fmt.Sprintf("p50 %s, p99 %s, max %s (n=%d)", round(at(0.50)), round(at(0.99)), round(s[len(s)-1]), len(s))
+}
+
+// round shows a duration with about three significant digits.
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	default:
+		return d.Round(time.Microsecond)
+	}
+}
+
+func mib(kb int) string {
+	if kb < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(kb)/1024)
+}
