@@ -28,6 +28,7 @@ func row(what, format string, args ...any) {
 func (r *results) print() {
 	fmt.Printf("==== scale: %d hourly jobs, concurrency %d ====\n", r.cfg.jobs, r.cfg.concurrency)
 	row("command", "go run ./e2e/scale %s", strings.Join(os.Args[1:], " "))
+	row("recur settings from the environment", "%s", recurEnv())
 	row("load average start / end", "%s / %s", r.loadStart, r.loadEnd)
 	r.printCreate()
 	r.printLoad()
@@ -92,14 +93,29 @@ func (r *results) printBurst() {
 	row("recur data dir", "%.1f MiB", float64(r.dataSize)/(1<<20))
 }
 
+// recurEnv lists the RECUR_ variables recur dev inherits, which set its
+// flags' defaults.
+func recurEnv() string {
+	var set []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "RECUR_") {
+			set = append(set, kv)
+		}
+	}
+	if len(set) == 0 {
+		return "none (recur's defaults)"
+	}
+	return strings.Join(set, " ")
+}
+
 // memoryNote says how the memory figures were read.
 const memoryNote = `Memory per idle job is (idle - baseline) / jobs created; the baseline is read right after
 recur dev is ready, so the figure also holds what the server and worker grow into once busy,
 which dominates for small N. "metrics" is go_memstats_heap_inuse_bytes of /metrics, no GC
-forced; "after GC" is HeapInuse in the heap profile taken with gc=1 (-profile). The worker's
-sticky workflow cache is the Go SDK's default, 10000 workflows (sdkworker.SetStickyWorkflowCacheSize;
-recur does not set it): up to 10000 idle job workflows stay cached in the worker, so past 10000
-jobs the cache stops growing and the rest are replayed from history when they next run.`
+forced; "after GC" is HeapInuse in the heap profile taken with gc=1 (-profile). The worker keeps
+up to --workflow-cache workflows in memory (RECUR_WORKFLOW_CACHE, which recur dev inherits from
+this command; 10000 by default): past that many jobs the cache stops growing and the others are
+replayed from history when they next run.`
 
 // mix says the load's mix of operations.
 func mix() string {
