@@ -22,9 +22,9 @@ type workerFlags struct {
 func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&w.cache, "workflow-cache", envInt("RECUR_WORKFLOW_CACHE", 10000),
 		"workflows kept in memory between their tasks; an evicted job replays its history at its next occurrence (RECUR_WORKFLOW_CACHE)")
-	fs.IntVar(&w.workflowPollers, "workflow-pollers", envInt("RECUR_WORKFLOW_POLLERS", 2),
+	fs.IntVar(&w.workflowPollers, "workflow-pollers", envInt("RECUR_WORKFLOW_POLLERS", 8),
 		"concurrent long polls for workflow tasks (RECUR_WORKFLOW_POLLERS)")
-	fs.IntVar(&w.activityPollers, "activity-pollers", envInt("RECUR_ACTIVITY_POLLERS", 2),
+	fs.IntVar(&w.activityPollers, "activity-pollers", envInt("RECUR_ACTIVITY_POLLERS", 8),
 		"concurrent long polls for activity tasks, that is actions (RECUR_ACTIVITY_POLLERS)")
 	fs.IntVar(&w.maxActivities, "max-concurrent-actions", envInt("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
 		"actions (activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
