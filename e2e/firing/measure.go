@@ -150,6 +150,7 @@ func (r *phaseResult) lateness() string {
 // printResults prints the phases side by side.
 func printResults(c config, rs []*phaseResult) {
 	fmt.Printf("==== firing precision: %d every-minute jobs / schedules, %d minutes measured per phase ====\n", c.jobs, c.minutes)
+	fmt.Printf("%-36s %s\n", "recur settings from the environment", recurproc.Settings())
 	row := func(what string, cell func(r *phaseResult) string) {
 		cells := make([]string, len(rs))
 		for i, r := range rs {

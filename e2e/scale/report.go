@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // results is everything one run measured.
@@ -28,7 +30,7 @@ func row(what, format string, args ...any) {
 func (r *results) print() {
 	fmt.Printf("==== scale: %d hourly jobs, concurrency %d ====\n", r.cfg.jobs, r.cfg.concurrency)
 	row("command", "go run ./e2e/scale %s", strings.Join(os.Args[1:], " "))
-	row("recur settings from the environment", "%s", recurEnv())
+	row("recur settings from the environment", "%s", recurproc.Settings())
 	row("load average start / end", "%s / %s", r.loadStart, r.loadEnd)
 	r.printCreate()
 	r.printLoad()
@@ -91,21 +93,6 @@ func (r *results) printBurst() {
 	row("recur CPU over the burst", "%.1f s = %.0f%% of a core over %s", b.cpu.Seconds(), 100*b.cpu.Seconds()/b.window.Seconds(), round(b.window))
 	row("recur RSS peak / end of burst", "%s / %s", mib(b.rssPeak), mib(b.rssEnd))
 	row("recur data dir", "%.1f MiB", float64(r.dataSize)/(1<<20))
-}
-
-// recurEnv lists the RECUR_ variables recur dev inherits, which set its
-// flags' defaults.
-func recurEnv() string {
-	var set []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "RECUR_") {
-			set = append(set, kv)
-		}
-	}
-	if len(set) == 0 {
-		return "none (recur's defaults)"
-	}
-	return strings.Join(set, " ")
 }
 
 // memoryNote says how the memory figures were read.

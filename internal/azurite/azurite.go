@@ -82,40 +82,25 @@ func Start(t testing.TB) (endpoint, account, key string) {
 // install installs Azurite under the user's cache directory unless it is
 // there already, and returns the path of its queue service's script.
 func install() (string, error) {
-	cache, err := os.UserCacheDir()
+	queueScript := filepath.Join("node_modules", "azurite", "dist", "src", "queue", "main.js")
+	dir, err := filelock.Install("recur-azurite", Version, func(dir string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", dir,
+			"--no-audit", "--no-fund", "--no-update-notifier", "azurite@"+Version)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("npm install azurite@%s: %w\n%s", Version, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, queueScript)); err != nil {
+			return fmt.Errorf("npm installed azurite@%s without its queue service: %w", Version, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "recur-azurite", Version)
-	script := filepath.Join(dir, "node_modules", "azurite", "dist", "src", "queue", "main.js")
-	marker := filepath.Join(dir, "installed")
-	if _, err := os.Stat(marker); err == nil {
-		return script, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := filelock.Lock(filepath.Join(dir, "install.lock"))
-	if err != nil {
-		return "", fmt.Errorf("lock %s: %w", dir, err)
-	}
-	defer unlock()
-	// Another test binary may have installed it while this one waited.
-	if _, err := os.Stat(marker); err == nil {
-		return script, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "install", "--prefix", dir,
-		"--no-audit", "--no-fund", "--no-update-notifier", "azurite@"+Version)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm install azurite@%s: %w\n%s", Version, err, out)
-	}
-	if _, err := os.Stat(script); err != nil {
-		return "", fmt.Errorf("npm installed azurite@%s without its queue service: %w", Version, err)
-	}
-	return script, os.WriteFile(marker, []byte(Version+"\n"), 0o644)
+	return filepath.Join(dir, queueScript), nil
 }
 
 // freePort returns a TCP port of 127.0.0.1 nothing listens on now.

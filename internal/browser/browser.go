@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/recurhq/recur/internal/filelock"
 )
 
 // Path is where Debian's chromium package puts the browser.
@@ -56,7 +58,7 @@ func install() (string, error) {
 	if _, err := exec.LookPath("apt-get"); err != nil {
 		return "", fmt.Errorf("%s is missing and there is no apt-get to install Debian's %s package with", Path, Package)
 	}
-	unlock, err := lock(filepath.Join(os.TempDir(), "recur-chromium-install.lock"))
+	unlock, err := filelock.Lock(filepath.Join(os.TempDir(), "recur-chromium-install.lock"))
 	if err != nil {
 		return "", fmt.Errorf("lock the install: %w", err)
 	}

@@ -345,3 +345,19 @@ func (p *Process) Profile(ctx context.Context, name, query, path string) error {
 	}
 	return f.Close()
 }
+
+// Settings lists the RECUR_ variables of this process's environment, which
+// the recur dev it starts inherits as its flags' defaults: a measurement
+// reports them beside its figures.
+func Settings() string {
+	var set []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "RECUR_") {
+			set = append(set, kv)
+		}
+	}
+	if len(set) == 0 {
+		return "none (recur's defaults)"
+	}
+	return strings.Join(set, " ")
+}

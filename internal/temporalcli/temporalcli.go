@@ -57,48 +57,33 @@ func Install(ctx context.Context) (string, error) {
 // install runs `go install Package@Version` with GOBIN in the cache
 // directory, under a file lock, unless the binary is there already.
 func install(ctx context.Context) (string, error) {
-	cache, err := os.UserCacheDir()
+	dir, err := filelock.Install("recur-temporal-cli", Version, func(dir string) error {
+		ctx, cancel := context.WithTimeout(ctx, InstallTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", "install", Package+"@"+Version)
+		// Outside recur's module, with the toolchain at hand: a newer one is
+		// never downloaded behind the test's back.
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOBIN="+filepath.Join(dir, "bin"), "GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go install %s@%s: %w\n%s", Package, Version, err, out)
+		}
+		// `temporal --version` of a go install says 0.0.0-DEV (releases set
+		// it with -ldflags); the build information names the module's version.
+		bin := filepath.Join(dir, "bin", "temporal")
+		out, err := exec.CommandContext(ctx, "go", "version", "-m", bin).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("go version -m %s: %w\n%s", bin, err, out)
+		}
+		if want := "\tgithub.com/temporalio/cli\t" + Version + "\t"; !strings.Contains(string(out), want) {
+			return fmt.Errorf("%s is not github.com/temporalio/cli %s:\n%s", bin, Version, out)
+		}
+		return nil
+	})
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "recur-temporal-cli", Version)
-	bin := filepath.Join(dir, "bin", "temporal")
-	marker := filepath.Join(dir, "installed")
-	if _, err := os.Stat(marker); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := filelock.Lock(filepath.Join(dir, "install.lock"))
-	if err != nil {
-		return "", fmt.Errorf("lock %s: %w", dir, err)
-	}
-	defer unlock()
-	// Another test binary may have installed it while this one waited.
-	if _, err := os.Stat(marker); err == nil {
-		return bin, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, InstallTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "install", Package+"@"+Version)
-	// Outside recur's module, with the toolchain at hand: a newer one is
-	// never downloaded behind the test's back.
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOBIN="+filepath.Join(dir, "bin"), "GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go install %s@%s: %w\n%s", Package, Version, err, out)
-	}
-	// `temporal --version` of a go install says 0.0.0-DEV (releases set it
-	// with -ldflags); the build information names the module's version.
-	out, err := exec.CommandContext(ctx, "go", "version", "-m", bin).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go version -m %s: %w\n%s", bin, err, out)
-	}
-	if want := "\tgithub.com/temporalio/cli\t" + Version + "\t"; !strings.Contains(string(out), want) {
-		return "", fmt.Errorf("%s is not github.com/temporalio/cli %s:\n%s", bin, Version, out)
-	}
-	return bin, os.WriteFile(marker, []byte(Version+"\n"), 0o644)
+	return filepath.Join(dir, "bin", "temporal"), nil
 }
 
 // Run runs the CLI with args and returns its stdout; an exit status other
