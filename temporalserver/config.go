@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/cluster"
@@ -31,15 +32,20 @@ const storeName = "sqlite-default"
 // devDynamicConfig is the dynamic config of a single-machine dev server.
 // The update settings are the server's defaults in v1.32 but recur cannot
 // work without Updates, so they are pinned here.
-func devDynamicConfig() dynamicconfig.StaticClient {
-	return dynamicconfig.StaticClient{
+//
+// Search attributes registered at start must be usable at once, not
+// after each service's search attribute cache expires (a minute): the
+// caches are refreshed on every read until that minute has passed, and
+// then no more. The returned function ends the refreshing. Left on, it
+// cost a persistence read per row of every visibility list: 69% of the
+// CPU of listing 1000 jobs (BENCHMARKS.md, "API with 10,000 jobs").
+func devDynamicConfig() (dc *dynamicconfig.MemoryClient, endRefresh func()) {
+	dc = dynamicconfig.NewMemoryClient()
+	for key, value := range map[dynamicconfig.Key]any{
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
 		dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
-		// Search attributes registered at start are usable at once instead of
-		// after the cache's refresh interval.
-		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
-		dynamicconfig.ForceNexusEndpointRefreshOnRead.Key():         true,
-		// Bypassing that cache costs persistence reads; the CLI's dev server
+		dynamicconfig.ForceNexusEndpointRefreshOnRead.Key():                    true,
+		// Bypassing the caches costs persistence reads; the CLI's dev server
 		// raises these limits in the same ratio as the defaults.
 		dynamicconfig.FrontendPersistenceMaxQPS.Key(): 10000,
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
@@ -49,8 +55,16 @@ func devDynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// The default (128k cached workflows) is sized for a cluster host.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+	} {
+		dc.OverrideValue(key, value)
 	}
+	return dc, dc.OverrideValue(dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(), true)
 }
+
+// searchAttributeCacheExpiry is how long after the attributes are
+// registered every service's cache has reloaded them by itself: the
+// server's cache refresh interval (60 s) and a margin.
+var searchAttributeCacheExpiry = 65 * time.Second
 
 // checkPortsFree fails with a clear message if a port the caller chose is
 // taken, before anything is started or written.
@@ -166,7 +180,7 @@ func prepareDatabase(sqlCfg *config.SQL, cfg Config) error {
 
 // serverOptions assembles the Temporal server: all services in this process
 // on static hosts, so there is no membership ring to join.
-func serverOptions(cfg Config, sqlCfg *config.SQL, ports servicePorts, logger *slog.Logger) ([]temporal.ServerOption, error) {
+func serverOptions(cfg Config, sqlCfg *config.SQL, ports servicePorts, dc dynamicconfig.Client, logger *slog.Logger) ([]temporal.ServerOption, error) {
 	conf := serverConfig(cfg, sqlCfg, ports)
 	tlog := serverLogger{log: logger}
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
@@ -190,7 +204,7 @@ func serverOptions(cfg Config, sqlCfg *config.SQL, ports servicePorts, logger *s
 		temporal.WithLogger(tlog),
 		temporal.WithAuthorizer(authorizer),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
-		temporal.WithDynamicConfigClient(devDynamicConfig()),
+		temporal.WithDynamicConfigClient(dc),
 	}, nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/temporal"
 )
 
@@ -94,6 +95,11 @@ type Server struct {
 	ui       *uiserver.Server
 	uiDone   chan struct{}
 
+	// refreshTimer ends the search attribute cache refreshing
+	// (devDynamicConfig); dc holds the dynamic config.
+	refreshTimer *time.Timer
+	dc           *dynamicconfig.MemoryClient
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -130,7 +136,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.logLevel.Set(slog.LevelWarn)
 	logger := slog.New(minLevelHandler{next: cfg.Logger.Handler(), min: s.logLevel})
 
-	opts, err := serverOptions(cfg, sqlCfg, ports, logger)
+	dc, endRefresh := devDynamicConfig()
+	opts, err := serverOptions(cfg, sqlCfg, ports, dc, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		_ = s.Stop()
 		return nil, err
 	}
+	s.dc, s.refreshTimer = dc, time.AfterFunc(searchAttributeCacheExpiry, endRefresh)
 	return s, nil
 }
 
@@ -200,6 +208,9 @@ func (s *Server) Stop() error {
 		// canceled, task queue closed) that are no news; Stop's own result
 		// says whether it failed.
 		s.logLevel.Set(silent)
+		if s.refreshTimer != nil {
+			s.refreshTimer.Stop()
+		}
 		if s.ui != nil {
 			s.ui.Stop()
 			<-s.uiDone
