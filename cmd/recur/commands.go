@@ -174,7 +174,7 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	fs.Var(retentionFlag{&retention}, "retention", "namespace retention of closed workflows and history, e.g. 60d or 72h (RECUR_RETENTION)")
 	sync := fs.String("sqlite-sync", env("RECUR_SQLITE_SYNC", string(temporalserver.SyncFull)),
-		"full: every commit is synced to disk and survives a power loss; normal: synced at checkpoints, about twice the throughput, survives a crash of recur but may lose the last commits to a power loss (RECUR_SQLITE_SYNC)")
+		"full: every commit is synced to disk and survives a power loss; normal: synced at checkpoints, a third more throughput, survives a crash of recur but may lose the last commits to a power loss (RECUR_SQLITE_SYNC)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
