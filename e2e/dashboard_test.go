@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -75,42 +73,18 @@ const readDashboard = `(() => {
   };
 })()`
 
-// dashboardStack is a stack, its API with an optional token, and targets
-// that succeed and fail.
-type dashboardStack struct {
-	api   string
-	token string
-}
+// dashboardStack is the API of a stack, with an optional token.
+type dashboardStack struct{ tenantAPI }
 
+// do is tenantAPI.do that wants the status want and decodes the answer.
 func (d dashboardStack) do(t *testing.T, method, path string, body any, want int) map[string]any {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = bytes.NewReader(data)
+	a := d.tenantAPI.do(t, method, path, body)
+	require.Equal(t, want, a.status, "%s %s: %s", method, path, a.body)
+	if len(a.body) == 0 {
+		return nil
 	}
-	u := d.api + path
-	if !strings.HasPrefix(path, "/recur/") {
-		u += "?api-version=2016-03-01"
-	}
-	req, err := http.NewRequest(method, u, rd)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if d.token != "" {
-		req.Header.Set("Authorization", "Bearer "+d.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, want, resp.StatusCode, "%s %s: %s", method, path, data)
-	var out map[string]any
-	if len(data) > 0 {
-		require.NoError(t, json.Unmarshal(data, &out), string(data))
-	}
-	return out
+	return a.json(t)
 }
 
 // hourlyJob is a job due every hour from an hour from now, calling uri
@@ -180,7 +154,7 @@ func readView(t *testing.T, ctx context.Context) dashboardView {
 // shows of each against the API, then previews a recurrence in the form.
 func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 	s := newStack(t)
-	d := dashboardStack{api: s.api.URL}
+	d := dashboardStack{tenantAPI{base: s.api.URL}}
 	ok, failing := newTargets(t)
 	d.do(t, http.MethodPut, collectionPath, map[string]any{"location": "westeurope",
 		"properties": map[string]any{"sku": map[string]any{"name": "Standard"}}}, http.StatusCreated)
@@ -284,7 +258,7 @@ func TestDashboardShowsMarkupAsText(t *testing.T) {
 	st, err := recurtest.StartWith(recurtest.Config{Auth: tokens})
 	require.NoError(t, err)
 	t.Cleanup(st.Stop)
-	d := dashboardStack{api: st.API.URL, token: token}
+	d := dashboardStack{tenantAPI{base: st.API.URL, token: token}}
 	_, failing := newTargets(t)
 	coll := "/subscriptions/sub-x/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/tags"
 	d.do(t, http.MethodPut, coll, map[string]any{"location": markup, "properties": map[string]any{}}, http.StatusCreated)

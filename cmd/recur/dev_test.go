@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,8 +15,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/recurhq/recur/temporalserver"
 )
 
 // devProcess is `recur dev` running as a child process.
@@ -176,12 +173,7 @@ func TestDevRefusesAPortInUse(t *testing.T) {
 // runs the worker.
 func TestServeAgainstACluster(t *testing.T) {
 	bin := buildRecur(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	srv, err := temporalserver.Start(ctx, temporalserver.Config{
-		DataDir: t.TempDir(), FrontendPort: freePort(t), Namespace: "recur-cluster",
-	})
-	require.NoError(t, err)
+	srv := startCluster(t, t.TempDir(), freePort(t))
 	defer srv.Stop()
 
 	apiPort := freePort(t)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/internal/recurtest"
-	"github.com/recurhq/recur/temporalserver"
 )
 
 // TestSplitRolesServeMetricsAndLogs runs `recur worker --metrics-addr
@@ -27,12 +25,7 @@ import (
 // by state, request latency).
 func TestSplitRolesServeMetricsAndLogs(t *testing.T) {
 	bin := buildRecur(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	srv, err := temporalserver.Start(ctx, temporalserver.Config{
-		DataDir: t.TempDir(), FrontendPort: freePort(t), Namespace: "recur-cluster",
-	})
-	require.NoError(t, err)
+	srv := startCluster(t, t.TempDir(), freePort(t))
 	defer srv.Stop()
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer target.Close()
@@ -55,7 +48,10 @@ func TestSplitRolesServeMetricsAndLogs(t *testing.T) {
 	}})
 	require.Equal(t, http.StatusCreated, status, body)
 
-	var families map[string]*dto.MetricFamily
+	var (
+		families map[string]*dto.MetricFamily
+		err      error
+	)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		families, err = recurtest.Scrape(metricsURL)
 		if !assert.NoError(c, err) {

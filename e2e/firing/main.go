@@ -76,15 +76,11 @@ type firing struct {
 }
 
 func run(ctx context.Context, c config) error {
-	work, err := os.MkdirTemp("", "recur-firing-")
+	work, remove, err := recurproc.WorkDir("recur-firing-", c.keep)
 	if err != nil {
 		return err
 	}
-	if c.keep {
-		log.Printf("keeping %s", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer remove()
 	if c.profile != "" {
 		if err := os.MkdirAll(c.profile, 0o755); err != nil {
 			return err

@@ -80,15 +80,11 @@ func run(ctx context.Context, c config) error {
 		}
 		s.burst = t.Truncate(time.Second)
 	}
-	work, err := os.MkdirTemp("", "recur-scale-")
+	work, remove, err := recurproc.WorkDir("recur-scale-", c.keep)
 	if err != nil {
 		return err
 	}
-	if c.keep {
-		log.Printf("keeping %s", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer remove()
 	if c.profile != "" {
 		if err := os.MkdirAll(c.profile, 0o755); err != nil {
 			return err

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // headerNominal is the header in which recur says which occurrence a
@@ -20,7 +19,7 @@ const headerNominal = "x-ms-scheduler-expected-execution-time"
 // 200 and records, per job, the requests for the burst's occurrence.
 type sink struct {
 	url   string
-	srv   *http.Server
+	close func()
 	burst time.Time // the nominal time the requests are expected for
 
 	mu       sync.Mutex
@@ -30,18 +29,10 @@ type sink struct {
 }
 
 func startSink(n int) (*sink, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &sink{url: "http://" + ln.Addr().String(), first: make([]time.Time, n), requests: make([]int, n)}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Printf("sink stopped: %v", err)
-		}
-	}()
-	return s, nil
+	s := &sink{first: make([]time.Time, n), requests: make([]int, n)}
+	var err error
+	s.url, s.close, err = recurproc.Serve(s.serve)
+	return s, err
 }
 
 // expect sets the burst's nominal time; requests for any other time are
@@ -97,5 +88,3 @@ func (s *sink) snapshot() (first []time.Time, duplicates, stray int) {
 	}
 	return append([]time.Time(nil), s.first...), duplicates, s.stray
 }
-
-func (s *sink) close() { _ = s.srv.Close() }

@@ -69,15 +69,11 @@ func main() {
 // run does the whole soak and tells whether it passed. Ctrl-C ends the
 // running phase early; the final checks still run.
 func run(ctx context.Context, c config) (bool, error) {
-	work, err := os.MkdirTemp("", "recur-soak-")
+	work, remove, err := recurproc.WorkDir("recur-soak-", c.keep)
 	if err != nil {
 		return false, err
 	}
-	if c.keep {
-		log.Printf("keeping %s", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer remove()
 	if c.dataDir == "" {
 		c.dataDir = work + "/data"
 	}

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"errors"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // delivery is one request the sink received.
@@ -24,26 +23,18 @@ type delivery struct {
 // sink is the HTTP target of every job: it answers 200 and records each
 // delivery.
 type sink struct {
-	url string
-	srv *http.Server
+	url   string
+	close func()
 
 	mu         sync.Mutex
 	deliveries []delivery
 }
 
 func startSink() (*sink, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &sink{url: "http://" + ln.Addr().String()}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Printf("sink stopped: %v", err)
-		}
-	}()
-	return s, nil
+	s := &sink{}
+	var err error
+	s.url, s.close, err = recurproc.Serve(s.serve)
+	return s, err
 }
 
 func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
@@ -78,5 +69,3 @@ func (s *sink) count() int {
 	defer s.mu.Unlock()
 	return len(s.deliveries)
 }
-
-func (s *sink) close() { _ = s.srv.Close() }
