@@ -70,6 +70,9 @@ func FuzzParse(f *testing.F) {
 		`{"recurrence":{"frequency":"Day","colour":"red"}}`,
 		`{"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"occurrence":6}]}}}`,
 		`{"startTime":"yesterday"}`,
+		// Found by the fuzzer: the offset moves the instant into year -1,
+		// which the written-back UTC form cannot hold.
+		`{"startTime":"0000-01-01T00:00:00,000000001+01:00"}`,
 		`{"startTime":12}`,
 		`{}`,
 		`[]`,

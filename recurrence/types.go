@@ -237,9 +237,16 @@ func ParseDateTime(s string) (DateTime, error) {
 	}, s)
 	for _, l := range dateTimeLayouts {
 		t, err := time.Parse(l.layout, norm)
-		if err == nil {
-			return DateTime{t: t, dateOnly: l.dateOnly}, nil
+		if err != nil {
+			continue
 		}
+		// A date-time is written back in UTC: an offset must not move it
+		// out of the years RFC 3339 can write (0000-01-01T00:00:00+01:00
+		// is in year -1).
+		if y := t.UTC().Year(); !l.dateOnly && (y < 0 || y > 9999) {
+			break
+		}
+		return DateTime{t: t, dateOnly: l.dateOnly}, nil
 	}
 	return DateTime{}, invalid("", CodeInvalidDateTime, badDateTime(strconv.Quote(s)))
 }

@@ -147,6 +147,7 @@ func TestValidationMessagesNameTheBadValue(t *testing.T) {
 	for props, want := range map[string]string{
 		`{"recurrence":{"frequency":"Day","timeZone":"Mars/Olympus"}}`:    `recurrence.timeZone: "Mars/Olympus" is not a time zone`,
 		`{"startTime":"2015-13-01"}`:                                      `startTime: must be an ISO 8601 date-time such as 2015-04-07T14:00:00Z or a date such as 2015-04-07, not "2015-13-01"`,
+		`{"startTime":"0000-01-01T00:00:00+01:00"}`:                       `startTime: must be an ISO 8601 date-time such as 2015-04-07T14:00:00Z or a date such as 2015-04-07, not "0000-01-01T00:00:00+01:00"`,
 		`{"recurrence":{"frequency":"Day","interval":600}}`:               `recurrence.interval: must be between 1 and 548 for frequency Day, not 600`,
 		`{"recurrence":{"frequency":"day","schedule":{"monthDays":[1]}}}`: `recurrence.schedule.monthDays: can be given only with frequency Month, not Day`,
 	} {
