@@ -40,6 +40,11 @@ type config struct {
 	keep    bool
 	phases  string
 	profile string
+	// startAfter, when set, holds every occurrence back until the first
+	// minute boundary at least this long after a phase starts creating:
+	// at 10,000 every-minute jobs, creation takes minutes, and jobs that
+	// fire while the rest are created slow the creation down.
+	startAfter time.Duration
 }
 
 func main() {
@@ -50,10 +55,11 @@ func main() {
 	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase")
 	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run: recur, peer or both")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
+	flag.DurationVar(&c.startAfter, "start-after", 0, "hold every job's (schedule's) first occurrence back until the first minute boundary this long after its phase starts creating; by default each begins at its next slot once created")
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's CPU profile over each phase's window, and its heap at the window's end, in")
 	flag.Parse()
-	if c.jobs < 1 || c.minutes < 1 {
-		fmt.Fprintln(os.Stderr, "firing: -jobs and -minutes must be positive")
+	if c.jobs < 1 || c.minutes < 1 || c.startAfter < 0 {
+		fmt.Fprintln(os.Stderr, "firing: -jobs and -minutes must be positive, -start-after not negative")
 		os.Exit(2)
 	}
 	log.SetFlags(log.Ltime)
@@ -135,15 +141,16 @@ func run(ctx context.Context, c config) error {
 func (f *firing) recurPhase(ctx context.Context) (*phaseResult, error) {
 	n := f.cfg.jobs
 	started := time.Now()
-	log.Printf("recur: creating %d collection(s) and %d every-minute jobs", len(collections(n)), n)
-	ok, err := f.createJobs(ctx, n)
+	first := f.firstMinute(started)
+	log.Printf("recur: creating %d collection(s) and %d every-minute jobs%s", len(collections(n)), n, startsAt(first))
+	ok, err := f.createJobs(ctx, n, first)
 	created := time.Since(started)
 	log.Printf("recur: created %d of %d jobs in %s%s", len(ok), n, created.Round(time.Millisecond), firstError(err))
 	names := make([]string, n)
 	for i := range names {
 		names[i] = jobName(i)
 	}
-	r := f.measure(ctx, "recur", names, len(ok))
+	r := f.measure(ctx, "recur", names, len(ok), first)
 	r.created = created
 	r.events = countSample(ctx, f.temporal, ok, func(name string) string {
 		var i int
@@ -172,11 +179,12 @@ func (f *firing) peerPhase(ctx context.Context) (*phaseResult, error) {
 		names[i] = fmt.Sprintf("sched-%05d", i)
 	}
 	started := time.Now()
-	log.Printf("peer: creating %d every-minute schedules", n)
-	ok, err := f.createSchedules(ctx, names)
+	first := f.firstMinute(started)
+	log.Printf("peer: creating %d every-minute schedules%s", n, startsAt(first))
+	ok, err := f.createSchedules(ctx, names, first)
 	created := time.Since(started)
 	log.Printf("peer: created %d of %d schedules in %s%s", len(ok), n, created.Round(time.Millisecond), firstError(err))
-	r := f.measure(ctx, "peer", names, len(ok))
+	r := f.measure(ctx, "peer", names, len(ok), first)
 	r.created = created
 	r.events = countSample(ctx, f.temporal, ok, func(name string) string {
 		return scheduleWorkflowPrefix + name
@@ -204,6 +212,22 @@ func (f *firing) settle(phase string) {
 	time.Sleep(f.cfg.settle)
 	log.Printf("%s: settled; recur used %.0f%% of a core over the last %s", phase,
 		100*float64(f.proc.CPU()-cpu)/float64(f.cfg.settle), f.cfg.settle)
+}
+
+// firstMinute is the minute before which no occurrence of a phase that
+// starts creating at started is due; zero without -start-after.
+func (f *firing) firstMinute(started time.Time) time.Time {
+	if f.cfg.startAfter == 0 {
+		return time.Time{}
+	}
+	return started.Add(f.cfg.startAfter + time.Minute - 1).Truncate(time.Minute).UTC()
+}
+
+func startsAt(first time.Time) string {
+	if first.IsZero() {
+		return ""
+	}
+	return ", first occurrences at " + first.Format(time.TimeOnly)
 }
 
 // firstError says what the first failure of a batch was, if any.

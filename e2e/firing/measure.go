@@ -40,13 +40,17 @@ type phaseResult struct {
 	events                    eventCount
 }
 
-// measure waits for the first minute boundary at least 10 s away, samples
+// measure waits for the first minute boundary at least 10 s away (and not
+// before first, the phase's first occurrences, if set), samples
 // CPU and RSS over the window of -minutes, waits at most -grace for the
 // occurrences due in it, and compares the deliveries with the schedules.
 // Of names (job i fires at offset(i, len(names))), created were created.
-func (f *firing) measure(ctx context.Context, phase string, names []string, created int) *phaseResult {
+func (f *firing) measure(ctx context.Context, phase string, names []string, created int, first time.Time) *phaseResult {
 	r := &phaseResult{phase: phase, n: created, expected: created * f.cfg.minutes}
 	r.from = time.Now().Add(10*time.Second + time.Minute - 1).Truncate(time.Minute)
+	if r.from.Before(first) {
+		r.from = first
+	}
 	r.to = r.from.Add(time.Duration(f.cfg.minutes) * time.Minute)
 	log.Printf("%s: measuring the occurrences due %s-%s", phase, r.from.Format(time.TimeOnly), r.to.Format(time.TimeOnly))
 	sleepUntil(ctx, r.from)

@@ -88,15 +88,15 @@ func startPeerWorker(c client.Client) (sdkworker.Worker, error) {
 }
 
 // createSchedules creates one every-minute schedule per name, firing at
-// the offset of its index past each minute, like recur's jobs. It returns
-// the names it created.
-func (f *firing) createSchedules(ctx context.Context, names []string) ([]string, error) {
+// the offset of its index past each minute, like recur's jobs, from the
+// first minute on if there is one. It returns the names it created.
+func (f *firing) createSchedules(ctx context.Context, names []string, first time.Time) ([]string, error) {
 	return parallel(names, func(i int, name string) error {
 		_, err := f.temporal.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID: name,
 			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{
 				{Every: time.Minute, Offset: offset(i, len(names))},
-			}},
+			}, StartAt: first},
 			Action: &client.ScheduleWorkflowAction{
 				ID:        name,
 				Workflow:  peerWorkflowName,

@@ -54,10 +54,11 @@ func collections(n int) []jobs.Key {
 }
 
 // createJobs creates the collections and the every-minute jobs; job i
-// fires at its offset past each minute. Start times lie in the past, so
-// every job begins at its next slot after it was created. It returns the
-// names of the jobs it created.
-func (f *firing) createJobs(ctx context.Context, n int) ([]string, error) {
+// fires at its offset past each minute. Without a first minute, start
+// times lie in the past, so every job begins at its next slot after it was
+// created; with one, every job begins in that minute. It returns the names
+// of the jobs it created.
+func (f *firing) createJobs(ctx context.Context, n int, first time.Time) ([]string, error) {
 	for i, k := range collections(n) {
 		body := map[string]any{"location": "local", "properties": map[string]any{
 			"sku": map[string]any{"name": "P20Premium"},
@@ -70,7 +71,10 @@ func (f *firing) createJobs(ctx context.Context, n int) ([]string, error) {
 			return nil, err
 		}
 	}
-	base := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+	base := first
+	if base.IsZero() {
+		base = time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
+	}
 	names := make([]string, n)
 	for i := range names {
 		names[i] = jobName(i)
