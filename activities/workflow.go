@@ -36,9 +36,9 @@ func (a *Activities) StartWorkflow(ctx context.Context, in jobs.ActionInput) (_ 
 		args = append(args, input)
 	}
 	own := w.Namespace == "" || w.Namespace == activity.GetInfo(ctx).WorkflowNamespace
-	if own && w.TaskQueue == jobs.TaskQueue {
+	if own && jobs.OwnTaskQueue(w.TaskQueue) {
 		return out, temporal.NewNonRetryableApplicationError(
-			"task queue "+jobs.TaskQueue+" is recur's own: a Workflow action may not start recur's workflows", ErrTypeInvalidAction, nil, out)
+			"task queue "+w.TaskQueue+" is recur's own: a Workflow action may not start recur's workflows", ErrTypeInvalidAction, nil, out)
 	}
 	c := a.Temporal
 	if !own {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -130,6 +131,17 @@ func TestJobFiresEndToEnd(t *testing.T) {
 		require.Equal(t, "once", r.header.Get(activities.HeaderJobID))
 	case <-time.After(30 * time.Second):
 		t.Fatal("the target received nothing")
+	}
+	// Runs poll a task queue of their own, jobs theirs (BENCHMARKS.md: on
+	// one queue, 10,000 jobs falling due kept their runs waiting).
+	c := s.temporal.GetDefaultClient()
+	for id, queue := range map[string]string{
+		"job:sub1/rg1/coll1/once":                               jobs.TaskQueue,
+		"job:sub1/rg1/coll1/once@" + start.Format(time.RFC3339): jobs.RunTaskQueue,
+	} {
+		d, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+		require.NoError(t, err, id)
+		require.Equal(t, queue, d.GetExecutionConfig().GetTaskQueue().GetName(), id)
 	}
 
 	require.Eventually(t, func() bool {

@@ -2,8 +2,18 @@ package jobs
 
 import "time"
 
-// TaskQueue is the task queue recur's workers poll.
-const TaskQueue = "recur"
+// Task queues recur's workers poll: collection and job workflows on
+// TaskQueue, run workflows and their actions on RunTaskQueue. Each has
+// pollers of its own, so that a burst of jobs falling due never keeps
+// the runs they start waiting: the SDK polls a worker's sticky queue
+// first while it has a backlog, and a new run's first task is not on it.
+const (
+	TaskQueue    = "recur"
+	RunTaskQueue = "recur-runs"
+)
+
+// OwnTaskQueue reports whether q is one of recur's task queues.
+func OwnTaskQueue(q string) bool { return q == TaskQueue || q == RunTaskQueue }
 
 // Workflow and activity type names: a wire contract, never renamed.
 const (

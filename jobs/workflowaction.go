@@ -23,10 +23,10 @@ func (w *WorkflowStart) validate(path string) error {
 		return invalidf(path+".workflowType", "workflowType is required")
 	case w.TaskQueue == "":
 		return invalidf(path+".taskQueue", "taskQueue is required")
-	case w.TaskQueue == TaskQueue && w.Namespace == "":
+	case OwnTaskQueue(w.TaskQueue) && w.Namespace == "":
 		// recur's own workflows take their keys from their input: started
 		// by a job, one could act on another tenant's jobs.
-		return invalidf(path+".taskQueue", "taskQueue %s is recur's own; a Workflow action may not start recur's workflows", TaskQueue)
+		return invalidf(path+".taskQueue", "taskQueue %s is recur's own; a Workflow action may not start recur's workflows", w.TaskQueue)
 	case len(w.Input) > 0 && !json.Valid(w.Input):
 		return invalidf(path+".input", "input must be JSON")
 	case len(w.Input) > MaxBodyLength:

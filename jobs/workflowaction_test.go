@@ -20,9 +20,12 @@ func workflowJob(namespace, taskQueue string) jobs.Job {
 // TestWorkflowActionMayNotStartRecursOwnWorkflows: recur's workflows take
 // the keys they act on from their input, so a job may not start them.
 func TestWorkflowActionMayNotStartRecursOwnWorkflows(t *testing.T) {
-	e := normalizeError(t, workflowJob("", jobs.TaskQueue))
-	require.NotNil(t, e)
-	require.Equal(t, "properties.action.workflow.taskQueue", e.Target)
+	for _, q := range []string{jobs.TaskQueue, jobs.RunTaskQueue} {
+		e := normalizeError(t, workflowJob("", q))
+		require.NotNil(t, e, q)
+		require.Equal(t, "properties.action.workflow.taskQueue", e.Target)
+		require.Contains(t, e.Message, q)
+	}
 	require.Nil(t, normalizeError(t, workflowJob("", "theirs")), "any other task queue")
 	require.Nil(t, normalizeError(t, workflowJob("other-namespace", jobs.TaskQueue)), "another namespace's queue of that name")
 }

@@ -80,7 +80,7 @@ func listen(addr string) (net.Listener, error) {
 // serveRoles runs the worker and/or the API on c until ctx ends, then
 // stops the API (finishing requests in flight) and drains the worker.
 func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, namespace string, log *slog.Logger) error {
-	var w sdkworker.Worker
+	var w *worker.Worker
 	if r.worker {
 		acts := activities.New(r.egress)
 		if r.authority != "" {
@@ -97,7 +97,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
-		log.Info("worker polling", "taskQueue", jobs.TaskQueue, "namespace", namespace)
+		log.Info("worker polling", "taskQueues", []string{jobs.TaskQueue, jobs.RunTaskQueue}, "namespace", namespace)
 		logEgress(log, r.egress)
 	}
 	var srv *http.Server

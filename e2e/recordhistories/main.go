@@ -7,10 +7,14 @@
 // still replay.
 //
 //	go run ./e2e/recordhistories
+//	go run ./e2e/recordhistories -tag run-task-queue   # job-run-task-queue.json, ...
+//
+// -tag names a new set beside the old ones instead of overwriting them.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
 	"net/http"
@@ -32,12 +36,14 @@ import (
 )
 
 func main() {
-	if err := record(filepath.Join("workflows", "testdata")); err != nil {
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json and run-failed-TAG.json, keeping the files of earlier recordings")
+	flag.Parse()
+	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func record(dir string) error {
+func record(dir, tag string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// Plain: the replayer reads the histories with Temporal's default
@@ -100,11 +106,14 @@ func record(dir string) error {
 		return err
 	}
 	for name, id := range map[string]string{
-		"collection.json": k.CollectionWorkflowID(),
-		"job.json":        k.JobWorkflowID(),
-		"run-failed.json": jobs.OccurrenceID(k.JobWorkflowID(), start),
+		"collection": k.CollectionWorkflowID(),
+		"job":        k.JobWorkflowID(),
+		"run-failed": jobs.OccurrenceID(k.JobWorkflowID(), start),
 	} {
-		if err := save(ctx, c, id, filepath.Join(dir, name)); err != nil {
+		if tag != "" {
+			name += "-" + tag
+		}
+		if err := save(ctx, c, id, filepath.Join(dir, name+".json")); err != nil {
 			return err
 		}
 	}

@@ -112,14 +112,16 @@ func StartWith(cfg Config) (*Stack, error) {
 		_ = set.Close()
 		return nil, fmt.Errorf("register search attributes: %w", err)
 	}
-	ts.NewWorker(jobs.TaskQueue, func(r worker.Registry) {
-		acts := activities.New(Egress)
-		acts.Temporal = plain
-		for _, opt := range opts {
-			opt(acts)
-		}
-		recurworker.Register(r, acts)
-	})
+	for _, q := range []string{jobs.TaskQueue, jobs.RunTaskQueue} {
+		ts.NewWorker(q, func(r worker.Registry) {
+			acts := activities.New(Egress)
+			acts.Temporal = plain
+			for _, opt := range opts {
+				opt(acts)
+			}
+			recurworker.Register(r, acts)
+		})
+	}
 	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set}, nil
 }
 
