@@ -154,6 +154,10 @@ type RunInput struct {
 	Action    Action
 	Repeat    int    // the job's runs so far, this one included
 	Postponed string `json:",omitempty"`
+	// Folded counts the later occurrences a Postponed row also stands
+	// for: a job that is behind folds the occurrences it postpones into
+	// one row rather than a run workflow each.
+	Folded int `json:",omitempty"`
 }
 
 // RunResult is the outcome of one occurrence, for the job's status.

@@ -44,8 +44,8 @@ func observeEnd(ctx workflow.Context, in jobs.RunInput, r jobs.RunResult) {
 
 // observePostponed counts an occurrence recorded as Postponed.
 func observePostponed(ctx workflow.Context, in jobs.RunInput) {
-	workflow.GetMetricsHandler(ctx).Counter(MetricPostponed).Inc(1)
-	runLogger(ctx, in).Info("occurrence postponed", "reason", in.Postponed)
+	workflow.GetMetricsHandler(ctx).Counter(MetricPostponed).Inc(int64(1 + in.Folded))
+	runLogger(ctx, in).Info("occurrence postponed", "reason", in.Postponed, "folded", in.Folded)
 }
 
 // runLogger is the run workflow's logger with the job's and the

@@ -422,3 +422,63 @@ func TestStateIsUpsertedOnlyWhenItChanges(t *testing.T) {
 	require.Equal(t, 5, v.Properties.Status.ExecutionCount)
 	require.Equal(t, []string{string(jobs.Enabled), string(jobs.Completed)}, states)
 }
+
+// slowRuns makes every run workflow of h a stand-in that takes run to
+// finish, and a Postponed one row: Temporal falling behind.
+func slowRuns(h *harness, run, row time.Duration) {
+	h.env.OnWorkflow(jobs.RunWorkflowName, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, in jobs.RunInput) (jobs.RunResult, error) {
+			if in.Postponed != "" {
+				return jobs.RunResult{Status: jobs.Postponed}, workflow.Sleep(ctx, row)
+			}
+			return jobs.RunResult{Status: jobs.Succeeded}, workflow.Sleep(ctx, run)
+		})
+}
+
+// TestPostponedOccurrencesFoldWhileARowIsBeingWritten: while a Postponed
+// row of an earlier occurrence is not yet written, the occurrences a job
+// postpones are folded into one row, written once the rows in flight are.
+func TestPostponedOccurrencesFoldWhileARowIsBeingWritten(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	slowRuns(h, 330*time.Second, 140*time.Second)
+	h.at(0, func() { h.put(job(now, &recurrence.Recurrence{Frequency: "Minute"})) })
+	// 12:00 runs until 12:05:30. 12:01's row is written 12:01-12:03:20;
+	// 12:02 and 12:03 fold into one row, written 12:03:20-12:05:40; 12:04
+	// and 12:05 fold into the next, written 12:05:40-12:08. 12:06 runs;
+	// 12:07 folds, and the DELETE at 12:07:30 writes its row.
+	h.run(450*time.Second, jobs.JobInput{Key: key})
+	require.Len(t, h.postponed, 4)
+	at := func(m int) time.Time { return now.Add(time.Duration(m) * time.Minute) }
+	for i, want := range []struct {
+		nominal time.Time
+		folded  int
+		reason  string
+	}{
+		{at(1), 0, "the previous run was still running (overlapPolicy Skip)"},
+		{at(2), 1, "the previous run was still running (overlapPolicy Skip); this row also stands for the 1 occurrence after it, up to 2026-06-01T12:03:00Z, postponed while recur was behind"},
+		{at(4), 1, "up to 2026-06-01T12:05:00Z"},
+		{at(7), 0, "the previous run was still running (overlapPolicy Skip)"},
+	} {
+		require.Equal(t, want.nominal, h.postponed[i].Nominal, i)
+		require.Equal(t, want.folded, h.postponed[i].Folded, i)
+		require.Contains(t, h.postponed[i].Postponed, want.reason, i)
+	}
+}
+
+// TestFoldedOccurrencesAreWrittenBeforeTheJobEnds: a DELETE while
+// occurrences wait folded ends the workflow only once the row in flight,
+// and then theirs, are written.
+func TestFoldedOccurrencesAreWrittenBeforeTheJobEnds(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	slowRuns(h, 330*time.Second, 140*time.Second)
+	h.at(0, func() { h.put(job(now, &recurrence.Recurrence{Frequency: "Minute"})) })
+	// 12:01's row is written 12:01-12:03:20; 12:02 and 12:03 are folded
+	// when the DELETE comes at 12:03:10.
+	h.run(190*time.Second, jobs.JobInput{Key: key})
+	require.Len(t, h.postponed, 2)
+	require.Equal(t, now.Add(time.Minute), h.postponed[0].Nominal)
+	require.Equal(t, now.Add(2*time.Minute), h.postponed[1].Nominal, "12:02 and 12:03, folded while 12:01's row was written")
+	require.Equal(t, 1, h.postponed[1].Folded)
+}
