@@ -45,6 +45,8 @@ type config struct {
 	// at 10,000 every-minute jobs, creation takes minutes, and jobs that
 	// fire while the rest are created slow the creation down.
 	startAfter time.Duration
+	// catchUp, when set, is the recur jobs' catchUpWindow (ISO 8601).
+	catchUp string
 }
 
 func main() {
@@ -56,6 +58,7 @@ func main() {
 	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run: recur, peer or both")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
 	flag.DurationVar(&c.startAfter, "start-after", 0, "hold every job's (schedule's) first occurrence back until the first minute boundary this long after its phase starts creating; by default each begins at its next slot once created")
+	flag.StringVar(&c.catchUp, "catch-up", "", "the recur jobs' catchUpWindow (ISO 8601, P365D is Schedules' default); by default recur's, one period: an occurrence a loaded server starts later than that is recorded as Postponed, not run")
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's CPU profile over each phase's window, and its heap at the window's end, in")
 	flag.Parse()
 	if c.jobs < 1 || c.minutes < 1 || c.startAfter < 0 {

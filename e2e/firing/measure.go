@@ -155,6 +155,9 @@ func (r *phaseResult) lateness() string {
 func printResults(c config, rs []*phaseResult) {
 	fmt.Printf("==== firing precision: %d every-minute jobs / schedules, %d minutes measured per phase ====\n", c.jobs, c.minutes)
 	fmt.Printf("%-36s %s\n", "recur settings from the environment", recurproc.Settings())
+	if c.catchUp != "" {
+		fmt.Printf("%-36s %s\n", "recur jobs' catchUpWindow", c.catchUp)
+	}
 	row := func(what string, cell func(r *phaseResult) string) {
 		cells := make([]string, len(rs))
 		for i, r := range rs {

@@ -81,8 +81,9 @@ func (f *firing) createJobs(ctx context.Context, n int, first time.Time) ([]stri
 	}
 	return parallel(names, func(i int, name string) error {
 		props := map[string]any{
-			"startTime":  base.Add(offset(i, n)).Format(time.RFC3339),
-			"recurrence": map[string]any{"frequency": "Minute", "interval": 1},
+			"catchUpWindow": f.cfg.catchUp,
+			"startTime":     base.Add(offset(i, n)).Format(time.RFC3339),
+			"recurrence":    map[string]any{"frequency": "Minute", "interval": 1},
 			"action": map[string]any{"type": "Http", "request": map[string]any{
 				"uri": f.sink.target("recur", name), "method": "POST",
 				"headers": map[string]string{"Content-Type": "application/json"},
