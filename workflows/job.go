@@ -30,8 +30,8 @@ const changeRunNowIDs = "2026-11-21-run-now-ids"
 // changeRunTaskQueue starts run workflows on jobs.RunTaskQueue. Before,
 // they shared the jobs' queue, where the SDK serves a worker's sticky
 // queue first while it has a backlog: at 10,000 every-minute jobs the
-// jobs' tasks kept every new run waiting (22,000 started, 1,149 ran in
-// six minutes).
+// jobs' tasks kept every new run waiting (eight minutes in, 23,058 runs
+// had started and 1,139 had finished).
 const changeRunTaskQueue = "2026-11-21-run-task-queue"
 
 // Job is the workflow of one job: it sleeps on a durable timer until the
@@ -272,7 +272,8 @@ type foldedRow struct {
 // changeFoldPostponed folds the occurrences a job postpones while a
 // Postponed row of an earlier occurrence is still being written. At
 // 10,000 every-minute jobs on two cores, Postponed rows were more than
-// half of the run workflows started (5,435 of 10,111 finished).
+// half of the run workflows that finished (5,435 of 10,111); folded, half
+// as many workflows were started (BENCHMARKS.md).
 const changeFoldPostponed = "2026-11-21-fold-postponed"
 
 // writeFolded writes the occurrences folded so far as one Postponed row.
