@@ -423,26 +423,28 @@ func TestStateIsUpsertedOnlyWhenItChanges(t *testing.T) {
 	require.Equal(t, []string{string(jobs.Enabled), string(jobs.Completed)}, states)
 }
 
-// slowRuns makes every run workflow of h a stand-in that takes run to
-// finish, and a Postponed one row: Temporal falling behind.
-func slowRuns(h *harness, run, row time.Duration) {
+// behindJob is an every-minute job from 12:00 (returned) whose runs take
+// 5 min 30 s and whose Postponed rows take 2 min 20 s to be written:
+// Temporal falling behind. The run workflow is a stand-in.
+func behindJob(t *testing.T) (*harness, time.Time) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
 	h.env.OnWorkflow(jobs.RunWorkflowName, mock.Anything, mock.Anything).Return(
 		func(ctx workflow.Context, in jobs.RunInput) (jobs.RunResult, error) {
 			if in.Postponed != "" {
-				return jobs.RunResult{Status: jobs.Postponed}, workflow.Sleep(ctx, row)
+				return jobs.RunResult{Status: jobs.Postponed}, workflow.Sleep(ctx, 140*time.Second)
 			}
-			return jobs.RunResult{Status: jobs.Succeeded}, workflow.Sleep(ctx, run)
+			return jobs.RunResult{Status: jobs.Succeeded}, workflow.Sleep(ctx, 330*time.Second)
 		})
+	h.at(0, func() { h.put(job(now, &recurrence.Recurrence{Frequency: "Minute"})) })
+	return h, now
 }
 
 // TestPostponedOccurrencesFoldWhileARowIsBeingWritten: while a Postponed
 // row of an earlier occurrence is not yet written, the occurrences a job
 // postpones are folded into one row, written once the rows in flight are.
 func TestPostponedOccurrencesFoldWhileARowIsBeingWritten(t *testing.T) {
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	h := newHarness(t, now)
-	slowRuns(h, 330*time.Second, 140*time.Second)
-	h.at(0, func() { h.put(job(now, &recurrence.Recurrence{Frequency: "Minute"})) })
+	h, now := behindJob(t)
 	// 12:00 runs until 12:05:30. 12:01's row is written 12:01-12:03:20;
 	// 12:02 and 12:03 fold into one row, written 12:03:20-12:05:40; 12:04
 	// and 12:05 fold into the next, written 12:05:40-12:08. 12:06 runs;
@@ -470,10 +472,7 @@ func TestPostponedOccurrencesFoldWhileARowIsBeingWritten(t *testing.T) {
 // occurrences wait folded ends the workflow only once the row in flight,
 // and then theirs, are written.
 func TestFoldedOccurrencesAreWrittenBeforeTheJobEnds(t *testing.T) {
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	h := newHarness(t, now)
-	slowRuns(h, 330*time.Second, 140*time.Second)
-	h.at(0, func() { h.put(job(now, &recurrence.Recurrence{Frequency: "Minute"})) })
+	h, now := behindJob(t)
 	// 12:01's row is written 12:01-12:03:20; 12:02 and 12:03 are folded
 	// when the DELETE comes at 12:03:10.
 	h.run(190*time.Second, jobs.JobInput{Key: key})
