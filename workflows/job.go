@@ -103,16 +103,15 @@ func (j *job) due() (time.Time, bool) {
 	return *j.state.Next, true
 }
 
-// drain waits until no message handler runs, no run waits to be started,
-// no Postponed row is being written or waits folded (and, with runs, no
-// run is in flight), so that continue-as-new or the end never cuts one
-// short.
+// drain waits until no message handler runs, no run waits to be started
+// (and, with runs, no run is in flight), so that continue-as-new or the
+// end never cuts one short. Occurrences waiting folded get their row
+// first: the ones in flight are written whether the job goes on or not.
 func (j *job) drain(ctx workflow.Context, runs bool) error {
 	starts := workflow.GetVersion(ctx, changeStartsBeforeEnd, workflow.DefaultVersion, 1) >= 1
-	rows := workflow.GetVersion(ctx, changeFoldPostponed, workflow.DefaultVersion, 1) >= 1
+	j.writeFolded(ctx)
 	return workflow.Await(ctx, func() bool {
-		return workflow.AllHandlersFinished(ctx) && (!runs || j.running == 0) && (!starts || j.starting == 0) &&
-			(!rows || j.postponing == 0 && j.folded == nil)
+		return workflow.AllHandlersFinished(ctx) && (!runs || j.running == 0) && (!starts || j.starting == 0)
 	})
 }
 

@@ -55,6 +55,9 @@ type Config struct {
 	// Logger gets the API's log and that of the stack's Temporal clients
 	// (worker, workflows, activities); nil is the test server's default.
 	Logger *slog.Logger
+	// NoRunWorker leaves jobs.RunTaskQueue unpolled: runs and Postponed
+	// rows start and never finish, as on a Temporal far behind.
+	NoRunWorker bool
 }
 
 // Egress is the policy of a stack's outbound calls unless opts set
@@ -112,7 +115,11 @@ func StartWith(cfg Config) (*Stack, error) {
 		_ = set.Close()
 		return nil, fmt.Errorf("register search attributes: %w", err)
 	}
-	for _, q := range []string{jobs.TaskQueue, jobs.RunTaskQueue} {
+	queues := []string{jobs.TaskQueue, jobs.RunTaskQueue}
+	if cfg.NoRunWorker {
+		queues = queues[:1]
+	}
+	for _, q := range queues {
 		ts.NewWorker(q, func(r worker.Registry) {
 			acts := activities.New(Egress)
 			acts.Temporal = plain
