@@ -22,10 +22,10 @@ type workerFlags struct {
 func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&w.cache, "workflow-cache", envInt("RECUR_WORKFLOW_CACHE", 10000),
 		"workflows kept in memory between their tasks; an evicted job replays its history at its next occurrence (RECUR_WORKFLOW_CACHE)")
-	fs.IntVar(&w.workflowPollers, "workflow-pollers", envInt("RECUR_WORKFLOW_POLLERS", 8),
-		"concurrent long polls for workflow tasks (RECUR_WORKFLOW_POLLERS)")
-	fs.IntVar(&w.activityPollers, "activity-pollers", envInt("RECUR_ACTIVITY_POLLERS", 8),
-		"concurrent long polls for activity tasks, that is actions (RECUR_ACTIVITY_POLLERS)")
+	fs.IntVar(&w.workflowPollers, "workflow-pollers", envInt("RECUR_WORKFLOW_POLLERS", 4),
+		"concurrent long polls for workflow tasks, per task queue (RECUR_WORKFLOW_POLLERS)")
+	fs.IntVar(&w.activityPollers, "activity-pollers", envInt("RECUR_ACTIVITY_POLLERS", 4),
+		"concurrent long polls for activity tasks, that is actions, per task queue (RECUR_ACTIVITY_POLLERS)")
 	fs.IntVar(&w.maxActivities, "max-concurrent-actions", envInt("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
 		"actions (activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
 	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", envInt("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
