@@ -47,12 +47,11 @@ type job struct {
 	key        jobs.Key
 	state      *jobs.JobState // nil until the first PUT
 	deleted    bool
-	generation int // bumped by every change the loop must notice
-	fired      int // occurrences handled in this execution
-	running    int // run workflows in flight
-	starting   int // run workflows asked for and not yet started
-	postponing int // Postponed rows (run workflows) not yet written
-	folding    bool
+	generation int        // bumped by every change the loop must notice
+	fired      int        // occurrences handled in this execution
+	running    int        // run workflows in flight
+	starting   int        // run workflows asked for and not yet started
+	postponing int        // Postponed rows (run workflows) not yet written
 	folded     *foldedRow // occurrences postponed while behind, not yet written
 	lastRunNow time.Time
 	runNowSeq  int // runs now before this one at lastRunNow
@@ -133,9 +132,8 @@ func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
 	// Temporal is behind: this occurrence's Postponed rows, if any, wait
 	// and are folded into one. (A catch-up that leaves occurrences out of
 	// its list says so in its own rows, and is not folded.)
-	j.folding = plan.Skipped == 0 && j.postponing > 0 &&
+	fold := plan.Skipped == 0 && j.postponing > 0 &&
 		workflow.GetVersion(ctx, changeFoldPostponed, workflow.DefaultVersion, 1) >= 1
-	defer func() { j.folding = false }()
 	window := j.state.Job.Properties.CatchUp()
 	for i, o := range plan.Due {
 		switch last := i == len(plan.Due)-1; {
@@ -144,11 +142,11 @@ func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
 			if i == len(plan.Due)-2 && plan.Skipped > 0 {
 				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, plan.Skipped)
 			}
-			j.postpone(ctx, o, reason)
+			j.postpone(ctx, o, reason, fold)
 		case now.Sub(o) > window:
-			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(o).Round(time.Second), window))
+			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(o).Round(time.Second), window), fold)
 		default:
-			j.dispatch(ctx, o)
+			j.dispatch(ctx, o, fold)
 		}
 	}
 	if c := j.count(); c > 0 && j.state.Runs >= c {
@@ -168,8 +166,8 @@ func (j *job) count() int {
 }
 
 // dispatch runs an occurrence unless the previous run still runs; then
-// the overlap policy decides.
-func (j *job) dispatch(ctx workflow.Context, nominal time.Time) {
+// the overlap policy decides; fold as for postpone.
+func (j *job) dispatch(ctx workflow.Context, nominal time.Time, fold bool) {
 	policy := j.state.Job.Properties.OverlapPolicy
 	switch {
 	case j.running == 0 || policy == jobs.OverlapAllowAll:
@@ -179,9 +177,9 @@ func (j *job) dispatch(ctx workflow.Context, nominal time.Time) {
 		j.state.Runs++
 		j.state.Buffered = &nominal
 	case policy == jobs.OverlapBufferOne:
-		j.postpone(ctx, nominal, "the previous run was still running and another occurrence was already waiting for it")
+		j.postpone(ctx, nominal, "the previous run was still running and another occurrence was already waiting for it", fold)
 	default:
-		j.postpone(ctx, nominal, "the previous run was still running (overlapPolicy Skip)")
+		j.postpone(ctx, nominal, "the previous run was still running (overlapPolicy Skip)", fold)
 	}
 }
 
@@ -227,10 +225,10 @@ func (j *job) runNowSuffix(ctx workflow.Context, nominal time.Time) string {
 }
 
 // postpone records an occurrence that does not run as a Postponed history
-// row: a run workflow that runs nothing. While the job is behind, the
+// row: a run workflow that runs nothing. With fold (the job is behind), the
 // occurrence is folded into the next row instead.
-func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
-	if j.folding {
+func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string, fold bool) {
+	if fold {
 		if j.folded == nil {
 			j.folded = &foldedRow{first: nominal, reason: reason}
 		} else {
