@@ -44,6 +44,9 @@ type Activities struct {
 	ServiceBusEndpoint string
 	// Temporal starts the workflows of Workflow actions.
 	Temporal client.Client
+	// WorkflowTargets are where Workflow actions may start workflows; the
+	// zero value allows none.
+	WorkflowTargets jobs.WorkflowTargets
 
 	// Caches of outbound authentication; their zero values are ready.
 	tokens tokenCache

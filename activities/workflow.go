@@ -35,11 +35,14 @@ func (a *Activities) StartWorkflow(ctx context.Context, in jobs.ActionInput) (_ 
 		}
 		args = append(args, input)
 	}
-	own := w.Namespace == "" || w.Namespace == activity.GetInfo(ctx).WorkflowNamespace
-	if own && jobs.OwnTaskQueue(w.TaskQueue) {
-		return out, temporal.NewNonRetryableApplicationError(
-			"task queue "+w.TaskQueue+" is recur's own: a Workflow action may not start recur's workflows", ErrTypeInvalidAction, nil, out)
+	// Checked again here, and not only when the API took the definition:
+	// a job defined before the operator narrowed the list, or written to
+	// its workflow past the API, must not reach what the list refuses.
+	namespace := activity.GetInfo(ctx).WorkflowNamespace
+	if err := a.WorkflowTargets.Check(&in.Spec, namespace, actionPath(in.ActionName)); err != nil {
+		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, nil, out)
 	}
+	own := w.Namespace == "" || w.Namespace == namespace
 	c := a.Temporal
 	if !own {
 		nc, err := client.NewClientFromExisting(a.Temporal, client.Options{Namespace: w.Namespace})
@@ -70,6 +73,14 @@ func (a *Activities) StartWorkflow(ctx context.Context, in jobs.ActionInput) (_ 
 	out.Body = fmt.Sprintf("started workflow %s (run %s)", run.GetID(), run.GetRunID())
 	logger.Info("workflow action", "workflowId", run.GetID(), "workflowType", w.WorkflowType, "taskQueue", w.TaskQueue)
 	return out, nil
+}
+
+// actionPath is the JSON path of the action named actionName.
+func actionPath(actionName string) string {
+	if actionName == jobs.ErrorAction {
+		return "properties.action.errorAction"
+	}
+	return "properties.action"
 }
 
 // WorkflowActionID is the ID of the workflow a Workflow action starts:

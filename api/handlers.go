@@ -88,9 +88,7 @@ func (s *Server) putJob(c *gin.Context) {
 		err = decode(c, &job, withoutStatus)
 	}
 	if err == nil {
-		// Validate before touching anything; the workflow validates again
-		// with its own clock as the creation time.
-		err = job.Normalize(k, time.Now().UTC())
+		err = s.normalize(k, &job)
 	}
 	var (
 		created bool
@@ -104,6 +102,18 @@ func (s *Server) putJob(c *gin.Context) {
 		return
 	}
 	c.JSON(putStatus(created), defined.Public())
+}
+
+// normalize validates a job definition before anything is touched, and
+// refuses Workflow actions aimed where the operator does not allow them.
+// The job workflow validates the definition again with its own clock as
+// the creation time; where its actions may reach is the API's to check
+// (and the activity's, as the last line).
+func (s *Server) normalize(k jobs.Key, job *jobs.Job) error {
+	if err := job.Normalize(k, time.Now().UTC()); err != nil {
+		return err
+	}
+	return s.workflowTargets.CheckJob(job, s.namespace)
 }
 
 // defineJob records the job in its collection, then defines it on its
@@ -300,7 +310,7 @@ func (s *Server) patchJob(c *gin.Context) {
 		job, err = merge(replacedAuthentication(current, patch), patch)
 	}
 	if err == nil {
-		err = job.Normalize(k, time.Now().UTC())
+		err = s.normalize(k, &job)
 	}
 	if err == nil {
 		var added jobs.PutResult

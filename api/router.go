@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 // APIVersion is the only api-version the ARM paths accept.
@@ -38,6 +40,10 @@ type Options struct {
 	// state) and is served at /metrics, open without an Authenticator and
 	// to operators only with one: the counts span every tenant.
 	Metrics *prometheus.Registry
+	// WorkflowTargets are where Workflow actions may start workflows: a
+	// job aimed elsewhere is refused at PUT and PATCH. The zero value
+	// allows none.
+	WorkflowTargets jobs.WorkflowTargets
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
@@ -51,6 +57,8 @@ type Server struct {
 	limits    *limiters
 	converter converter.DataConverter
 	requests  *prometheus.HistogramVec // nil without Options.Metrics
+	// workflowTargets are where Workflow actions may start workflows.
+	workflowTargets jobs.WorkflowTargets
 }
 
 // New returns the router for c.
@@ -59,7 +67,7 @@ func New(c client.Client, opts Options) http.Handler {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(),
-		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter}
+		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	if opts.Metrics != nil {

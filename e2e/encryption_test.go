@@ -364,7 +364,9 @@ func greetPlain(_ workflow.Context, in map[string]any) (string, error) {
 // itself, not the input of the workflows Workflow actions start, whose
 // workers do not have recur's keys.
 func TestWorkflowActionInputIsPlain(t *testing.T) {
-	s := newStack(t)
+	var allowed jobs.WorkflowTargets
+	require.NoError(t, allowed.Add("temporaltest-*/plain-queue"))
+	s := newStackWith(t, recurtest.Config{WorkflowTargets: allowed})
 	plain := s.temporal.NewClientWithOptions(client.Options{})
 	w := sdkworker.New(plain, "plain-queue", sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(greetPlain, workflow.RegisterOptions{Name: "greetPlain"})

@@ -29,7 +29,13 @@ type stack struct {
 // (endpoints of emulators, for one).
 func newStack(t *testing.T, opts ...func(*activities.Activities)) *stack {
 	t.Helper()
-	st, err := recurtest.Start(opts...)
+	return newStackWith(t, recurtest.Config{Activities: opts})
+}
+
+// newStackWith starts a stack for the test as cfg says.
+func newStackWith(t *testing.T, cfg recurtest.Config) *stack {
+	t.Helper()
+	st, err := recurtest.StartWith(cfg)
 	require.NoError(t, err)
 	t.Cleanup(st.Stop)
 	return &stack{api: st.API, temporal: st.Temporal}

@@ -2,8 +2,10 @@ package egress
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -132,6 +134,13 @@ func (p Policy) String() string {
 	also = append(also, p.AllowHosts...)
 	if len(also) > 0 {
 		s += ", also allowed: " + strings.Join(also, ", ")
+	}
+	var own []string
+	for _, o := range p.Own {
+		own = append(own, o.What+" "+net.JoinHostPort(o.Host, strconv.Itoa(int(o.Port))))
+	}
+	if len(own) > 0 {
+		s += ", never reached: " + strings.Join(own, ", ")
 	}
 	return s
 }

@@ -16,6 +16,9 @@
 // first; a NAT64 address 64:ff9b::/96 judged by the IPv4 address it
 // embeds):
 //
+//  0. Always refused: recur's own listeners and the Temporal frontend it
+//     uses (Own), by address and port, and by host name and port before
+//     resolution.
 //  1. Always refused, whatever else the policy says: 0.0.0.0/8 (Linux
 //     connects 0.0.0.0 to the local host), 169.254.0.0/16 and fe80::/10
 //     (link-local; 169.254.169.254 is the metadata service of AWS, Azure,
@@ -47,6 +50,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -70,6 +74,9 @@ type Policy struct {
 	// FollowRedirects makes clients follow redirects (up to 10), each hop
 	// checked as the first call is. Off, a redirect is the answer.
 	FollowRedirects bool
+	// Own are recur's own listeners and the Temporal frontend it uses:
+	// never reached, whatever the fields above allow (see AddOwn).
+	Own []Own
 	// Resolver looks up host names; nil is net.DefaultResolver. Tests
 	// point it at a DNS server of their own.
 	Resolver *net.Resolver
@@ -146,6 +153,9 @@ func find(set []classified, ip netip.Addr) (classified, bool) {
 // Check says whether a connection to ap may be made, as it would be to an
 // address literal (no host name): nil, or a *RefusedError.
 func (p Policy) Check(ap netip.AddrPort) error {
+	if o, ok := p.ownAt(ap); ok {
+		return &RefusedError{Address: ap.String(), Reason: ownRefusal(o)}
+	}
 	if reason := p.refusal(ap.Addr(), false); reason != "" {
 		return &RefusedError{Address: ap.String(), Reason: reason}
 	}
@@ -209,6 +219,9 @@ func (p Policy) dialer(allowedHost bool) *net.Dialer {
 			if err != nil {
 				return &RefusedError{Address: address, Reason: "not an IP address and port"}
 			}
+			if o, ok := p.ownAt(ap); ok {
+				return &RefusedError{Address: address, Reason: ownRefusal(o)}
+			}
 			if reason := p.refusal(ap.Addr(), allowedHost); reason != "" {
 				return &RefusedError{Address: address, Reason: reason}
 			}
@@ -221,10 +234,15 @@ func (p Policy) dialer(allowedHost bool) *net.Dialer {
 // policy refuses with a *RefusedError (wrapped in a *net.OpError); its
 // dialers are made once, with a copy of the lists.
 func (p Policy) dialContext() func(ctx context.Context, network, address string) (net.Conn, error) {
-	p.Allow, p.AllowHosts = slices.Clone(p.Allow), slices.Clone(p.AllowHosts)
+	p.Allow, p.AllowHosts, p.Own = slices.Clone(p.Allow), slices.Clone(p.AllowHosts), slices.Clone(p.Own)
 	guarded, forHosts := p.dialer(false), p.dialer(true)
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		host, _, err := net.SplitHostPort(address)
+		host, portText, err := net.SplitHostPort(address)
+		if port, pErr := strconv.ParseUint(portText, 10, 16); err == nil && pErr == nil {
+			if o, ok := p.ownByName(host, uint16(port)); ok {
+				return nil, &net.OpError{Op: "dial", Net: network, Err: &RefusedError{Address: address, Reason: ownRefusal(o)}}
+			}
+		}
 		if err == nil && p.allowedHost(host) {
 			return forHosts.DialContext(ctx, network, address)
 		}

@@ -92,16 +92,17 @@ func checkPortFree(host string, port int) error {
 }
 
 // servicePorts are the ports Start picks itself: the gRPC ports of the
-// services nobody outside the process talks to, and the frontend's HTTP API
-// (without it the server has no Nexus endpoints and warns on every start).
+// services nobody outside the process talks to. The frontend's HTTP API is
+// off: recur, the Web UI and the temporal CLI speak gRPC, and a port
+// nobody needs is one more a job's outbound call could aim at.
 type servicePorts struct {
-	history, matching, worker, frontendHTTP int
+	history, matching, worker int
 }
 
 // internalPorts asks the kernel for free ports on host. Fixed offsets from
 // the frontend port would clash when tests run several servers at once.
 func internalPorts(host string) (servicePorts, error) {
-	var ports [4]int
+	var ports [3]int
 	var listeners []net.Listener
 	defer func() {
 		for _, l := range listeners {
@@ -118,7 +119,7 @@ func internalPorts(host string) (servicePorts, error) {
 		listeners = append(listeners, l)
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	return servicePorts{history: ports[0], matching: ports[1], worker: ports[2], frontendHTTP: ports[3]}, nil
+	return servicePorts{history: ports[0], matching: ports[1], worker: ports[2]}, nil
 }
 
 // Sync says when SQLite's commits are synced to the disk (Config.Sync).
@@ -230,7 +231,6 @@ func serverConfig(cfg Config, sqlCfg *config.SQL, ports servicePorts) *config.Co
 				Enabled:                true,
 				InitialFailoverVersion: 1,
 				RPCAddress:             frontend,
-				HTTPAddress:            hostPort(local, ports.frontendHTTP),
 			},
 		},
 	}
@@ -240,7 +240,6 @@ func serverConfig(cfg Config, sqlCfg *config.SQL, ports servicePorts) *config.Co
 		// internal and stay on loopback when that host is a wildcard.
 		string(primitives.FrontendService): {RPC: config.RPC{
 			GRPCPort: cfg.FrontendPort,
-			HTTPPort: ports.frontendHTTP,
 			BindOnIP: cfg.Host,
 		}},
 		string(primitives.HistoryService):  {RPC: config.RPC{GRPCPort: ports.history, BindOnIP: local}},

@@ -3,6 +3,7 @@ package temporalserver
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
@@ -21,8 +22,20 @@ var (
 
 func (l serverLogger) Debug(msg string, tags ...tag.Tag) { l.emit(slog.LevelDebug, msg, tags) }
 func (l serverLogger) Info(msg string, tags ...tag.Tag)  { l.emit(slog.LevelInfo, msg, tags) }
-func (l serverLogger) Warn(msg string, tags ...tag.Tag)  { l.emit(slog.LevelWarn, msg, tags) }
 func (l serverLogger) Error(msg string, tags ...tag.Tag) { l.emit(slog.LevelError, msg, tags) }
+
+// httpAPIOff is the start of the frontend's warning that its HTTP API is
+// off. recur turns it off on purpose (see servicePorts): the warning, on
+// every start, would only send users looking for a fault.
+const httpAPIOff = "HTTP API port has not been set."
+
+func (l serverLogger) Warn(msg string, tags ...tag.Tag) {
+	if strings.HasPrefix(msg, httpAPIOff) {
+		l.emit(slog.LevelDebug, msg, tags)
+		return
+	}
+	l.emit(slog.LevelWarn, msg, tags)
+}
 
 // DPanic, Panic and Fatal are logged as errors: a library must not take the
 // whole recur process down, and the server's own zap logger would.

@@ -86,6 +86,7 @@ type Config struct {
 // asked for.
 type Server struct {
 	cfg          Config
+	ports        servicePorts
 	frontendAddr string
 	uiAddr       string
 	logLevel     *slog.LevelVar
@@ -130,6 +131,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 
 	s := &Server{
 		cfg:          cfg,
+		ports:        ports,
 		frontendAddr: net.JoinHostPort(dialHost(cfg.Host), strconv.Itoa(cfg.FrontendPort)),
 		logLevel:     new(slog.LevelVar),
 	}
@@ -196,6 +198,28 @@ func (s *Server) FrontendAddress() string { return s.frontendAddr }
 // UIAddress is the Web UI's base URL, e.g. "http://127.0.0.1:8233", or ""
 // when no UI runs.
 func (s *Server) UIAddress() string { return s.uiAddr }
+
+// Listener is one of the addresses the server listens on.
+type Listener struct {
+	What    string // e.g. "the embedded Temporal frontend"
+	Address string // host:port as bound; a wildcard host listens on every address
+}
+
+// Listeners are every address the server and its Web UI listen on: the
+// frontend, the internal services' gRPC ports and the UI.
+func (s *Server) Listeners() []Listener {
+	local := dialHost(s.cfg.Host)
+	out := []Listener{
+		{"the embedded Temporal frontend", hostPort(s.cfg.Host, s.cfg.FrontendPort)},
+		{"the embedded Temporal history service", hostPort(local, s.ports.history)},
+		{"the embedded Temporal matching service", hostPort(local, s.ports.matching)},
+		{"the embedded Temporal worker service", hostPort(local, s.ports.worker)},
+	}
+	if s.cfg.UIPort != 0 {
+		out = append(out, Listener{"the Temporal Web UI", hostPort(s.cfg.Host, s.cfg.UIPort)})
+	}
+	return out
+}
 
 // Namespace is the namespace Start made ready.
 func (s *Server) Namespace() string { return s.cfg.Namespace }

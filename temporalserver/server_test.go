@@ -130,6 +130,22 @@ func TestStartServesFrontendUINamespaceAndSearchAttributes(t *testing.T) {
 	for name, typ := range attrs {
 		require.Equal(t, typ, custom[name], "search attribute %s", name)
 	}
+
+	// What jobs must never call: every listener answers, and the
+	// frontend's HTTP API, which nothing of recur needs, is off.
+	listeners := s.Listeners()
+	require.Len(t, listeners, 5, "frontend, history, matching, worker, UI")
+	for _, l := range listeners {
+		conn, err := net.DialTimeout("tcp", l.Address, 5*time.Second)
+		require.NoError(t, err, "%s at %s", l.What, l.Address)
+		_ = conn.Close()
+	}
+	clusters, err := c.OperatorService().ListClusters(t.Context(), &operatorservice.ListClustersRequest{})
+	require.NoError(t, err)
+	require.NotEmpty(t, clusters.GetClusters())
+	for _, cl := range clusters.GetClusters() {
+		require.Empty(t, cl.GetHttpAddress(), "no HTTP API")
+	}
 }
 
 func TestWorkflowsSurviveRestart(t *testing.T) {

@@ -129,7 +129,7 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool) {
 // roles returns r with the endpoints of c.
 func (c *common) roles(r roles) roles {
 	r.authority, r.storageQueue, r.serviceBus = c.authority, c.storageQueue, c.serviceBus
-	r.egress = c.egress.policy
+	r.egress, r.workflowTargets = c.egress.policy, c.egress.workflowTargets
 	r.apiConfig = c.apiConfig
 	r.workerOptions = c.workerOptions
 	return r
@@ -183,10 +183,6 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
 	}
-	if err := c.egress.load(log); err != nil {
-		fmt.Fprintf(stderr, "recur dev: %v\n", err)
-		return 2
-	}
 	if c.workerOptions, err = c.work.options(); err != nil {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
@@ -196,6 +192,10 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	if c.apiConfig, err = c.security.prepare(ctx, c.httpAddr, log); err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
+		return 2
+	}
+	if err := c.egress.load(log, c.apiConfig.auth != nil); err != nil {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
 	}
@@ -256,6 +256,11 @@ func dev(ctx context.Context, c common, server temporalserver.Config, log *slog.
 	defer cl.Close()
 	r := c.enc.roles(c.roles(roles{worker: true, api: true}), srv.UIAddress())
 	r.metrics = set
+	own := []temporalserver.Listener{{What: "recur's REST API", Address: ln.Addr().String()}}
+	own = append(own, srv.Listeners()...)
+	if err := refuseOwn(ctx, &r.egress, c.pprofAddr, own...); err != nil {
+		return err
+	}
 	return serveRoles(ctx, cl, r, ln, c.namespace, log)
 }
 
@@ -283,7 +288,7 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
 		return 2
 	}
-	if err := c.egress.load(log); err != nil {
+	if err := c.egress.load(log, false); err != nil {
 		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
 		return 2
 	}
@@ -354,5 +359,15 @@ func cluster(ctx context.Context, c common, r roles, address string, conn tempor
 	}
 	r = c.enc.roles(c.roles(r), "")
 	r.metrics = set
+	own := []temporalserver.Listener{{What: "the Temporal frontend recur uses", Address: address}}
+	if ln != nil {
+		own = append(own, temporalserver.Listener{What: "recur's REST API", Address: ln.Addr().String()})
+	}
+	if metricsLn != nil {
+		own = append(own, temporalserver.Listener{What: "recur's metrics", Address: metricsLn.Addr().String()})
+	}
+	if err := refuseOwn(ctx, &r.egress, c.pprofAddr, own...); err != nil {
+		return err
+	}
 	return serveRoles(ctx, cl, r, ln, c.namespace, log)
 }

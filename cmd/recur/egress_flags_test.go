@@ -15,19 +15,64 @@ import (
 )
 
 // parseEgress registers the egress flags (dev's defaults when dev), parses
-// args and loads them; it returns the policy and what load logged.
+// args and loads them for an API without tokens; it returns the policy
+// and what load logged.
 func parseEgress(t *testing.T, dev bool, args ...string) (egress.Policy, string, error) {
+	t.Helper()
+	e, logged, err := loadEgress(t, dev, false, args...)
+	return e.policy, logged, err
+}
+
+// loadEgress is parseEgress for an API with tokens when authenticated; it
+// returns the flags.
+func loadEgress(t *testing.T, dev, authenticated bool, args ...string) (egressFlags, string, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	e := egressFlags{dev: dev}
 	e.register(fs)
 	if err := fs.Parse(args); err != nil {
-		return egress.Policy{}, "", err
+		return e, "", err
 	}
 	var logged bytes.Buffer
-	err := e.load(slog.New(slog.NewTextHandler(&logged, nil)))
-	return e.policy, logged.String(), err
+	err := e.load(slog.New(slog.NewTextHandler(&logged, nil)), authenticated)
+	return e, logged.String(), err
+}
+
+// TestDevWithTokensRefusesLoopback: once the API has tenants, recur dev
+// refuses loopback unless a flag or the environment allows it: a tenant's
+// job would otherwise call whatever listens on the machine.
+func TestDevWithTokensRefusesLoopback(t *testing.T) {
+	e, logged, err := loadEgress(t, true, true)
+	require.NoError(t, err)
+	require.False(t, e.policy.AllowLoopback)
+	require.Contains(t, logged, "outbound calls may not reach loopback addresses: the API has tokens")
+
+	e, logged, err = loadEgress(t, true, true, "--egress-allow-loopback")
+	require.NoError(t, err)
+	require.True(t, e.policy.AllowLoopback, "said explicitly")
+	require.Empty(t, logged)
+
+	t.Setenv("RECUR_EGRESS_ALLOW_LOOPBACK", "true")
+	e, _, err = loadEgress(t, true, true)
+	require.NoError(t, err)
+	require.True(t, e.policy.AllowLoopback, "the environment says so explicitly too")
+}
+
+// TestWorkflowActionAllowFlag: --workflow-action-allow and its variable
+// add to one list; a bad entry stops the command.
+func TestWorkflowActionAllowFlag(t *testing.T) {
+	t.Setenv("RECUR_WORKFLOW_ACTION_ALLOW", "recur/reports")
+	e, logged, err := loadEgress(t, false, false, "--workflow-action-allow", "billing/*,team-*/jobs")
+	require.NoError(t, err)
+	require.Empty(t, logged)
+	require.Equal(t, "recur/reports,billing/*,team-*/jobs", e.workflowTargets.String())
+
+	_, _, err = loadEgress(t, false, false, "--workflow-action-allow", "reports")
+	require.Error(t, err)
+	t.Setenv("RECUR_WORKFLOW_ACTION_ALLOW", "recur/a b")
+	_, _, err = loadEgress(t, false, false)
+	require.ErrorContains(t, err, "RECUR_WORKFLOW_ACTION_ALLOW")
 }
 
 func TestEgressDefaults(t *testing.T) {

@@ -32,8 +32,11 @@ type roles struct {
 	// storageQueue and serviceBus are the endpoints of those actions
 	// (Azurite or a local server in tests; empty for Azure's).
 	storageQueue, serviceBus string
-	// egress says which destinations the worker's outbound calls may reach.
-	egress egress.Policy
+	// egress says which destinations the worker's outbound calls may
+	// reach, workflowTargets where its Workflow actions may start
+	// workflows (the API refuses the others at PUT and PATCH).
+	egress          egress.Policy
+	workflowTargets jobs.WorkflowTargets
 	// apiConfig is the REST API's authentication, rate limits and TLS.
 	apiConfig apiConfig
 	// converter is the Temporal client's data converter (encryption,
@@ -87,6 +90,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			acts.Authority = r.authority
 		}
 		acts.StorageQueueEndpoint, acts.ServiceBusEndpoint = r.storageQueue, r.serviceBus
+		acts.WorkflowTargets = r.workflowTargets
 		plain, err := plainClient(c, namespace, r.metrics, log)
 		if err != nil {
 			return err
@@ -98,7 +102,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			return fmt.Errorf("start worker: %w", err)
 		}
 		log.Info("worker polling", "taskQueues", []string{jobs.TaskQueue, jobs.RunTaskQueue}, "namespace", namespace)
-		logEgress(log, r.egress)
+		logEgress(log, r.egress, r.workflowTargets)
 	}
 	var srv *http.Server
 	errc := make(chan error, 1)
@@ -106,7 +110,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		srv = &http.Server{
 			Handler: api.New(c, api.Options{Namespace: namespace, Logger: log,
 				Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
-				Metrics: r.metrics.Registry}),
+				Metrics: r.metrics.Registry, WorkflowTargets: r.workflowTargets}),
 			ReadHeaderTimeout: 10 * time.Second,
 			TLSConfig:         r.apiConfig.tls,
 		}

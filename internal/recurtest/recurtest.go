@@ -55,6 +55,9 @@ type Config struct {
 	// Logger gets the API's log and that of the stack's Temporal clients
 	// (worker, workflows, activities); nil is the test server's default.
 	Logger *slog.Logger
+	// WorkflowTargets are where Workflow actions may start workflows,
+	// for the API and the activities alike; the zero value allows none.
+	WorkflowTargets jobs.WorkflowTargets
 	// NoRunWorker leaves jobs.RunTaskQueue unpolled: runs and Postponed
 	// rows start and never finish, as on a Temporal far behind.
 	NoRunWorker bool
@@ -89,7 +92,8 @@ func StartWith(cfg Config) (*Stack, error) {
 	if cfg.Logger != nil {
 		base.Logger = sdklog.NewStructuredLogger(cfg.Logger)
 	}
-	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit, Logger: cfg.Logger, Metrics: set.Registry}
+	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit, Logger: cfg.Logger, Metrics: set.Registry,
+		WorkflowTargets: cfg.WorkflowTargets}
 	if cfg.Plain {
 		cfg.Keys = nil
 	} else {
@@ -122,7 +126,7 @@ func StartWith(cfg Config) (*Stack, error) {
 	for _, q := range queues {
 		ts.NewWorker(q, func(r worker.Registry) {
 			acts := activities.New(Egress)
-			acts.Temporal = plain
+			acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
 			for _, opt := range opts {
 				opt(acts)
 			}
