@@ -215,12 +215,14 @@ func ServiceBusMessageID(occurrenceID, actionName string) string {
 //	SharedAccessSignature sr={sr}&sig={urlencode(sig)}&se={se}&skn={keyName}
 //
 // The URI is lower-cased after encoding, as Azure's own SDKs do (for Go,
-// azure-amqp-common-go's sas.Signer).
+// azure-amqp-common-go's sas.Signer). The key name is URL-encoded too:
+// Azure's names (letters, digits, '.', '-', '_') pass unchanged, and any
+// other name a job was given cannot add parameters or break the header.
 func SASToken(resourceURI, keyName, key string, expiry time.Time) (token, sig string) {
 	sr := strings.ToLower(url.QueryEscape(resourceURI))
 	se := strconv.FormatInt(expiry.Unix(), 10)
 	mac := hmac.New(sha256.New, []byte(key))
 	mac.Write([]byte(sr + "\n" + se))
 	sig = base64.StdEncoding.EncodeToString(mac.Sum(nil))
-	return "SharedAccessSignature sr=" + sr + "&sig=" + url.QueryEscape(sig) + "&se=" + se + "&skn=" + keyName, sig
+	return "SharedAccessSignature sr=" + sr + "&sig=" + url.QueryEscape(sig) + "&se=" + se + "&skn=" + url.QueryEscape(keyName), sig
 }

@@ -88,6 +88,12 @@ func TestServiceBusSASTokenKnownAnswer(t *testing.T) {
 	require.Equal(t, sig, gotSig)
 	require.Equal(t, "SharedAccessSignature sr="+sr+
 		"&sig=goGhEjWLRv9zciRN13tUlCZRTc1lvvk4OCsbj5vR0%2Fw%3D&se=1767225600&skn=RootManageSharedAccessKey", token)
+
+	// Any key name is taken, as Azure Scheduler took it: one that is not
+	// Azure's kind cannot add a parameter to the token.
+	token, _ = SASToken("https://contoso-ns.servicebus.windows.net/orders", "a&sig=x\r\nX: 1", sbKey, time.Unix(1767225600, 0))
+	require.True(t, strings.HasSuffix(token, "&se=1767225600&skn=a%26sig%3Dx%0D%0AX%3A+1"), token)
+	require.Equal(t, 1, strings.Count(token, "&sig="))
 }
 
 func TestServiceBusQueueSend(t *testing.T) {

@@ -129,6 +129,11 @@ func queueError(out jobs.HTTPResponse, queueURL, sas string, err error) error {
 	out.Status = scrubSAS(out.Status, sas)
 	out.Body = respErr.ErrorCode
 	msg := fmt.Sprintf("put message on %s: %s", queueURL, out.Status)
+	if respErr.StatusCode == http.StatusForbidden {
+		// The token is taken as given at PUT: this is where a bad one shows.
+		msg += " (the queue service refused the sasToken: not a shared access signature, expired, revoked, " +
+			"for another queue or account, or without the add permission)"
+	}
 	if retryableStatus(respErr.StatusCode) {
 		return temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
 	}

@@ -46,6 +46,11 @@ type Authentication struct {
 	CertificateThumbprint     string     `json:"certificateThumbprint,omitempty"`
 	CertificateSubjectName    string     `json:"certificateSubjectName,omitempty"`
 	CertificateExpirationDate *time.Time `json:"certificateExpirationDate,omitempty"`
+	// CertificateExpiration is the same time under the name Azure's own
+	// responses used (the contract says certificateExpirationDate):
+	// clients read one or the other, so answers carry both. Only Redacted
+	// copies, which answers are made of, set it.
+	CertificateExpiration *time.Time `json:"certificateExpiration,omitempty"`
 
 	// ActiveDirectoryOAuth: a client-credentials token for Audience from
 	// the tenant's authority.
@@ -59,6 +64,7 @@ type Authentication struct {
 // secret); what is left is what the API may show.
 func (a Authentication) Redacted() Authentication {
 	a.Password, a.Pfx, a.Secret = "", "", ""
+	a.CertificateExpiration = a.CertificateExpirationDate
 	return a
 }
 

@@ -154,7 +154,9 @@ func TestClientCertificateInfoFromPFX(t *testing.T) {
 			data, err := json.Marshal(got.Redacted())
 			require.NoError(t, err)
 			require.JSONEq(t, `{"type":"ClientCertificate","certificateThumbprint":"`+thumbprintOf(cert)+
-				`","certificateSubjectName":"CN=Scheduler Mgmt,O=recur","certificateExpirationDate":"2031-01-01T07:00:00Z"}`, string(data))
+				`","certificateSubjectName":"CN=Scheduler Mgmt,O=recur","certificateExpirationDate":"2031-01-01T07:00:00Z",`+
+				`"certificateExpiration":"2031-01-01T07:00:00Z"}`, string(data), "answers name the expiry as the contract and as Azure did")
+			require.Nil(t, got.CertificateExpiration, "stored under the contract's name only")
 		})
 	}
 }

@@ -41,11 +41,22 @@ type MaxRecurrence struct {
 	Interval  int    `json:"interval,omitempty"`
 }
 
-// Collection states.
+// Collection states. Suspended is in the 2016-03-01 contract and Azure
+// accepted it on PUT; its jobs do not run, as a disabled collection's.
 const (
-	CollectionEnabled  = "Enabled"
-	CollectionDisabled = "Disabled"
+	CollectionEnabled   = "Enabled"
+	CollectionDisabled  = "Disabled"
+	CollectionSuspended = "Suspended"
 )
+
+// JobsState is the state a collection in state s gives its jobs: enabled
+// for an enabled collection, disabled otherwise.
+func JobsState(s string) State {
+	if s == CollectionEnabled {
+		return Enabled
+	}
+	return Disabled
+}
 
 // Skus lists the sku names in the service's spelling.
 var Skus = []string{"Free", "Standard", "P10Premium", "P20Premium"}
@@ -116,10 +127,10 @@ func (c *Collection) Normalize(k Key) error {
 	if p.State == "" {
 		p.State = CollectionEnabled
 	}
-	state, ok := canonical(p.State, []string{CollectionEnabled, CollectionDisabled})
+	state, ok := canonical(p.State, []string{CollectionEnabled, CollectionDisabled, CollectionSuspended})
 	if !ok {
 		return &Error{Code: CodeInvalidRequest, Target: "properties.state",
-			Message: fmt.Sprintf("state %q is not Enabled or Disabled", p.State)}
+			Message: fmt.Sprintf("state %q is not Enabled, Disabled or Suspended", p.State)}
 	}
 	p.State = state
 	return p.normalizeQuota()
@@ -185,8 +196,11 @@ func canonical(s string, list []string) (string, bool) {
 }
 
 // Public returns the collection as the API writes it: state in lower case,
-// as the service wrote it.
+// as the service wrote it, but Suspended, which its recorded answers
+// wrote capitalized.
 func (c Collection) Public() Collection {
-	c.Properties.State = strings.ToLower(c.Properties.State)
+	if c.Properties.State != CollectionSuspended {
+		c.Properties.State = strings.ToLower(c.Properties.State)
+	}
 	return c
 }

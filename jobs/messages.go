@@ -86,7 +86,7 @@ type CollectionStateRequest struct {
 type DeleteCollectionRequest struct{}
 
 // CollectionSignal is what a collection sends its jobs: a new state
-// (Enabled or Disabled), or that they are deleted.
+// (Enabled or Disabled, see JobsState), or that they are deleted.
 type CollectionSignal struct {
 	State   State `json:",omitempty"`
 	Deleted bool  `json:",omitempty"`

@@ -79,7 +79,6 @@ func TestServiceBusValidateTargets(t *testing.T) {
 		{"no authentication", queueWith(`"authentication":null`), q + ".authentication"},
 		{"other authentication type", queueWith(`"authentication":{"type":"Basic","sasKeyName":"n","sasKey":"k"}`), q + ".authentication.type"},
 		{"no key name", queueWith(`"authentication":{"sasKey":"k"}`), q + ".authentication.sasKeyName"},
-		{"key name breaking the token", queueWith(`"authentication":{"sasKeyName":"a&sig=x","sasKey":"k"}`), q + ".authentication.sasKeyName"},
 		{"no key", queueWith(`"authentication":{"sasKeyName":"n"}`), q + ".authentication.sasKey"},
 		{"no message", queueWith(`"message":""`), q + ".message"},
 		{"message too large", queueWith(`"message":"` + strings.Repeat("x", jobs.MaxServiceBusMessage+1) + `"`), q + ".message"},

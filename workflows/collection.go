@@ -105,11 +105,10 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 	created := c.Collection == nil
 	changed := !created && c.Collection.Properties.State != req.Collection.Properties.State
 	c.Collection = &req.Collection
-	if state := req.Collection.Properties.State; changed && (state == jobs.CollectionEnabled || state == jobs.CollectionDisabled) &&
-		workflow.GetVersion(ctx, changePutStateFansOut, workflow.DefaultVersion, 1) >= 1 {
+	if changed && workflow.GetVersion(ctx, changePutStateFansOut, workflow.DefaultVersion, 1) >= 1 {
 		// A state set by PUT or PATCH reaches the jobs, as POST enable
-		// and disable do.
-		c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(state)})
+		// and disable do; a suspended collection's jobs are disabled.
+		c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.JobsState(req.Collection.Properties.State)})
 	}
 	err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.Collection.Properties.State))
 	return jobs.PutResult{Created: created}, err

@@ -178,6 +178,34 @@ func TestEndTimeStopsTheJob(t *testing.T) {
 	require.Nil(t, v.Properties.Status.NextExecutionTime)
 }
 
+// TestCountAndEndTimeTheEarlierEnds: Azure took both at once (its recorded
+// traffic has "count":10000 with an endTime); whichever comes first ends
+// the job.
+func TestCountAndEndTimeTheEarlierEnds(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for name, c := range map[string]struct {
+		count int
+		want  []string
+	}{
+		"endTime first": {10000, occurrences("2026-06-01T12:00:00Z", "2026-06-01T12:10:00Z", "2026-06-01T12:20:00Z", "2026-06-01T12:30:00Z")},
+		"count first":   {2, occurrences("2026-06-01T12:00:00Z", "2026-06-01T12:10:00Z")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, now)
+			end := recurrence.At(now.Add(30 * time.Minute))
+			h.at(0, func() {
+				h.put(job(now, &recurrence.Recurrence{Frequency: "Minute", Interval: intp(10), Count: intp(c.count), EndTime: end}))
+			})
+			var v jobs.Job
+			h.at(2*time.Hour, func() { v = h.view() })
+			h.run(3*time.Hour, jobs.JobInput{Key: key})
+			require.Equal(t, c.want, h.ids())
+			require.Equal(t, jobs.Completed, v.Properties.State)
+			require.Equal(t, len(c.want), v.Properties.Status.ExecutionCount)
+		})
+	}
+}
+
 func TestFixedRetriesTakeTheirIntervalsThenTheErrorActionRuns(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
