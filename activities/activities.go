@@ -47,6 +47,9 @@ type Activities struct {
 	// WorkflowTargets are where Workflow actions may start workflows; the
 	// zero value allows none.
 	WorkflowTargets jobs.WorkflowTargets
+	// FinishedRetention is how long a completed or faulted job is kept
+	// before it deletes itself; 0 keeps it until DELETE.
+	FinishedRetention time.Duration
 
 	// Caches of outbound authentication; their zero values are ready.
 	tokens tokenCache
@@ -54,9 +57,17 @@ type Activities struct {
 }
 
 // New returns Activities whose outbound calls reach only what policy
-// allows; each attempt's time limit comes with its input.
+// allows, and that keep finished jobs jobs.DefaultFinishedRetention; each
+// attempt's time limit comes with its input.
 func New(policy egress.Policy) *Activities {
-	return &Activities{Client: policy.Client(), Authority: DefaultAuthority}
+	return &Activities{Client: policy.Client(), Authority: DefaultAuthority, FinishedRetention: jobs.DefaultFinishedRetention}
+}
+
+// FinishedJobRetention is a local activity: it tells a job workflow the
+// worker's FinishedRetention. As an activity, what it answered is in the
+// job's history, so a replay on a worker configured otherwise agrees.
+func (a *Activities) FinishedJobRetention(context.Context) (time.Duration, error) {
+	return a.FinishedRetention, nil
 }
 
 // strictClient is the client of Activities without one.

@@ -24,6 +24,9 @@ const (
 	StorageQueueActivity   = "recur.StorageQueue"
 	ServiceBusActivity     = "recur.ServiceBus"
 	StartWorkflowActivity  = "recur.StartWorkflow"
+	// FinishedRetentionActivity is a local activity: how long a
+	// completed or faulted job is kept before it deletes itself.
+	FinishedRetentionActivity = "recur.FinishedRetention"
 )
 
 // Message names: a wire contract, never renamed.
@@ -35,6 +38,9 @@ const (
 	UpdateCollectionState  = "setCollectionState" // CollectionStateRequest -> struct{}
 	UpdateDeleteCollection = "deleteCollection"   // DeleteCollectionRequest -> struct{}
 	QueryCollection        = "collection"         // -> CollectionView
+	// SignalJobGone tells a collection that one of its jobs deleted itself
+	// (JobGoneSignal): a finished job past its retention.
+	SignalJobGone = "jobGone"
 
 	// Job workflow.
 	UpdatePutJob    = "putJob"    // PutJobRequest -> Job
@@ -115,7 +121,19 @@ type JobState struct {
 	Next              *time.Time // nominal time of the next occurrence; nil when none is left
 	Buffered          *time.Time // BufferOne: the occurrence waiting for the running one
 	ConsecutiveFaults int
+	// Finished is when the job was first seen completed or faulted: its
+	// retention counts from there.
+	Finished *time.Time `json:",omitempty"`
 }
+
+// JobGoneSignal tells a collection that its job Job deleted itself.
+type JobGoneSignal struct {
+	Job string
+}
+
+// DefaultFinishedRetention is how long a completed or faulted job is kept
+// before it deletes itself, as Azure Scheduler kept them.
+const DefaultFinishedRetention = 60 * 24 * time.Hour
 
 // PutJobRequest defines or redefines a job. The job workflow's clock at
 // the update is C, the creation time of RECURRENCE.md.

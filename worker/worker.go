@@ -69,4 +69,5 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterActivityWithOptions(acts.StorageQueue, activity.RegisterOptions{Name: jobs.StorageQueueActivity})
 	r.RegisterActivityWithOptions(acts.ServiceBus, activity.RegisterOptions{Name: jobs.ServiceBusActivity})
 	r.RegisterActivityWithOptions(acts.StartWorkflow, activity.RegisterOptions{Name: jobs.StartWorkflowActivity})
+	r.RegisterActivityWithOptions(acts.FinishedJobRetention, activity.RegisterOptions{Name: jobs.FinishedRetentionActivity})
 }

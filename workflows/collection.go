@@ -34,6 +34,7 @@ type collection struct {
 	jobs.CollectionInput
 	updates int
 	deleted bool
+	gone    workflow.ReceiveChannel // jobs that deleted themselves (JobGoneSignal)
 }
 
 func (c *collection) run(ctx workflow.Context) error {
@@ -51,6 +52,11 @@ func (c *collection) run(ctx workflow.Context) error {
 	}
 	if c.deleted {
 		return nil
+	}
+	// Signals received but not yet handled would be lost with this run.
+	var sig jobs.JobGoneSignal
+	for c.gone.ReceiveAsync(&sig) {
+		c.forget(sig.Job)
 	}
 	return workflow.NewContinueAsNewError(ctx, jobs.CollectionWorkflowName, c.CollectionInput)
 }
@@ -80,6 +86,14 @@ func (c *collection) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: c.validateExists}); err != nil {
 		return err
 	}
+	c.gone = workflow.GetSignalChannel(ctx, jobs.SignalJobGone)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var sig jobs.JobGoneSignal
+			c.gone.Receive(ctx, &sig)
+			c.forget(sig.Job)
+		}
+	})
 	return workflow.SetUpdateHandler(ctx, jobs.UpdateRemoveJob, c.removeJob)
 }
 
@@ -149,11 +163,17 @@ func (c *collection) addJob(_ workflow.Context, req jobs.AddJobRequest) (jobs.Pu
 }
 
 func (c *collection) removeJob(_ workflow.Context, req jobs.RemoveJobRequest) (struct{}, error) {
+	c.forget(req.Job)
+	return struct{}{}, nil
+}
+
+// forget drops a job from the collection: a DELETE's, or that of a
+// finished job past its retention.
+func (c *collection) forget(job string) {
 	c.updates++
-	if i, found := slices.BinarySearch(c.Jobs, req.Job); found {
+	if i, found := slices.BinarySearch(c.Jobs, job); found {
 		c.Jobs = slices.Delete(c.Jobs, i, i+1)
 	}
-	return struct{}{}, nil
 }
 
 func (c *collection) validateExists(workflow.Context, jobs.DeleteCollectionRequest) error {

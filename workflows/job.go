@@ -54,7 +54,8 @@ type job struct {
 	postponing int        // Postponed rows (run workflows) not yet written
 	folded     *foldedRow // occurrences postponed while behind, not yet written
 	lastRunNow time.Time
-	runNowSeq  int // runs now before this one at lastRunNow
+	runNowSeq  int       // runs now before this one at lastRunNow
+	retention  retention // of a finished job (retention.go)
 }
 
 func (j *job) run(ctx workflow.Context) error {
@@ -71,12 +72,21 @@ func (j *job) run(ctx workflow.Context) error {
 			if err == nil && !woke {
 				err = j.fire(ctx, next)
 			}
+		} else if until, expires := j.expiry(ctx); expires {
+			// Completed or faulted: readable, with its counters, until its
+			// retention has passed, and not while a run now still runs.
+			woke := false
+			if wait := until.Sub(workflow.Now(ctx)); wait > 0 {
+				woke, err = workflow.AwaitWithTimeout(ctx, wait, changed)
+			}
+			if err == nil && !woke && j.finished() {
+				j.expire(ctx)
+			}
 		} else {
-			// Disabled, completed, faulted or not yet defined: wait for a
-			// change. A job whose schedule has ended keeps its workflow, so
-			// that it stays readable and keeps its counters; only DELETE
-			// ends it.
-			err = workflow.Await(ctx, changed)
+			// Disabled, not yet defined, finished and kept, or running:
+			// wait for a change, or for the job to finish (its last run
+			// ending) when that would start its retention.
+			err = workflow.Await(ctx, func() bool { return changed() || j.finished() && j.retention.pending() })
 		}
 		if err != nil {
 			return err

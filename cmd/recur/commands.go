@@ -131,7 +131,7 @@ func (c *common) roles(r roles) roles {
 	r.authority, r.storageQueue, r.serviceBus = c.authority, c.storageQueue, c.serviceBus
 	r.egress, r.workflowTargets = c.egress.policy, c.egress.workflowTargets
 	r.apiConfig = c.apiConfig
-	r.workerOptions = c.workerOptions
+	r.workerOptions, r.finishedRetention = c.workerOptions, c.work.finishedRetention
 	return r
 }
 

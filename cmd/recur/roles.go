@@ -46,8 +46,10 @@ type roles struct {
 	codec     http.Handler
 	// metrics is the process's registry: the API serves it at /metrics.
 	metrics *metrics.Set
-	// workerOptions size the worker (worker_flags.go).
-	workerOptions sdkworker.Options
+	// workerOptions size the worker (worker_flags.go); finishedRetention
+	// is how long completed and faulted jobs are kept.
+	workerOptions     sdkworker.Options
+	finishedRetention time.Duration
 }
 
 // dial connects to Temporal with recur's logger, over conn's TLS with its
@@ -90,7 +92,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			acts.Authority = r.authority
 		}
 		acts.StorageQueueEndpoint, acts.ServiceBusEndpoint = r.storageQueue, r.serviceBus
-		acts.WorkflowTargets = r.workflowTargets
+		acts.WorkflowTargets, acts.FinishedRetention = r.workflowTargets, r.finishedRetention
 		plain, err := plainClient(c, namespace, r.metrics, log)
 		if err != nil {
 			return err

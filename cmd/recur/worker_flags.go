@@ -3,8 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"time"
 
 	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 // workerFlags size the worker: how many workflows it keeps in memory
@@ -17,6 +20,10 @@ type workerFlags struct {
 	activityPollers  int
 	maxActivities    int
 	maxWorkflowTasks int
+	// finishedRetention is how long completed and faulted jobs are kept;
+	// envErr a bad RECUR_FINISHED_JOB_RETENTION, reported by options.
+	finishedRetention time.Duration
+	envErr            error
 }
 
 func (w *workerFlags) register(fs *flag.FlagSet) {
@@ -30,11 +37,25 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 		"actions (activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
 	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", envInt("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
 		"workflow tasks running at once in this worker (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
+	w.finishedRetention = jobs.DefaultFinishedRetention
+	if v := env("RECUR_FINISHED_JOB_RETENTION", ""); v != "" {
+		if err := (retentionFlag{&w.finishedRetention}).Set(v); err != nil {
+			w.envErr = fmt.Errorf("RECUR_FINISHED_JOB_RETENTION: %w", err)
+		}
+	}
+	fs.Var(retentionFlag{&w.finishedRetention}, "finished-job-retention",
+		"how long a completed or faulted job is kept before it deletes itself, e.g. 60d or 72h; 0 keeps it until DELETE (RECUR_FINISHED_JOB_RETENTION)")
 }
 
 // options checks the flags and returns the worker's options. The cache
 // size is process-wide in the SDK: options sets it too.
 func (w *workerFlags) options() (sdkworker.Options, error) {
+	if w.envErr != nil {
+		return sdkworker.Options{}, w.envErr
+	}
+	if w.finishedRetention < 0 {
+		return sdkworker.Options{}, fmt.Errorf("--finished-job-retention must be 0 (keep) or more, not %s", w.finishedRetention)
+	}
 	for _, f := range []struct {
 		name  string
 		value int

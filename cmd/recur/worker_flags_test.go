@@ -6,8 +6,11 @@ import (
 	"flag"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 func TestWorkerFlagsSizeTheWorker(t *testing.T) {
@@ -49,4 +52,36 @@ func TestBadSQLiteSyncStopsAtStart(t *testing.T) {
 	var stderr bytes.Buffer
 	require.Equal(t, 2, runDev(context.Background(), []string{"--http-addr", "127.0.0.1:0", "--sqlite-sync", "off"}, &stderr))
 	require.Contains(t, stderr.String(), `--sqlite-sync must be full or normal, not "off"`)
+}
+
+// TestFinishedJobRetentionFlag: 60 days unless said otherwise, in days or
+// as a duration, 0 to keep finished jobs; a bad variable stops the start.
+func TestFinishedJobRetentionFlag(t *testing.T) {
+	parse := func(args ...string) (workerFlags, error) {
+		var w workerFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		w.register(fs)
+		if err := fs.Parse(args); err != nil {
+			return w, err
+		}
+		_, err := w.options()
+		return w, err
+	}
+	for args, want := range map[string]time.Duration{"": jobs.DefaultFinishedRetention, "7d": 7 * 24 * time.Hour, "90m": 90 * time.Minute, "0": 0} {
+		var w workerFlags
+		var err error
+		if args == "" {
+			w, err = parse()
+		} else {
+			w, err = parse("--finished-job-retention", args)
+		}
+		require.NoError(t, err, args)
+		require.Equal(t, want, w.finishedRetention, args)
+	}
+	_, err := parse("--finished-job-retention", "-1h")
+	require.ErrorContains(t, err, "--finished-job-retention must be 0 (keep) or more")
+	t.Setenv("RECUR_FINISHED_JOB_RETENTION", "sixty days")
+	_, err = parse()
+	require.ErrorContains(t, err, "RECUR_FINISHED_JOB_RETENTION")
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/internal/recurtest"
 )
 
 // What Azure Scheduler's own recorded traffic of 2016 (its SDK's scenario
@@ -152,4 +155,42 @@ func testPFX(t *testing.T, notAfter time.Time, password string) string {
 	pfx, err := pkcs12.Modern.Encode(key, cert, nil, password)
 	require.NoError(t, err)
 	return base64.StdEncoding.EncodeToString(pfx)
+}
+
+// TestFinishedJobsAreDeletedAfterTheirRetention: Azure deleted completed
+// and faulted jobs after 60 days. On a worker that keeps them 4 s, a
+// completed job is readable, then gone: GET answers 404, the list leaves
+// it out and its slot in the collection's quota is free again.
+func TestFinishedJobsAreDeletedAfterTheirRetention(t *testing.T) {
+	st, err := recurtest.StartWith(recurtest.Config{Activities: []func(*activities.Activities){
+		func(a *activities.Activities) { a.FinishedRetention = 4 * time.Second }}})
+	require.NoError(t, err)
+	t.Cleanup(st.Stop)
+	s := &stack{Stack: st, client: &http.Client{Transport: rec, Timeout: time.Minute}}
+	tg := newTarget(t)
+	coll := armPrefix + "/jobCollections/" + unique("retention")
+	status, body := s.do(t, http.MethodPut, coll, map[string]any{"location": "westus",
+		"properties": map[string]any{"quota": map[string]any{"maxJobCount": 1}}})
+	require.Equal(t, http.StatusCreated, status, body)
+	once := func(name string) {
+		status, body := s.do(t, http.MethodPut, coll+"/jobs/"+name, map[string]any{"properties": map[string]any{
+			"action": map[string]any{"type": "Http", "request": map[string]any{"uri": tg.URL, "method": "GET"}}}})
+		require.Equal(t, http.StatusCreated, status, "%s: %v", name, body)
+	}
+	once("first")
+	require.Eventually(t, func() bool {
+		_, body := s.do(t, http.MethodGet, coll+"/jobs/first", nil)
+		return field(body, "properties", "state") == "completed"
+	}, 20*time.Second, 100*time.Millisecond, "the job ran and completed")
+	status, body = s.do(t, http.MethodPut, coll+"/jobs/second", map[string]any{"properties": map[string]any{
+		"action": map[string]any{"type": "Http", "request": map[string]any{"uri": tg.URL, "method": "GET"}}}})
+	require.Equal(t, http.StatusConflict, status, "the completed job holds the only slot: %v", body)
+
+	require.Eventually(t, func() bool {
+		status, _ := s.do(t, http.MethodGet, coll+"/jobs/first", nil)
+		return status == http.StatusNotFound
+	}, 20*time.Second, 200*time.Millisecond, "deleted once its retention passed")
+	_, list := s.do(t, http.MethodGet, coll+"/jobs", nil)
+	assert.Empty(t, list["value"], "not listed")
+	once("second")
 }

@@ -30,10 +30,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
 )
+
+// finishedRetention is how long the recorded finished jobs are kept.
+const finishedRetention = 8 * time.Second
 
 func main() {
 	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json and run-failed-TAG.json, keeping the files of earlier recordings")
@@ -48,7 +52,11 @@ func record(dir, tag string) error {
 	defer cancel()
 	// Plain: the replayer reads the histories with Temporal's default
 	// converter, and the files hold no secret.
-	st, err := recurtest.StartWith(recurtest.Config{Plain: true})
+	st, err := recurtest.StartWith(recurtest.Config{Plain: true, Activities: []func(*activities.Activities){
+		// Long enough for job j's run now and DELETE, short enough that
+		// job gone deletes itself while the tool waits.
+		func(a *activities.Activities) { a.FinishedRetention = finishedRetention },
+	}})
 	if err != nil {
 		return err
 	}
@@ -105,11 +113,29 @@ func record(dir, tag string) error {
 	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
 		return err
 	}
-	for name, id := range map[string]string{
+	// A one-time job that completes and, its retention passed, deletes
+	// itself: its collection hears of it.
+	gone := k
+	gone.Job = "gone"
+	if err := put(ctx, c, gone, "", nil, k.CollectionWorkflowID(), jobs.UpdateAddJob, jobs.AddJobRequest{Job: gone.Job}); err != nil {
+		return err
+	}
+	once := jobs.Job{Properties: jobs.Properties{Action: &jobs.Action{
+		ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/once", Method: "POST"}}}}}
+	if err := put(ctx, c, gone, jobs.JobWorkflowName, jobs.JobInput{Key: gone}, gone.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: once}); err != nil {
+		return err
+	}
+	if err := c.GetWorkflow(ctx, gone.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return fmt.Errorf("job gone never deleted itself: %w", err)
+	}
+	time.Sleep(time.Second) // the collection's task that takes the signal
+	files := map[string]string{
 		"collection": k.CollectionWorkflowID(),
 		"job":        k.JobWorkflowID(),
 		"run-failed": jobs.OccurrenceID(k.JobWorkflowID(), start),
-	} {
+		"job-gone":   gone.JobWorkflowID(),
+	}
+	for name, id := range files {
 		if tag != "" {
 			name += "-" + tag
 		}
