@@ -80,8 +80,9 @@ func tooLarge(c *gin.Context) error {
 // checkJSONText refuses what encoding/json would take but a definition
 // must not hold: invalid UTF-8 (json replaces it with U+FFFD without a
 // word), nesting deeper than maxDepth (json allows 10000 levels, which
-// merge patches and workflow inputs would carry on), and anything but an
-// object at the top (a null merge patch would empty the resource).
+// merge patches and workflow inputs would carry on), anything but an
+// object at the top (a null merge patch would empty the resource), and
+// members given twice or null in arrays (see checkMembers).
 func checkJSONText(data []byte) error {
 	if !utf8.Valid(data) {
 		return invalidContent("the body is not valid UTF-8")
@@ -92,7 +93,7 @@ func checkJSONText(data []byte) error {
 	if top := bytes.TrimLeft(data, " \t\r\n"); len(top) > 0 && top[0] != '{' {
 		return invalidContent("the body must be a JSON object")
 	}
-	return nil
+	return checkMembers(data)
 }
 
 // nesting returns how deeply the objects and arrays of a JSON text nest,
@@ -121,7 +122,12 @@ func nesting(data []byte) int {
 }
 
 func invalidContent(message string) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: message}
+	return invalidContentAt("", message)
+}
+
+// invalidContentAt is invalidContent at the JSON path target.
+func invalidContentAt(target, message string) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: target, message: message}
 }
 
 // withoutStatus drops properties.status from a job body: it is read-only,
@@ -178,7 +184,7 @@ func merge[T any](current T, patch json.RawMessage) (T, error) {
 	if err != nil {
 		return zero, invalidContent("invalid JSON: " + err.Error())
 	}
-	merged, err := json.Marshal(mergePatch(doc, p))
+	merged, err := json.Marshal(mergePatch(doc, p, nil, false))
 	if err != nil {
 		return zero, err
 	}
@@ -203,8 +209,11 @@ func generic(data []byte) (any, error) {
 }
 
 // mergePatch is RFC 7386: objects merge member by member, null deletes,
-// anything else replaces.
-func mergePatch(doc, patch any) any {
+// anything else replaces. A patch member stands for the members of its
+// name in any letter case, as the body of a PUT is read (see
+// checkMembers): it replaces them under its own spelling. In a workflow
+// input (exact) names are matched as written.
+func mergePatch(doc, patch any, path jsonPath, exact bool) any {
 	p, ok := patch.(map[string]any)
 	if !ok {
 		return patch
@@ -214,11 +223,23 @@ func mergePatch(doc, patch any) any {
 		d = map[string]any{}
 	}
 	for k, v := range p {
+		old, had := d[k]
+		if !exact {
+			for name, value := range d {
+				if name != k && strings.EqualFold(name, k) {
+					if !had {
+						old, had = value, true
+					}
+					delete(d, name)
+				}
+			}
+		}
 		if v == nil {
 			delete(d, k)
 			continue
 		}
-		d[k] = mergePatch(d[k], v)
+		at := path.member(k)
+		d[k] = mergePatch(old, v, at, exact || isWorkflowInput(at))
 	}
 	return d
 }
