@@ -257,3 +257,26 @@ func TestPatchMatchesMembersInAnyLetterCase(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"a":1,"A":3}`, string(got.Properties.Action.Workflow.Input))
 }
+
+// TestTimeSpansOutOfRangeAreRefused: in a TimeSpan ([d.]hh:mm:ss) minutes
+// and seconds go to 59, hours to 23 when days are given.
+func TestTimeSpansOutOfRangeAreRefused(t *testing.T) {
+	action := func(extra string) string {
+		return `{"properties":{"action":{"type":"Http","request":{"uri":"http://a.example/","method":"GET"}` + extra + `}}}`
+	}
+	for body, target := range map[string]string{
+		action(`,"retryPolicy":{"retryType":"Fixed","retryInterval":"99:99:99"}`):           "properties.action.retryPolicy.retryInterval",
+		action(`,"retryPolicy":{"retryType":"Fixed","retryInterval":"00:00:60"}`):           "properties.action.retryPolicy.retryInterval",
+		action(`,"retryPolicy":{"retryType":"Exponential","maximumInterval":"1.24:00:00"}`): "properties.action.retryPolicy.maximumInterval",
+		action(`,"timeout":"00:01:99"`):                                                     "properties.action.timeout",
+		action(`,"errorAction":{"type":"Http","request":{"uri":"http://a.example/","method":"GET"},` +
+			`"retryPolicy":{"retryInterval":"00:60:00"}}`): "properties.action.errorAction.retryPolicy.retryInterval",
+		`{"properties":{"catchUpWindow":"00:99:00",` + action("")[len(`{"properties":{`):]: "properties.catchUpWindow",
+	} {
+		for _, method := range []string{http.MethodPut} {
+			rec := serve(t, method, badJob+badVersion, "application/json", body)
+			require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", body, rec.Body)
+			require.Equal(t, target, armAnswer(t, rec).Target, body)
+		}
+	}
+}

@@ -90,7 +90,7 @@ func (s *Server) putJob(c *gin.Context) {
 	if err == nil {
 		// Validate before touching anything; the workflow validates again
 		// with its own clock as the creation time.
-		err = job.Normalize(k, time.Now().UTC())
+		err = job.NormalizeNew(k, time.Now().UTC())
 	}
 	var (
 		created bool
@@ -300,7 +300,7 @@ func (s *Server) patchJob(c *gin.Context) {
 		job, err = merge(replacedAuthentication(current, patch), patch)
 	}
 	if err == nil {
-		err = job.Normalize(k, time.Now().UTC())
+		err = job.NormalizeNew(k, time.Now().UTC())
 	}
 	if err == nil {
 		var added jobs.PutResult
