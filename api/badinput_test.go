@@ -280,3 +280,28 @@ func TestTimeSpansOutOfRangeAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestTypeErrorsNameTheJSONPath: a value of the wrong type is refused at
+// its JSON path, in the main action as in the error action: never at the
+// Go struct the main action's fields are embedded from.
+func TestTypeErrorsNameTheJSONPath(t *testing.T) {
+	for body, target := range map[string]string{
+		`{"properties":{"action":{"type":"Http","retryPolicy":{"retryCount":"x"}}}}`:                      "properties.action.retryPolicy.retryCount",
+		`{"properties":{"action":{"type":"Http","RetryPolicy":"x"}}}`:                                     "properties.action.retryPolicy",
+		`{"properties":{"action":{"type":"Http","request":{"headers":{"a":1}}}}}`:                         "properties.action.request.headers",
+		`{"properties":{"action":{"errorAction":{"type":"Http","retryPolicy":{"retryCount":"x"}}}}}`:      "properties.action.errorAction.retryPolicy.retryCount",
+		`{"properties":{"recurrence":{"frequency":"Hour","schedule":{"minutes":["x"]}}}}`:                 "properties.recurrence.schedule.minutes",
+		`{"properties":{"action":{"type":7}}}`:                                                            "properties.action.type",
+		`{"properties":{"action":{"type":"ServiceBusQueue","serviceBusQueueMessage":{"message":false}}}}`: "properties.action.serviceBusQueueMessage.message",
+	} {
+		rec := serve(t, http.MethodPut, badJob+badVersion, "application/json", body)
+		require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", body, rec.Body)
+		answer := armAnswer(t, rec)
+		require.Equal(t, target, answer.Target, body)
+		require.True(t, strings.HasPrefix(answer.Message, target+":"), "%s: %s", body, answer.Message)
+	}
+	_, err := merge(basicJob(), json.RawMessage(`{"properties":{"action":{"retryPolicy":{"retryCount":"x"}}}}`))
+	var apiErr *apiError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, "properties.action.retryPolicy.retryCount", apiErr.target, "a PATCH's too")
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -35,20 +36,60 @@ func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
 		data = f(data)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return contentError(err)
+		return contentError(err, reflect.TypeOf(v))
 	}
 	return nil
 }
 
 // contentError is the answer to a body that does not decode into a
-// definition: a wrong type names its field.
-func contentError(err error) error {
+// definition of type t: a wrong type names its field by its JSON path.
+func contentError(err error, t reflect.Type) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
-			message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
+		path := jsonFieldPath(t, typeErr.Field)
+		return invalidContentAt(path, fmt.Sprintf("%s: a JSON %s is not allowed here", path, typeErr.Value))
 	}
 	return invalidContent("invalid JSON: " + err.Error())
+}
+
+// jsonFieldPath returns the JSON path of field, an UnmarshalTypeError's
+// Field in a value of type t. encoding/json names an embedded struct
+// there by its Go type (properties.action.ActionSpec.retryPolicy), where
+// the JSON has its fields one level up (properties.action.retryPolicy).
+func jsonFieldPath(t reflect.Type, field string) string {
+	var path []string
+	for name := range strings.SplitSeq(field, ".") {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			t = nil
+			path = append(path, name)
+			continue
+		}
+		if f, ok := t.FieldByName(name); ok && f.Anonymous && f.Tag.Get("json") == "" {
+			t = f.Type
+			continue
+		}
+		t = jsonFieldType(t, name)
+		path = append(path, name)
+	}
+	return strings.Join(path, ".")
+}
+
+// jsonFieldType returns the type of t's field (its own or promoted) that
+// JSON names name, or nil.
+func jsonFieldType(t reflect.Type, name string) reflect.Type {
+	for _, f := range reflect.VisibleFields(t) {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" || !f.IsExported() {
+			continue
+		}
+		if tag == name || tag == "" && f.Name == name {
+			return f.Type
+		}
+	}
+	return nil
 }
 
 // readBody reads at most MaxJobSize bytes of body and checks what
@@ -190,7 +231,7 @@ func merge[T any](current T, patch json.RawMessage) (T, error) {
 	}
 	var out T
 	if err := json.Unmarshal(merged, &out); err != nil {
-		return zero, contentError(err)
+		return zero, contentError(err, reflect.TypeFor[T]())
 	}
 	return out, nil
 }
