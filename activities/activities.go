@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -136,6 +137,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 	if authErr != nil {
 		return out, authErr.applicationError(out)
 	}
+	client = keepHeadersAtOrigin(client, in.Request.Headers)
 
 	// A target that hangs, resets, answers garbage or redirects in a loop
 	// (when redirects are followed, the 10th is refused) gives no answer:
@@ -180,6 +182,46 @@ func statusError(r jobs.HTTPRequest, out jobs.HTTPResponse) error {
 		return temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
 	}
 	return temporal.NewNonRetryableApplicationError(msg, ErrTypeHTTPStatus, nil, out)
+}
+
+// describingHeaders are the headers a job may set that only say what its
+// body is and what answer it wants: they follow a redirect anywhere. Any
+// other header of the job may hold a secret (an API key, a token; nothing
+// tells which), and stays with the origin of the job's URI.
+var describingHeaders = []string{"Accept", "Accept-Encoding", "Accept-Language", "Content-Encoding", "Content-Language", "Content-Type", "User-Agent"}
+
+// keepHeadersAtOrigin returns c, or when the job sets headers that may be
+// secret, a client like c whose redirects drop them once the chain has
+// left the origin of the job's URI. c's own CheckRedirect (the egress
+// policy's) drops Authorization and cookies there.
+func keepHeadersAtOrigin(c *http.Client, headers map[string]string) *http.Client {
+	var secret []string
+	for name := range headers {
+		if !slices.ContainsFunc(describingHeaders, func(d string) bool { return strings.EqualFold(d, name) }) {
+			secret = append(secret, name)
+		}
+	}
+	if len(secret) == 0 {
+		return c
+	}
+	check := c.CheckRedirect
+	kept := *c
+	kept.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if check != nil {
+			if err := check(req, via); err != nil {
+				return err
+			}
+		} else if len(via) >= 10 { // http.Client's default
+			return errors.New("stopped after 10 redirects")
+		}
+		if egress.LeftOrigin(req, via) {
+			for _, name := range secret {
+				req.Header.Del(name)
+			}
+		}
+		return nil
+	}
+	return &kept
 }
 
 // readBody reads at most jobs.MaxResponseBody of an answer's body, then
