@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -95,13 +96,14 @@ const (
 // because the egress policy refused it, nil when it failed otherwise. It
 // is not retryable: the next attempt would be refused as well. The
 // message says what was refused and why, after what (which names the
-// call without secrets).
-func refusal(what string, err error, out jobs.HTTPResponse) error {
+// call without secrets); a redirect's destination, which the target
+// chose, is redacted of secrets.
+func refusal(what string, err error, out jobs.HTTPResponse, secrets []string) error {
 	refused := egress.AsRefused(err)
 	if refused == nil {
 		return nil
 	}
-	return temporal.NewNonRetryableApplicationError(what+": "+refused.Error(), ErrTypeRefused, nil, out)
+	return temporal.NewNonRetryableApplicationError(what+": "+redactSecrets(refused.Error(), secrets), ErrTypeRefused, nil, out)
 }
 
 // Outbound headers every call carries, as Azure Scheduler sent them, plus
@@ -135,7 +137,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 	}
 	// Validation admits only http and https; a job stored before it did
 	// must not reach another scheme either.
-	if err := refusal(in.Request.Method+" "+redactURL(in.Request.URI), egress.CheckScheme(req.URL), out); err != nil {
+	if err := refusal(in.Request.Method+" "+redactURL(in.Request.URI), egress.CheckScheme(req.URL), out, nil); err != nil {
 		return out, err
 	}
 	for name, value := range in.Request.Headers {
@@ -150,6 +152,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 	if authErr != nil {
 		return out, authErr.applicationError(out)
 	}
+	client = keepHeadersAtOrigin(client, in.Request.Headers)
 
 	// A target that hangs, resets, answers garbage or redirects in a loop
 	// (when redirects are followed, the 10th is refused) gives no answer:
@@ -158,22 +161,23 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 	// stays refused.
 	resp, err := client.Do(req)
 	if err != nil {
-		if rErr := refusal(in.Request.Method+" "+redactURL(in.Request.URI), err, out); rErr != nil {
+		if rErr := refusal(in.Request.Method+" "+redactURL(in.Request.URI), err, out, secrets); rErr != nil {
 			return out, rErr
 		}
-		return out, transportError(in.Request, describeTransport(ctx, err, limit), out)
+		return out, transportError(in.Request, describeTransport(ctx, err, limit, secrets), out)
 	}
 	defer resp.Body.Close()
 	body, err := readBody(resp.Body)
-	// A target may echo what it got (credentials included) into history.
-	out.StatusCode, out.Status, out.Body = resp.StatusCode, clip(resp.Status), redactSecrets(string(body), secrets)
+	// A target may echo what it got (credentials included) into history,
+	// and into the failure's message through its status line.
+	out.StatusCode, out.Status, out.Body = resp.StatusCode, clip(redactSecrets(resp.Status, secrets)), redactSecrets(string(body), secrets)
 	out.Headers = redactSecrets(headersOfNote(resp.Header), secrets)
 	logger.Info("http action", "status", resp.StatusCode)
 	if err != nil {
 		// An answer whose body breaks off (the target stalls past the
 		// limit or resets) is not one the target finished: a 200 OK then
 		// is no success, and the attempt fails as if nothing had come.
-		return out, transportError(in.Request, out.Status+", then reading the body: "+describeTransport(ctx, err, limit), out)
+		return out, transportError(in.Request, out.Status+", then reading the body: "+describeTransport(ctx, err, limit, secrets), out)
 	}
 	return out, statusError(in.Request, out)
 }
@@ -194,6 +198,46 @@ func statusError(r jobs.HTTPRequest, out jobs.HTTPResponse) error {
 		return temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
 	}
 	return temporal.NewNonRetryableApplicationError(msg, ErrTypeHTTPStatus, nil, out)
+}
+
+// describingHeaders are the headers a job may set that only say what its
+// body is and what answer it wants: they follow a redirect anywhere. Any
+// other header of the job may hold a secret (an API key, a token; nothing
+// tells which), and stays with the origin of the job's URI.
+var describingHeaders = []string{"Accept", "Accept-Encoding", "Accept-Language", "Content-Encoding", "Content-Language", "Content-Type", "User-Agent"}
+
+// keepHeadersAtOrigin returns c, or when the job sets headers that may be
+// secret, a client like c whose redirects drop them once the chain has
+// left the origin of the job's URI. c's own CheckRedirect (the egress
+// policy's) drops Authorization and cookies there.
+func keepHeadersAtOrigin(c *http.Client, headers map[string]string) *http.Client {
+	var secret []string
+	for name := range headers {
+		if !slices.ContainsFunc(describingHeaders, func(d string) bool { return strings.EqualFold(d, name) }) {
+			secret = append(secret, name)
+		}
+	}
+	if len(secret) == 0 {
+		return c
+	}
+	check := c.CheckRedirect
+	kept := *c
+	kept.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if check != nil {
+			if err := check(req, via); err != nil {
+				return err
+			}
+		} else if len(via) >= 10 { // http.Client's default
+			return errors.New("stopped after 10 redirects")
+		}
+		if egress.LeftOrigin(req, via) {
+			for _, name := range secret {
+				req.Header.Del(name)
+			}
+		}
+		return nil
+	}
+	return &kept
 }
 
 // readBody reads at most jobs.MaxResponseBody of an answer's body, then
@@ -219,12 +263,13 @@ func transportError(r jobs.HTTPRequest, what string, out jobs.HTTPResponse) erro
 // without the URL *url.Error carries, and as "timed out after limit" when
 // ctx, the attempt's, ran out of time ("context deadline exceeded" says
 // neither what nor how long). The transport's own timeouts (TLS
-// handshake, say) keep their words.
-func describeTransport(ctx context.Context, err error, limit time.Duration) string {
+// handshake, say) keep their words. The words of a malformed answer are
+// the target's, redacted of secrets.
+func describeTransport(ctx context.Context, err error, limit time.Duration, secrets []string) string {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Sprintf("timed out after %s", limit)
 	}
-	return clip(withoutURL(err).Error())
+	return clip(redactSecrets(withoutURL(err).Error(), secrets))
 }
 
 // maxReported is how much of any one thing a target says besides its body

@@ -85,22 +85,15 @@ func (a *Activities) authenticate(ctx context.Context, req *http.Request, auth *
 		}
 		token, err := a.tokens.get(ctx, base, authority, auth)
 		if err != nil {
+			// The authority's words (its error, its status line) may echo
+			// the secret.
+			err.msg = redactSecrets(err.msg, []string{auth.Secret})
 			return nil, nil, err
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
 		return base, []string{auth.Secret, token}, nil
 	}
 	return nil, nil, &authError{msg: fmt.Sprintf("authentication type %q is not supported", auth.Type)}
-}
-
-// redactSecrets replaces every secret in s.
-func redactSecrets(s string, secrets []string) string {
-	for _, secret := range secrets {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, "[redacted]")
-		}
-	}
-	return s
 }
 
 // secretKey is a cache key for credentials: a digest, so that the caches

@@ -186,3 +186,43 @@ func TestServiceBusToARefusedEndpoint(t *testing.T) {
 	require.NotContains(t, err.Error(), sbKey)
 	require.Empty(t, sb.Messages())
 }
+
+// TestRedirectToAnotherOriginDropsTheJobsSecrets: followed to another
+// port of the same host, an HTTP action's redirect carries neither its
+// Authorization nor its cookies nor any header the job set, but those
+// that only describe the body and the answer wanted; within the origin it
+// carries them all.
+func TestRedirectToAnotherOriginDropsTheJobsSecrets(t *testing.T) {
+	got := make(chan http.Header, 2)
+	landing := func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }
+	other := newCountingTarget(t, false, landing)
+	first := newCountingTarget(t, false, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/landed" {
+			landing(w, r)
+			return
+		}
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusTemporaryRedirect)
+	})
+	request := func(to string) jobs.HTTPRequest {
+		return jobs.HTTPRequest{URI: first.URL + "/?to=" + to, Method: "POST", Body: "{}",
+			Headers:        map[string]string{"X-Api-Key": "k3y", "Cookie": "session=s3ss", "Content-Type": "application/json", "Accept": "application/json"},
+			Authentication: &jobs.Authentication{Type: jobs.AuthBasic, Username: "u", Password: "pa55word"}}
+	}
+
+	_, err := runHTTP(t, New(localPolicy), request(other.URL+"/landed"))
+	require.NoError(t, err)
+	h := <-got
+	for _, name := range []string{"Authorization", "X-Api-Key", "Cookie"} {
+		require.Empty(t, h.Get(name), "%s went to another origin", name)
+	}
+	require.Equal(t, "application/json", h.Get("Content-Type"))
+	require.Equal(t, "application/json", h.Get("Accept"))
+	require.Equal(t, "job:s/rg/c/j@2026-01-01T00:00:00Z", h.Get(HeaderIdempotencyKey), "recur's own headers are no secret")
+
+	_, err = runHTTP(t, New(localPolicy), request(first.URL+"/landed"))
+	require.NoError(t, err)
+	h = <-got
+	require.Equal(t, "k3y", h.Get("X-Api-Key"), "within the origin")
+	require.Equal(t, "session=s3ss", h.Get("Cookie"))
+	require.NotEmpty(t, h.Get("Authorization"))
+}

@@ -82,7 +82,7 @@ func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (_ job
 	secrets := []string{m.Authentication.SasKey, token, sig, url.QueryEscape(sig)}
 
 	resp, err := a.client().Do(req)
-	if rErr := refusal("POST "+req.URL.String(), err, out); rErr != nil {
+	if rErr := refusal("POST "+req.URL.String(), err, out, secrets); rErr != nil {
 		return out, rErr
 	}
 	if err != nil {
@@ -93,12 +93,12 @@ func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (_ job
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, jobs.MaxResponseBody))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // let the connection be reused
-	out.StatusCode, out.Status, out.Body = resp.StatusCode, resp.Status, redactSecrets(string(body), secrets)
+	out.StatusCode, out.Status, out.Body = resp.StatusCode, clip(redactSecrets(resp.Status, secrets)), redactSecrets(string(body), secrets)
 	logger.Info("service bus action", "entity", entityURL, "status", resp.StatusCode)
 	if resp.StatusCode == http.StatusCreated {
 		return out, nil
 	}
-	msg := fmt.Sprintf("POST %s: %s", req.URL, resp.Status)
+	msg := fmt.Sprintf("POST %s: %s", req.URL, out.Status)
 	if retryableStatus(resp.StatusCode) {
 		return out, temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
 	}

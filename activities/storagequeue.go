@@ -113,7 +113,7 @@ func insertionResult(resp azqueue.EnqueueMessagesResponse) string {
 // status and error code, or a transport error, with the SAS token
 // scrubbed from whatever the SDK said.
 func queueError(out jobs.HTTPResponse, queueURL, sas string, err error) error {
-	if rErr := refusal("put message on "+queueURL, err, out); rErr != nil {
+	if rErr := refusal("put message on "+queueURL, err, out, []string{sas}); rErr != nil {
 		return rErr
 	}
 	var respErr *azcore.ResponseError
@@ -127,7 +127,7 @@ func queueError(out jobs.HTTPResponse, queueURL, sas string, err error) error {
 		out.Status = respErr.RawResponse.Status
 	}
 	out.Status = scrubSAS(out.Status, sas)
-	out.Body = respErr.ErrorCode
+	out.Body = scrubSAS(respErr.ErrorCode, sas)
 	msg := fmt.Sprintf("put message on %s: %s", queueURL, out.Status)
 	if respErr.StatusCode == http.StatusForbidden {
 		// The token is taken as given at PUT: this is where a bad one shows.
@@ -150,9 +150,7 @@ var (
 // scrubSAS removes the SAS token, every URL query and every signature from
 // s, a message of the SDK or of the transport.
 func scrubSAS(s, sas string) string {
-	if sas != "" {
-		s = strings.ReplaceAll(s, sas, "[redacted]")
-	}
+	s = redactSecrets(s, []string{sas})
 	s = queryPattern.ReplaceAllString(s, "")
-	return sigPattern.ReplaceAllString(s, "[redacted]")
+	return sigPattern.ReplaceAllString(s, redacted)
 }

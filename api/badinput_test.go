@@ -161,3 +161,147 @@ func TestMergeKeepsNumbersAsWritten(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 9007199254740993, got.Properties.MaxConsecutiveFaults, "not rounded through float64")
 }
+
+// ambiguousBodies are bodies encoding/json decodes with the last of two
+// members winning, or with null read as 0; the API refuses each with a
+// 400 at the path named, for PUT and PATCH.
+var ambiguousBodies = []struct {
+	name, path, body, target string
+}{
+	{"a member in two letter cases", badJob,
+		`{"properties":{"action":{"type":"Http","request":{"uri":"http://a.example/","URI":"http://b.example/","method":"GET"}}}}`,
+		"properties.action.request.URI"},
+	{"a member twice", badJob,
+		`{"properties":{"action":{"type":"Http","request":{"uri":"http://a.example/","method":"GET","method":"DELETE"}}}}`,
+		"properties.action.request.method"},
+	{"a member escaped", badJob,
+		`{"properties":{"action":{"type":"Http","request":{"uri":"http://a.example/","ur\u0069":"http://b.example/","method":"GET"}}}}`,
+		"properties.action.request.uri"},
+	{"a member in Unicode case folding", badJob,
+		"{\"properties\":{\"startTime\":\"2099-01-01T00:00:00Z\",\"\u017ftartTime\":\"2000-01-01T00:00:00Z\"}}",
+		"properties.\u017ftartTime"},
+	{"properties twice", badJob, `{"properties":{},"Properties":{"state":"Disabled"}}`, "Properties"},
+	{"a header in two letter cases", badJob,
+		`{"properties":{"action":{"type":"Http","request":{"uri":"http://a.example/","method":"GET","headers":{"X-A":"1","x-a":"2"}}}}}`,
+		"properties.action.request.headers.x-a"},
+	{"an error action header in two letter cases", badJob,
+		`{"properties":{"action":{"type":"Http","request":{"uri":"http://a.example/","method":"GET"},` +
+			`"errorAction":{"type":"Http","request":{"uri":"http://a.example/","method":"GET","headers":{"X-A":"1","x-A":"2"}}}}}}`,
+		"properties.action.errorAction.request.headers.x-A"},
+	{"a workflow input member twice", badJob,
+		`{"properties":{"action":{"type":"Workflow","workflow":{"workflowType":"w","taskQueue":"q","input":{"a":1,"b":{"c":1,"c":2}}}}}}`,
+		"properties.action.workflow.input.b.c"},
+	{"null in the minutes", badJob,
+		`{"properties":{"recurrence":{"frequency":"Hour","schedule":{"minutes":[null]}}}}`,
+		"properties.recurrence.schedule.minutes[0]"},
+	{"null after a minute", badJob,
+		`{"properties":{"recurrence":{"frequency":"Hour","schedule":{"minutes":[15,null]}}}}`,
+		"properties.recurrence.schedule.minutes[1]"},
+	{"null in the monthly occurrences", badJob,
+		`{"properties":{"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"Monday"},null]}}}}`,
+		"properties.recurrence.schedule.monthlyOccurrences[1]"},
+	{"a collection member in two letter cases", badCollection, `{"location":"westus","Location":"eastus","properties":{}}`, "Location"},
+	{"a collection tag in two letter cases", badCollection, `{"location":"westus","tags":{"env":"a","ENV":"b"},"properties":{}}`, "tags.ENV"},
+	{"a collection quota member twice", badCollection,
+		`{"properties":{"quota":{"maxJobCount":5,"maxJobCount":500}}}`, "properties.quota.maxJobCount"},
+}
+
+func TestAmbiguousBodiesAreRefusedAtTheirPath(t *testing.T) {
+	for _, b := range ambiguousBodies {
+		for _, method := range []string{http.MethodPut, http.MethodPatch} {
+			rec := serve(t, method, b.path+badVersion, "application/json", b.body)
+			require.Equal(t, http.StatusBadRequest, rec.Code, "%s %s: %s", b.name, method, rec.Body)
+			answer := armAnswer(t, rec)
+			require.Equal(t, "InvalidRequestContent", answer.Code, b.name)
+			require.Equal(t, b.target, answer.Target, b.name)
+			require.Contains(t, answer.Message, b.target, b.name)
+		}
+	}
+}
+
+// TestWorkflowInputKeepsItsLetterCase: a workflow's input is the user's
+// own JSON, passed on as written: "a" and "A" are two members there, and
+// null is a value like any other.
+func TestWorkflowInputKeepsItsLetterCase(t *testing.T) {
+	for _, action := range []string{
+		`{"type":"Workflow","workflow":{"workflowType":"w","taskQueue":"q","input":{"a":1,"A":2,"list":[null,{"b":null,"B":[null]}]}}}`,
+		`{"type":"Http","request":{"uri":"http://a.example/","method":"GET"},` +
+			`"errorAction":{"type":"Workflow","Workflow":{"workflowType":"w","taskQueue":"q","Input":{"a":1,"A":2}}}}`,
+	} {
+		body := `{"properties":{"action":` + action + `}}`
+		require.NoError(t, checkJSONText([]byte(body)), body)
+	}
+	// Members beside the input still fold.
+	err := checkJSONText([]byte(`{"properties":{"action":{"type":"Workflow","workflow":{"workflowType":"w","WorkflowType":"v","taskQueue":"q"}}}}`))
+	var apiErr *apiError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, "properties.action.workflow.WorkflowType", apiErr.target)
+}
+
+// TestPatchMatchesMembersInAnyLetterCase: a patch member names the
+// definition's member of that name in any letter case (a header too), as
+// a PUT's would; it neither lands beside it, ignored, nor makes a second
+// header.
+func TestPatchMatchesMembersInAnyLetterCase(t *testing.T) {
+	current := basicJob()
+	current.Properties.Action.Request.Headers = map[string]string{"X-A": "1", "X-B": "2"}
+	got, err := merge(current, json.RawMessage(`{"PROPERTIES":{"Action":{"Request":{"URI":"https://example.org/","headers":{"x-a":"3","X-b":null}}}}}`))
+	require.NoError(t, err)
+	require.Equal(t, "https://example.org/", got.Properties.Action.Request.URI)
+	require.Equal(t, map[string]string{"x-a": "3"}, got.Properties.Action.Request.Headers)
+
+	// A workflow's input keeps its letter case: "a" and "A" are two members.
+	current.Properties.Action = &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Workflow",
+		Workflow: &jobs.WorkflowStart{WorkflowType: "w", TaskQueue: "q", Input: json.RawMessage(`{"a":1,"b":2}`)}}}
+	got, err = merge(current, json.RawMessage(`{"properties":{"action":{"Workflow":{"INPUT":{"A":3,"b":null}}}}}`))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"a":1,"A":3}`, string(got.Properties.Action.Workflow.Input))
+}
+
+// TestTimeSpansOutOfRangeAreRefused: in a TimeSpan ([d.]hh:mm:ss) minutes
+// and seconds go to 59, hours to 23 when days are given.
+func TestTimeSpansOutOfRangeAreRefused(t *testing.T) {
+	action := func(extra string) string {
+		return `{"properties":{"action":{"type":"Http","request":{"uri":"http://a.example/","method":"GET"}` + extra + `}}}`
+	}
+	for body, target := range map[string]string{
+		action(`,"retryPolicy":{"retryType":"Fixed","retryInterval":"99:99:99"}`):           "properties.action.retryPolicy.retryInterval",
+		action(`,"retryPolicy":{"retryType":"Fixed","retryInterval":"00:00:60"}`):           "properties.action.retryPolicy.retryInterval",
+		action(`,"retryPolicy":{"retryType":"Exponential","maximumInterval":"1.24:00:00"}`): "properties.action.retryPolicy.maximumInterval",
+		action(`,"timeout":"00:01:99"`):                                                     "properties.action.timeout",
+		action(`,"errorAction":{"type":"Http","request":{"uri":"http://a.example/","method":"GET"},` +
+			`"retryPolicy":{"retryInterval":"00:60:00"}}`): "properties.action.errorAction.retryPolicy.retryInterval",
+		`{"properties":{"catchUpWindow":"00:99:00",` + action("")[len(`{"properties":{`):]: "properties.catchUpWindow",
+	} {
+		for _, method := range []string{http.MethodPut} {
+			rec := serve(t, method, badJob+badVersion, "application/json", body)
+			require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", body, rec.Body)
+			require.Equal(t, target, armAnswer(t, rec).Target, body)
+		}
+	}
+}
+
+// TestTypeErrorsNameTheJSONPath: a value of the wrong type is refused at
+// its JSON path, in the main action as in the error action: never at the
+// Go struct the main action's fields are embedded from.
+func TestTypeErrorsNameTheJSONPath(t *testing.T) {
+	for body, target := range map[string]string{
+		`{"properties":{"action":{"type":"Http","retryPolicy":{"retryCount":"x"}}}}`:                      "properties.action.retryPolicy.retryCount",
+		`{"properties":{"action":{"type":"Http","RetryPolicy":"x"}}}`:                                     "properties.action.retryPolicy",
+		`{"properties":{"action":{"type":"Http","request":{"headers":{"a":1}}}}}`:                         "properties.action.request.headers",
+		`{"properties":{"action":{"errorAction":{"type":"Http","retryPolicy":{"retryCount":"x"}}}}}`:      "properties.action.errorAction.retryPolicy.retryCount",
+		`{"properties":{"recurrence":{"frequency":"Hour","schedule":{"minutes":["x"]}}}}`:                 "properties.recurrence.schedule.minutes",
+		`{"properties":{"action":{"type":7}}}`:                                                            "properties.action.type",
+		`{"properties":{"action":{"type":"ServiceBusQueue","serviceBusQueueMessage":{"message":false}}}}`: "properties.action.serviceBusQueueMessage.message",
+	} {
+		rec := serve(t, http.MethodPut, badJob+badVersion, "application/json", body)
+		require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", body, rec.Body)
+		answer := armAnswer(t, rec)
+		require.Equal(t, target, answer.Target, body)
+		require.True(t, strings.HasPrefix(answer.Message, target+":"), "%s: %s", body, answer.Message)
+	}
+	_, err := merge(basicJob(), json.RawMessage(`{"properties":{"action":{"retryPolicy":{"retryCount":"x"}}}}`))
+	var apiErr *apiError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, "properties.action.retryPolicy.retryCount", apiErr.target, "a PATCH's too")
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -35,20 +36,60 @@ func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
 		data = f(data)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return contentError(err)
+		return contentError(err, reflect.TypeOf(v))
 	}
 	return nil
 }
 
 // contentError is the answer to a body that does not decode into a
-// definition: a wrong type names its field.
-func contentError(err error) error {
+// definition of type t: a wrong type names its field by its JSON path.
+func contentError(err error, t reflect.Type) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
-		return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: typeErr.Field,
-			message: fmt.Sprintf("%s: a JSON %s is not allowed here", typeErr.Field, typeErr.Value)}
+		path := jsonFieldPath(t, typeErr.Field)
+		return invalidContentAt(path, fmt.Sprintf("%s: a JSON %s is not allowed here", path, typeErr.Value))
 	}
 	return invalidContent("invalid JSON: " + err.Error())
+}
+
+// jsonFieldPath returns the JSON path of field, an UnmarshalTypeError's
+// Field in a value of type t. encoding/json names an embedded struct
+// there by its Go type (properties.action.ActionSpec.retryPolicy), where
+// the JSON has its fields one level up (properties.action.retryPolicy).
+func jsonFieldPath(t reflect.Type, field string) string {
+	var path []string
+	for name := range strings.SplitSeq(field, ".") {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			t = nil
+			path = append(path, name)
+			continue
+		}
+		if f, ok := t.FieldByName(name); ok && f.Anonymous && f.Tag.Get("json") == "" {
+			t = f.Type
+			continue
+		}
+		t = jsonFieldType(t, name)
+		path = append(path, name)
+	}
+	return strings.Join(path, ".")
+}
+
+// jsonFieldType returns the type of t's field (its own or promoted) that
+// JSON names name, or nil.
+func jsonFieldType(t reflect.Type, name string) reflect.Type {
+	for _, f := range reflect.VisibleFields(t) {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && tag == "" || !f.IsExported() {
+			continue
+		}
+		if tag == name || tag == "" && f.Name == name {
+			return f.Type
+		}
+	}
+	return nil
 }
 
 // readBody reads at most MaxJobSize bytes of body and checks what
@@ -80,8 +121,9 @@ func tooLarge(c *gin.Context) error {
 // checkJSONText refuses what encoding/json would take but a definition
 // must not hold: invalid UTF-8 (json replaces it with U+FFFD without a
 // word), nesting deeper than maxDepth (json allows 10000 levels, which
-// merge patches and workflow inputs would carry on), and anything but an
-// object at the top (a null merge patch would empty the resource).
+// merge patches and workflow inputs would carry on), anything but an
+// object at the top (a null merge patch would empty the resource), and
+// members given twice or null in arrays (see checkMembers).
 func checkJSONText(data []byte) error {
 	if !utf8.Valid(data) {
 		return invalidContent("the body is not valid UTF-8")
@@ -92,7 +134,7 @@ func checkJSONText(data []byte) error {
 	if top := bytes.TrimLeft(data, " \t\r\n"); len(top) > 0 && top[0] != '{' {
 		return invalidContent("the body must be a JSON object")
 	}
-	return nil
+	return checkMembers(data)
 }
 
 // nesting returns how deeply the objects and arrays of a JSON text nest,
@@ -121,7 +163,12 @@ func nesting(data []byte) int {
 }
 
 func invalidContent(message string) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: message}
+	return invalidContentAt("", message)
+}
+
+// invalidContentAt is invalidContent at the JSON path target.
+func invalidContentAt(target, message string) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: target, message: message}
 }
 
 // withoutStatus drops properties.status from a job body: it is read-only,
@@ -178,13 +225,13 @@ func merge[T any](current T, patch json.RawMessage) (T, error) {
 	if err != nil {
 		return zero, invalidContent("invalid JSON: " + err.Error())
 	}
-	merged, err := json.Marshal(mergePatch(doc, p))
+	merged, err := json.Marshal(mergePatch(doc, p, nil, false))
 	if err != nil {
 		return zero, err
 	}
 	var out T
 	if err := json.Unmarshal(merged, &out); err != nil {
-		return zero, contentError(err)
+		return zero, contentError(err, reflect.TypeFor[T]())
 	}
 	return out, nil
 }
@@ -203,8 +250,11 @@ func generic(data []byte) (any, error) {
 }
 
 // mergePatch is RFC 7386: objects merge member by member, null deletes,
-// anything else replaces.
-func mergePatch(doc, patch any) any {
+// anything else replaces. A patch member stands for the members of its
+// name in any letter case, as the body of a PUT is read (see
+// checkMembers): it replaces them under its own spelling. In a workflow
+// input (exact) names are matched as written.
+func mergePatch(doc, patch any, path jsonPath, exact bool) any {
 	p, ok := patch.(map[string]any)
 	if !ok {
 		return patch
@@ -214,11 +264,23 @@ func mergePatch(doc, patch any) any {
 		d = map[string]any{}
 	}
 	for k, v := range p {
+		old, had := d[k]
+		if !exact {
+			for name, value := range d {
+				if name != k && strings.EqualFold(name, k) {
+					if !had {
+						old, had = value, true
+					}
+					delete(d, name)
+				}
+			}
+		}
 		if v == nil {
 			delete(d, k)
 			continue
 		}
-		d[k] = mergePatch(d[k], v)
+		at := path.member(k)
+		d[k] = mergePatch(old, v, at, exact || isWorkflowInput(at))
 	}
 	return d
 }

@@ -20,9 +20,9 @@ import (
 
 // FuzzJobBody runs any body through the steps PUT and PATCH of a job take
 // before they reach Temporal: decode (for a PATCH, merge into a stored
-// job) and Normalize. Either writeError answers a 4xx, or the job is safe
-// to store: it encodes to valid UTF-8 within the depth limit, and its
-// HTTP requests cannot write lines of their own. The e2e FuzzPutJobBody
+// job) and NormalizeNew. Either writeError answers a 4xx, or the job is
+// safe to store: it encodes to valid UTF-8 within the depth limit, and its
+// HTTP requests cannot write lines of their own nor name a header twice. The e2e FuzzPutJobBody
 // covers the handler itself, against a real Temporal.
 func FuzzJobBody(f *testing.F) {
 	valid := `{"properties":{"startTime":"2099-01-01T00:00:00Z","action":{"type":"Http","request":{"uri":"http://example.com/","method":"GET",` +
@@ -38,6 +38,10 @@ func FuzzJobBody(f *testing.F) {
 		`{"properties":{"maxConsecutiveFaults":1e400}}`,
 		`{"properties":{"action":{"request":{"authentication":{"type":"ClientCertificate","pfx":"!!"}}}}}`,
 		`{"properties":{"action":{"type":"Workflow","workflow":{"workflowType":"w","taskQueue":"q","input":[[[1]]]}}}}`,
+		strings.Replace(valid, `"X-A":"1"`, `"X-A":"1","x-a":"2"`, 1),
+		strings.Replace(valid, `"method":"GET"`, `"method":"GET","METHOD":"DELETE"`, 1),
+		strings.Replace(valid, `"interval":1,`, `"interval":1,"schedule":{"minutes":[null]},`, 1),
+		`{"properties":{"action":{"headers":{"X-B":"1"},"request":{"headers":{"x-a":"2"}},"retryPolicy":{"retryInterval":"99:99:99"}}}}`,
 		`null`, `[]`, `{}`, ``, strings.Repeat("[", 100),
 	} {
 		f.Add([]byte(seed))
@@ -49,13 +53,13 @@ func FuzzJobBody(f *testing.F) {
 		var put jobs.Job
 		err := decode(bodyContext(body), &put, withoutStatus)
 		if err == nil {
-			err = put.Normalize(k, now)
+			err = put.NormalizeNew(k, now)
 		}
 		requireRefusedOrSafe(t, body, put, err)
 
 		patched, err := patchSteps(bodyContext(body))
 		if err == nil {
-			err = patched.Normalize(k, now)
+			err = patched.NormalizeNew(k, now)
 		}
 		requireRefusedOrSafe(t, body, patched, err)
 	})
@@ -103,8 +107,11 @@ func requireRefusedOrSafe(t *testing.T, body []byte, job jobs.Job, err error) {
 			continue
 		}
 		require.True(t, httpguts.ValidHeaderFieldName(spec.Request.Method), "%q: method %q", body, spec.Request.Method)
+		seen := map[string]bool{}
 		for name, value := range spec.Request.Headers {
 			require.True(t, httpguts.ValidHeaderFieldName(name) && httpguts.ValidHeaderFieldValue(value), "%q: header %q", body, name)
+			require.False(t, seen[http.CanonicalHeaderKey(name)], "%q: header %q given twice", body, name)
+			seen[http.CanonicalHeaderKey(name)] = true
 		}
 	}
 }

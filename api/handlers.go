@@ -110,7 +110,7 @@ func (s *Server) putJob(c *gin.Context) {
 // the creation time; where its actions may reach is the API's to check
 // (and the activity's, as the last line).
 func (s *Server) normalize(k jobs.Key, job *jobs.Job) error {
-	if err := job.Normalize(k, time.Now().UTC()); err != nil {
+	if err := job.NormalizeNew(k, time.Now().UTC()); err != nil {
 		return err
 	}
 	return s.workflowTargets.CheckJob(job, s.namespace)

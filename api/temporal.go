@@ -166,7 +166,7 @@ func (s *Server) queryArg(ctx context.Context, workflowID, name string, arg, res
 		return err
 	})
 	if err != nil {
-		return queryFailure(err)
+		return queryFailure(err, s.dataConverter())
 	}
 	return resp.Get(result)
 }
@@ -182,11 +182,13 @@ func failureLost(err error) bool {
 
 // queryFailure turns a failed query's failure back into the error the
 // query handler returned (a business error travels as an application
-// error of its code), so that the error mapping sees its code.
-func queryFailure(err error) error {
+// error of its code), so that the error mapping sees its code. The
+// failure's message, encrypted by workers with payload encryption, is
+// decoded through dc.
+func queryFailure(err error, dc converter.DataConverter) error {
 	var failed *serviceerror.QueryFailed
 	if errors.As(err, &failed) && failed.Failure != nil {
-		return temporal.GetDefaultFailureConverter().FailureToError(failed.Failure)
+		return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc}).FailureToError(failed.Failure)
 	}
 	return err
 }

@@ -4,6 +4,9 @@
 // those payloads; with the codec, the Temporal database and its histories
 // hold them only encrypted (AES-256-GCM).
 //
+// Failures' messages and stack traces are encrypted too, moved into a
+// payload (FailureConverter).
+//
 // Search attributes are not payloads a codec sees: recur's hold no secrets
 // (jobs.SearchAttributeKeys), and must stay plain to be queried.
 package codec
@@ -14,6 +17,7 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -46,6 +50,16 @@ func New(keys *Keys) *Codec { return &Codec{keys: keys} }
 // keys: what every Temporal client of recur uses, and its workers inherit.
 func DataConverter(keys *Keys) converter.DataConverter {
 	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), New(keys))
+}
+
+// FailureConverter is the failure converter of a client whose data
+// converter is dc (DataConverter's): Temporal's default, made to move a
+// failure's message and stack trace into a payload of dc, encrypted with
+// it (EncodeCommonAttributes). Otherwise they are stored in clear, and
+// they hold what targets answered. Failures written without it still
+// read; the Web UI shows the encoded ones through the codec endpoint.
+func FailureConverter(dc converter.DataConverter) converter.FailureConverter {
+	return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc, EncodeCommonAttributes: true})
 }
 
 // Encode encrypts payloads with the current key.

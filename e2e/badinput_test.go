@@ -96,6 +96,14 @@ var badJobBodies = []badBody{
 	{"truncated", badJobBody(badAction)[:40], http.StatusBadRequest, ""},
 	{"number out of range", badJobBody(`"maxConsecutiveFaults":1e400,` + badAction), http.StatusBadRequest, "properties.maxConsecutiveFaults"},
 	{"properties a string", `{"properties":"x"}`, http.StatusBadRequest, "properties"},
+	{"a member in two letter cases", badRequestHeaders(`"URI":"http://other.invalid/"`), http.StatusBadRequest, "properties.action.request.URI"},
+	{"a header in two letter cases", badRequestHeaders(`"headers":{"X-A":"1","x-a":"2"}`), http.StatusBadRequest, "properties.action.request.headers.x-a"},
+	{"null in the minutes", badJobBody(`"recurrence":{"frequency":"Hour","schedule":{"minutes":[null]}},` + badAction),
+		http.StatusBadRequest, "properties.recurrence.schedule.minutes[0]"},
+	{"a TimeSpan of 99 minutes", badJobBody(`"action":{"type":"Http","request":{"uri":"http://example.invalid/","method":"GET"},` +
+		`"retryPolicy":{"retryInterval":"99:99:99"}}`), http.StatusBadRequest, "properties.action.retryPolicy.retryInterval"},
+	{"a main action field of the wrong type", badJobBody(`"action":{"type":"Http","request":{"uri":"http://example.invalid/","method":"GET"},` +
+		`"retryPolicy":{"retryCount":"4"}}`), http.StatusBadRequest, "properties.action.retryPolicy.retryCount"},
 }
 
 // badCollectionBodies are refused by PUT and PATCH of a collection.
@@ -107,6 +115,7 @@ var badCollectionBodies = []badBody{
 	{"an array", `[{"location":"westus","properties":{}}]`, http.StatusBadRequest, ""},
 	{"two objects", `{"location":"westus","properties":{}}{}`, http.StatusBadRequest, ""},
 	{"byte order mark", "\xef\xbb\xbf" + `{"location":"westus","properties":{}}`, http.StatusBadRequest, ""},
+	{"a member in two letter cases", `{"location":"westus","Location":"eastus","properties":{}}`, http.StatusBadRequest, "Location"},
 }
 
 // badPath is a path whose names the API must refuse, with a body that

@@ -218,7 +218,7 @@ func TestRotationReadsOldPayloads(t *testing.T) {
 	rotated, err := both.WithCurrent(second)
 	require.NoError(t, err)
 	dc := codec.DataConverter(rotated)
-	c := st.Temporal.NewClientWithOptions(client.Options{DataConverter: dc})
+	c := st.Temporal.NewClientWithOptions(client.Options{DataConverter: dc, FailureConverter: codec.FailureConverter(dc)})
 	newAPI := httptest.NewServer(api.New(c, api.Options{Namespace: st.Temporal.GetDefaultNamespace(), DataConverter: dc}))
 	t.Cleanup(newAPI.Close)
 	r := &stack{api: newAPI, temporal: st.Temporal}
@@ -389,4 +389,69 @@ func TestWorkflowActionInputIsPlain(t *testing.T) {
 		return plain.GetWorkflow(ctx, id, "").Get(ctx, &greeting) == nil
 	}, 30*time.Second, 250*time.Millisecond, "the workflow %s never completed on a worker without recur's keys", id)
 	require.Equal(t, "hello plain", greeting)
+}
+
+// Failure text of TestFailureMessagesAreEncryptedAtRest: what the target
+// says, and a password with characters JSON encoders escape.
+const (
+	targetSaid     = "target-said-7d1c40e2"
+	secretAwkward  = `enc-pa"ss<w0rd>-5e9b`
+	secretEscaped  = `enc-pa\"ss\u003cw0rd\u003e-5e9b`
+	failingJobName = "secret"
+)
+
+// TestFailureMessagesAreEncryptedAtRest: a run's failure message holds
+// what the target answered (its body, here with the password it got,
+// JSON-escaped). With encryption, Temporal stores failure messages
+// encoded by the codec, as it stores payloads; the API still shows the
+// message, the password redacted. Without encryption the message is in
+// the history as it is: the scan can fail.
+func TestFailureMessagesAreEncryptedAtRest(t *testing.T) {
+	for _, encrypted := range []bool{true, false} {
+		t.Run(map[bool]string{true: "encrypted", false: "plain"}[encrypted], func(t *testing.T) {
+			st, err := recurtest.StartWith(recurtest.Config{Plain: !encrypted})
+			require.NoError(t, err)
+			t.Cleanup(st.Stop)
+			s := &stack{api: st.API, temporal: st.Temporal}
+			target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, password, _ := r.BasicAuth()
+				echo, _ := json.Marshal(map[string]string{"error": targetSaid, "password": password})
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = w.Write(echo)
+			}))
+			t.Cleanup(target.Close)
+
+			status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
+			require.Equal(t, http.StatusCreated, status, body)
+			start := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)
+			status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/"+failingJobName, map[string]any{"properties": map[string]any{
+				"startTime": start.Format(time.RFC3339),
+				"action": map[string]any{"type": "Http", "retryPolicy": map[string]any{"retryType": "None"},
+					"request": map[string]any{"uri": target.URL + "/fail", "method": "POST",
+						"authentication": map[string]any{"type": "Basic", "username": "user1", "password": secretAwkward}}},
+			}})
+			require.Equal(t, http.StatusCreated, status, body)
+
+			var rows []map[string]any
+			require.Eventually(t, func() bool {
+				status, body := s.get(t, collectionPath+"/jobs/"+failingJobName+"/history", nil)
+				rows = historyRows(t, body)
+				return status == http.StatusOK && len(rows) == 1
+			}, 30*time.Second, 200*time.Millisecond, "the failed run's history row")
+			message, _ := rows[0]["message"].(string)
+			require.Contains(t, message, targetSaid, "the API decodes the row")
+			require.Contains(t, message, `"password":"[redacted]"`)
+			require.NotContains(t, message, secretEscaped)
+
+			raw := rawHistories(t, s, start)
+			if !encrypted {
+				require.True(t, containsAny(raw, targetSaid), "without encryption the failure message is in the history: the scan works")
+				return
+			}
+			require.False(t, containsAny(raw, targetSaid), "the target's words are in a raw history")
+			for _, secret := range []string{secretAwkward, secretEscaped} {
+				require.False(t, containsAny(raw, secret), "%q is in a raw history", secret)
+			}
+		})
+	}
 }

@@ -282,6 +282,8 @@ const maxRedirects = 10
 // FollowRedirects is set it follows none: the redirect is the answer (a
 // 3xx, which is no success). Otherwise it follows up to 10, each to an
 // http or https URL; each hop's connection is checked as the first's.
+// Once the chain leaves the first request's origin, its hops carry no
+// credentials.
 func (p Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 	if !p.FollowRedirects {
 		return http.ErrUseLastResponse
@@ -289,7 +291,48 @@ func (p Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return errors.New("stopped after 10 redirects")
 	}
-	return CheckScheme(req.URL)
+	if err := CheckScheme(req.URL); err != nil {
+		return err
+	}
+	if LeftOrigin(req, via) {
+		for _, name := range credentials {
+			req.Header.Del(name)
+		}
+	}
+	return nil
+}
+
+// credentials are the headers a redirect to another origin never carries.
+// http.Client drops them only when the host's domain changes: it sends
+// Authorization to another port or scheme of the same host. Referer is
+// among them because it holds the first URL's query, where SAS tokens go.
+var credentials = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2", "Www-Authenticate", "Proxy-Authenticate", "Referer"}
+
+// LeftOrigin says whether a redirect chain (via, then req) has been to
+// another origin (scheme, host and port) than its first request's. Like
+// http.Client's, the answer stays yes for the rest of the chain, back at
+// the first origin too: a hop elsewhere chose where the chain goes next.
+func LeftOrigin(req *http.Request, via []*http.Request) bool {
+	if len(via) == 0 {
+		return false
+	}
+	first := origin(via[0].URL)
+	for _, r := range append(via[1:len(via):len(via)], req) {
+		if origin(r.URL) != first {
+			return true
+		}
+	}
+	return false
+}
+
+// origin is u's scheme, host and port, the port spelt out when it is the
+// scheme's default.
+func origin(u *url.URL) string {
+	scheme, port := strings.ToLower(u.Scheme), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // CheckScheme refuses URLs whose scheme is not http or https.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -451,4 +452,53 @@ func (s *dnsServer) resolver() *net.Resolver {
 		var d net.Dialer
 		return d.DialContext(ctx, "udp", s.conn.LocalAddr().String())
 	}}
+}
+
+// TestRedirectToAnotherOriginCarriesNoCredentials: a redirect to another
+// port of the same host (another origin, the same domain to Go's client)
+// carries no Authorization, cookies or Referer, nor does any later hop of
+// the chain, even one back to the first origin; a redirect within the
+// origin keeps them.
+func TestRedirectToAnotherOriginCarriesNoCredentials(t *testing.T) {
+	t.Parallel()
+	got := make(chan http.Header, 4)
+	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if to := r.URL.Query().Get("to"); to != "" {
+			http.Redirect(w, r, to, http.StatusTemporaryRedirect)
+			return
+		}
+		got <- r.Header.Clone()
+	})
+	first := newTarget(t, "127.0.0.1:0", record)
+	other := newTarget(t, "127.0.0.1:0", record)
+	p := egress.Policy{AllowLoopback: true, FollowRedirects: true}
+	send := func(url string) http.Header {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer s3cr3t")
+		req.Header.Set("Proxy-Authorization", "Basic s3cr3t")
+		req.Header.Set("Cookie", "session=s3cr3t")
+		req.Header.Set("Accept", "application/json")
+		c := p.Client()
+		defer c.CloseIdleConnections()
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return <-got
+	}
+
+	h := send(first.URL + "/?to=" + url.QueryEscape(other.URL+"/landed"))
+	for _, name := range []string{"Authorization", "Proxy-Authorization", "Cookie", "Referer"} {
+		require.Empty(t, h.Get(name), "%s went to another port", name)
+	}
+	require.Equal(t, "application/json", h.Get("Accept"), "what is no credential follows")
+
+	back := first.URL + "/landed"
+	h = send(first.URL + "/?to=" + url.QueryEscape(other.URL+"/?to="+url.QueryEscape(back)))
+	require.Empty(t, h.Get("Authorization"), "once the chain left the origin, credentials stay behind")
+
+	h = send(first.URL + "/?to=" + url.QueryEscape(back))
+	require.Equal(t, "Bearer s3cr3t", h.Get("Authorization"), "within the origin")
+	require.Equal(t, "session=s3cr3t", h.Get("Cookie"))
 }

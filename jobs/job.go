@@ -206,6 +206,49 @@ func (j *Job) Normalize(k Key, created time.Time) error {
 	return nil
 }
 
+// NormalizeNew is Normalize for a definition a client gives now (PUT,
+// PATCH): on top, it refuses what Normalize takes only so that the
+// definitions stored before a rule keep replaying. A job workflow's update
+// handler runs Normalize again on every replay; its validator, which
+// calls NormalizeNew, never runs on replay.
+func (j *Job) NormalizeNew(k Key, created time.Time) error {
+	if err := j.Normalize(k, created); err != nil {
+		return err
+	}
+	return j.Properties.checkTimeSpans()
+}
+
+// checkTimeSpans checks every interval of a normalized definition with
+// checkTimeSpan, in a fixed order: the validator of the job workflow runs
+// it.
+func (p *Properties) checkTimeSpans() error {
+	type interval struct{ path, value string }
+	intervals := []interval{{"properties.catchUpWindow", p.CatchUpWindow}}
+	spec := func(path string, a *ActionSpec) {
+		if a == nil {
+			return
+		}
+		intervals = append(intervals, interval{path + ".timeout", a.Timeout})
+		if r := a.RetryPolicy; r != nil {
+			intervals = append(intervals, interval{path + ".retryPolicy.retryInterval", r.RetryInterval},
+				interval{path + ".retryPolicy.maximumInterval", r.MaximumInterval})
+		}
+		ttl := ".brokeredMessageProperties." + BrokeredTimeToLive
+		intervals = append(intervals, interval{path + ".serviceBusQueueMessage" + ttl, a.ServiceBusQueueMessage.timeToLive()},
+			interval{path + ".serviceBusTopicMessage" + ttl, a.ServiceBusTopicMessage.timeToLive()})
+	}
+	if p.Action != nil {
+		spec("properties.action", &p.Action.ActionSpec)
+		spec("properties.action.errorAction", p.Action.ErrorAction)
+	}
+	for _, iv := range intervals {
+		if err := checkTimeSpan(iv.value); err != nil {
+			return invalidf(iv.path, "%v", err)
+		}
+	}
+	return nil
+}
+
 func (p *Properties) validateExtensions() error {
 	if p.OverlapPolicy != "" {
 		policy, ok := canonical(p.OverlapPolicy, []string{OverlapSkip, OverlapBufferOne, OverlapAllowAll})

@@ -123,3 +123,63 @@ func TestKeyValidateRejectsNamesThatBreakWorkflowIDs(t *testing.T) {
 	require.Equal(t, "job:s/rg/c/nightly_report-1.v2@2026-01-01T00:00:00Z",
 		jobs.OccurrenceID(k.JobWorkflowID(), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)).Add(time.Hour)))
 }
+
+// TestNewDefinitionsTakeTimeSpansInRangeOnly: NormalizeNew refuses a
+// TimeSpan whose minutes or seconds pass 59, or whose hours pass 23 beside
+// days, at the interval's path; Normalize, which replays stored
+// definitions, still takes them.
+func TestNewDefinitionsTakeTimeSpansInRangeOnly(t *testing.T) {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	long := struct{ bad, good []string }{
+		bad:  []string{"01:99:00", "01:00:60", "01:60:00.5", "1.24:00:00", "2.99:99:99"},
+		good: []string{"01:59:59", "36:00:00", "1.23:59:59.5", "PT90M", "P1DT36H"},
+	}
+	short := struct{ bad, good []string }{ // timeouts: 1 second to 10 minutes
+		bad:  []string{"00:01:99", "00:00:60", "00:08:60.5"},
+		good: []string{"00:09:59", "00:00:01", "PT90S"},
+	}
+	for target, tc := range map[string]struct {
+		set    func(*jobs.Job, string)
+		values struct{ bad, good []string }
+	}{
+		"properties.action.retryPolicy.retryInterval": {func(j *jobs.Job, v string) {
+			j.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryInterval: v}
+		}, long},
+		"properties.action.retryPolicy.maximumInterval": {func(j *jobs.Job, v string) {
+			j.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "Exponential", MaximumInterval: v}
+		}, long},
+		"properties.action.errorAction.retryPolicy.retryInterval": {func(j *jobs.Job, v string) {
+			j.Properties.Action.ErrorAction.RetryPolicy = &jobs.RetryPolicy{RetryInterval: v}
+		}, long},
+		"properties.action.timeout":             {func(j *jobs.Job, v string) { j.Properties.Action.Timeout = v }, short},
+		"properties.action.errorAction.timeout": {func(j *jobs.Job, v string) { j.Properties.Action.ErrorAction.Timeout = v }, short},
+		"properties.catchUpWindow":              {func(j *jobs.Job, v string) { j.Properties.CatchUpWindow = v }, long},
+		"properties.action.serviceBusQueueMessage.brokeredMessageProperties.timeToLive": {func(j *jobs.Job, v string) {
+			j.Properties.Action.ActionSpec = jobs.ActionSpec{Type: "ServiceBusQueue", ServiceBusQueueMessage: &jobs.ServiceBusMessage{
+				Namespace: "namespace1", QueueName: "q", Message: "m",
+				Authentication:            &jobs.ServiceBusAuthentication{SasKeyName: "n", SasKey: "k"},
+				BrokeredMessageProperties: map[string]any{"TimeToLive": v},
+			}}
+		}, long},
+	} {
+		job := func(v string) jobs.Job {
+			j := httpJob(nil, nil)
+			tc.set(&j, v)
+			return j
+		}
+		for _, bad := range tc.values.bad {
+			j := job(bad)
+			require.NoError(t, j.Normalize(k, created), "%s %s: stored definitions still replay", target, bad)
+			j = job(bad)
+			var e *jobs.Error
+			require.ErrorAs(t, j.NormalizeNew(k, created), &e, "%s %s", target, bad)
+			require.Equal(t, target, e.Target, bad)
+			require.Contains(t, e.Message, "TimeSpan", bad)
+		}
+		for _, good := range tc.values.good {
+			j := job(good)
+			require.NoError(t, j.NormalizeNew(k, created), "%s %s", target, good)
+		}
+	}
+}

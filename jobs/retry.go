@@ -118,3 +118,26 @@ func ParseInterval(s string) (time.Duration, error) {
 	}
 	return time.Duration(total * float64(time.Second)), nil
 }
+
+// checkTimeSpan refuses a TimeSpan whose fields are out of .NET's ranges:
+// minutes and seconds 00 to 59, hours 00 to 23 when days are given.
+// ParseInterval carries them over (99:99:99 is 100:40:39), as it must for
+// definitions stored before this check; only new definitions meet it (see
+// Job.NormalizeNew). ISO 8601 durations have no such ranges: PT90M is
+// fine.
+func checkTimeSpan(s string) error {
+	m := timeSpan.FindStringSubmatch(s)
+	if m == nil {
+		return nil
+	}
+	hours, _ := strconv.Atoi(m[2])
+	minutes, _ := strconv.Atoi(m[3])
+	seconds, _ := strconv.Atoi(m[4][:2])
+	switch {
+	case minutes > 59 || seconds > 59:
+		return fmt.Errorf("TimeSpan %q: minutes and seconds go from 00 to 59", s)
+	case m[1] != "" && hours > 23:
+		return fmt.Errorf("TimeSpan %q: with days, hours go from 00 to 23", s)
+	}
+	return nil
+}

@@ -289,3 +289,13 @@ func (m *ServiceBusMessage) redacted() *ServiceBusMessage {
 	c.Authentication = &auth
 	return &c
 }
+
+// timeToLive returns the timeToLive brokered property of a validated
+// message, "" when it has none.
+func (m *ServiceBusMessage) timeToLive() string {
+	if m == nil {
+		return ""
+	}
+	ttl, _ := m.BrokeredMessageProperties[BrokeredTimeToLive].(string)
+	return ttl
+}

@@ -118,7 +118,7 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 				Message: "job " + j.key.Job + " is " + string(st) + ", which is final: delete it and create it again"}).ToApplicationError()
 		}
 	}
-	return toWire(req.Job.Normalize(j.key, created(ctx)))
+	return toWire(req.Job.NormalizeNew(j.key, created(ctx)))
 }
 
 // exists rejects messages to a deleted job.

@@ -102,3 +102,43 @@ func TestJobRejectsAnInvalidDefinition(t *testing.T) {
 }
 
 func converterFor() converter.DataConverter { return converter.GetDefaultDataConverter() }
+
+// TestJobRejectsTimeSpansOutOfRange: the update validator refuses a new
+// definition whose TimeSpan has 99 minutes, but a definition stored before
+// that rule (here carried over by continue-as-new) still runs: its run
+// resolves the retry policy as it always did.
+func TestJobRejectsTimeSpansOutOfRange(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	env.SetStartTime(start.Add(-30 * time.Minute))
+	worker.Register(env, &activities.Activities{})
+	var ran []string
+	env.OnActivity(jobs.HTTPActivityName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in jobs.HTTPRequestInput) (jobs.HTTPResponse, error) {
+			ran = append(ran, in.OccurrenceID)
+			return jobs.HTTPResponse{StatusCode: 200, Attempt: 1}, nil
+		})
+	lenient := hourly(start, 1)
+	lenient.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "Fixed", RetryInterval: "99:99:99"}
+	stored := lenient
+	require.NoError(t, stored.Normalize(key, start.Add(-time.Hour)), "stored definitions stay valid")
+	next := start
+	var rejected error
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdatePutJob, "new", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { rejected = err },
+			OnAccept:   func() { t.Error("a TimeSpan of 99 minutes was accepted") },
+			OnComplete: func(any, error) {},
+		}, jobs.PutJobRequest{Job: lenient})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}) }, 2*time.Hour)
+	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: &jobs.JobState{
+		Job: stored, Created: start.Add(-time.Hour), Next: &next}})
+
+	require.NoError(t, env.GetWorkflowError())
+	e, ok := jobs.FromApplicationError(rejected)
+	require.True(t, ok, "%v", rejected)
+	require.Equal(t, "properties.action.retryPolicy.retryInterval", e.Target)
+	require.Equal(t, []string{"job:s/rg/c/j@2026-06-01T12:00:00Z"}, ran, "the stored definition ran")
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/metrics"
@@ -54,11 +55,17 @@ type roles struct {
 
 // dial connects to Temporal with recur's logger, over conn's TLS with its
 // credentials; dc (nil: the SDK's default) converts every payload the
-// client and its workers write and read, and mh (nil: none) gets the
+// client and its workers write and read, and then the messages of
+// failures too (codec.FailureConverter), and mh (nil: none) gets the
 // metrics of the client, its workers, workflows and activities.
 func dial(ctx context.Context, address, namespace string, conn temporalConn, dc converter.DataConverter, mh client.MetricsHandler, log *slog.Logger) (client.Client, error) {
+	var fc converter.FailureConverter
+	if dc != nil {
+		fc = codec.FailureConverter(dc)
+	}
 	c, err := client.DialContext(ctx, client.Options{
 		DataConverter:     dc,
+		FailureConverter:  fc,
 		MetricsHandler:    mh,
 		HostPort:          address,
 		Namespace:         namespace,

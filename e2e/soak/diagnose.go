@@ -72,8 +72,10 @@ func (s *soak) explain(ctx context.Context, c client.Client, dc converter.DataCo
 	if status == "Running" {
 		var pending []string
 		for _, a := range d.GetPendingActivities() {
+			failure := a.GetLastFailure()
+			converter.DecodeCommonFailureAttributes(dc, failure) // encrypted by recur's workers
 			pending = append(pending, fmt.Sprintf("%s %s attempt %d %s", a.GetActivityType().GetName(), a.GetState(),
-				a.GetAttempt(), a.GetLastFailure().GetMessage()))
+				a.GetAttempt(), failure.GetMessage()))
 		}
 		return fmt.Sprintf("run workflow still running (pending: %s)", strings.Join(pending, "; "))
 	}

@@ -106,6 +106,7 @@ func StartWith(cfg Config) (*Stack, error) {
 			cfg.Keys = k
 		}
 		base.DataConverter = codec.DataConverter(cfg.Keys)
+		base.FailureConverter = codec.FailureConverter(base.DataConverter)
 		apiOpts.DataConverter, apiOpts.Codec = base.DataConverter, codec.Handler(cfg.Keys)
 	}
 	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(base))
