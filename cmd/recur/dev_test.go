@@ -65,7 +65,13 @@ func startDev(t *testing.T, bin, dataDir string) *devProcess {
 // start runs the binary with args and waits until its /readyz answers 200.
 func (p *devProcess) start(t *testing.T, bin string, args ...string) {
 	t.Helper()
-	p.launch(t, bin, args...)
+	p.startEnv(t, bin, nil, args...)
+}
+
+// startEnv is start with more environment variables.
+func (p *devProcess) startEnv(t *testing.T, bin string, env []string, args ...string) {
+	t.Helper()
+	p.launchEnv(t, bin, env, args...)
 	require.Eventually(t, func() bool {
 		resp, err := http.Get(p.api + "/readyz")
 		if err != nil {

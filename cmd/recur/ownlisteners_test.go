@@ -28,18 +28,10 @@ func TestDevJobsNeverReachRecursOwnListeners(t *testing.T) {
 	const token = "token-of-tenant-a-0123456789"
 	apiPort, temporalPort, uiPort, pprofPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
-	p.launchEnv(t, bin, []string{"RECUR_API_TOKENS=" + token + "=sub-a"},
+	p.startEnv(t, bin, []string{"RECUR_API_TOKENS=" + token + "=sub-a"},
 		"dev", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort),
 		"--temporal-port", strconv.Itoa(temporalPort), "--ui-port", strconv.Itoa(uiPort),
 		"--pprof-addr", "127.0.0.1:"+strconv.Itoa(pprofPort), "--egress-allow-loopback")
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(p.api + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, 90*time.Second, 250*time.Millisecond, "recur dev never became ready:\n%s", p.output)
 
 	decoy := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(decoy.Close)
