@@ -14,7 +14,7 @@ import (
 // merge patch) and stores the result as PUT would; a missing collection
 // is a 404, not a creation.
 func (s *Server) patchCollection(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var patch json.RawMessage
@@ -60,7 +60,7 @@ func (s *Server) deleteCollection(c *gin.Context) {
 }
 
 func (s *Server) collectionUpdate(c *gin.Context, name string, arg any) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	if err == nil {

@@ -94,7 +94,7 @@ func (s *Server) previewBody(c *gin.Context) {
 // previewJob answers GET .../jobs/{j}/preview: a saved job's next
 // scheduled runs.
 func (s *Server) previewJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var n int

@@ -16,8 +16,9 @@ import (
 	"github.com/recurhq/recur/recurrence"
 )
 
-// requestTimeout bounds each call to Temporal.
-const requestTimeout = 30 * time.Second
+// RequestTimeout bounds the calls to Temporal of each request; the HTTP
+// server in front of the API gives its answers that long and more.
+const RequestTimeout = 30 * time.Second
 
 // key returns the names in the request's path, validated.
 func key(c *gin.Context) (jobs.Key, error) {
@@ -34,7 +35,7 @@ func key(c *gin.Context) (jobs.Key, error) {
 }
 
 func (s *Server) putCollection(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var coll jobs.Collection
@@ -62,7 +63,7 @@ func (s *Server) putCollection(c *gin.Context) {
 }
 
 func (s *Server) getCollection(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var coll jobs.Collection
@@ -80,7 +81,7 @@ func (s *Server) getCollection(c *gin.Context) {
 // defines it on its workflow, starting the workflow if need be. When the
 // definition fails, a job the collection just recorded is forgotten again.
 func (s *Server) putJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var job jobs.Job
@@ -186,7 +187,7 @@ func (s *Server) startJob(ctx context.Context, k jobs.Key, job jobs.Job, defined
 }
 
 func (s *Server) getJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var job jobs.Job
@@ -202,7 +203,7 @@ func (s *Server) getJob(c *gin.Context) {
 
 // deleteJob ends the job's workflow and forgets the job in its collection.
 func (s *Server) deleteJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	if err == nil {
@@ -264,7 +265,7 @@ func notFoundAs(err error, what string) error {
 
 // runJob runs a job once, now (POST .../jobs/{j}/run).
 func (s *Server) runJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	if err == nil {
@@ -289,7 +290,7 @@ func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any
 // patchJob merges the body into the job's definition (RFC 7386 JSON merge
 // patch) and redefines the job with the result, as PUT would.
 func (s *Server) patchJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var patch json.RawMessage

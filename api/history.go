@@ -67,7 +67,7 @@ type historyRun struct {
 // whose main action failed and whose error action completed matches
 // status eq 'Failed' with both its rows.
 func (s *Server) listHistory(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var p historyParams

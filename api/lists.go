@@ -49,7 +49,7 @@ type jobList struct {
 // (then resource group), a page of them with a nextLink. Azure pages this
 // list by nextLink only; $top and $skip are accepted as for jobs.
 func (s *Server) listCollections(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	scope, err := listScope(c)
 	var top, skip int
@@ -84,7 +84,7 @@ func (s *Server) listCollections(c *gin.Context) {
 // asks the visibility store, which must read every job of the collection
 // to sort them (at 1000 jobs, most of a page's time under load).
 func (s *Server) listJobs(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	var top, skip int

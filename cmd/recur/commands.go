@@ -16,6 +16,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/connlimit"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/metrics"
 	"github.com/recurhq/recur/temporalserver"
@@ -102,6 +103,10 @@ type common struct {
 	// its flags made.
 	work          workerFlags
 	workerOptions sdkworker.Options
+	// conns caps the connections of the HTTP listeners (http.go);
+	// limits is what its flags made.
+	conns  connFlags
+	limits connlimit.Limits
 }
 
 func (c *common) register(fs *flag.FlagSet, withAPI bool) {
@@ -124,6 +129,7 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool) {
 	c.egress.register(fs)
 	c.enc.register(fs, withAPI)
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("RECUR_PPROF_ADDR", ""), "loopback `address` to serve Go's profiles on (net/http/pprof), empty for none (RECUR_PPROF_ADDR)")
+	c.conns.register(fs)
 }
 
 // roles returns r with the endpoints of c.
@@ -132,6 +138,7 @@ func (c *common) roles(r roles) roles {
 	r.egress, r.workflowTargets = c.egress.policy, c.egress.workflowTargets
 	r.apiConfig = c.apiConfig
 	r.workerOptions, r.finishedRetention = c.workerOptions, c.work.finishedRetention
+	r.limits = c.limits
 	return r
 }
 
@@ -187,6 +194,10 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
 	}
+	if c.limits, err = c.conns.limits(); err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
+		return 2
+	}
 	if s := temporalserver.Sync(*sync); s != temporalserver.SyncFull && s != temporalserver.SyncNormal {
 		fmt.Fprintf(stderr, "recur dev: --sqlite-sync must be %s or %s, not %q\n", temporalserver.SyncFull, temporalserver.SyncNormal, s)
 		return 2
@@ -216,7 +227,7 @@ func dev(ctx context.Context, c common, server temporalserver.Config, log *slog.
 		return err
 	}
 	defer ln.Close()
-	stopPprof, err := servePprof(c.pprofAddr, log)
+	stopPprof, err := servePprof(c.pprofAddr, c.limits, log)
 	if err != nil {
 		return err
 	}
@@ -293,6 +304,9 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 		return 2
 	}
 	conn, err := tf.conn()
+	if err == nil {
+		c.limits, err = c.conns.limits()
+	}
 	if err == nil && r.worker {
 		c.workerOptions, err = c.work.options()
 	}
@@ -324,7 +338,7 @@ func cluster(ctx context.Context, c common, r roles, address string, conn tempor
 		defer l.Close()
 		ln = l
 	}
-	stopPprof, err := servePprof(c.pprofAddr, log)
+	stopPprof, err := servePprof(c.pprofAddr, c.limits, log)
 	if err != nil {
 		return err
 	}
@@ -354,7 +368,7 @@ func cluster(ctx context.Context, c common, r roles, address string, conn tempor
 		return fmt.Errorf("register recur's search attributes on namespace %s (or register them by hand, see the README): %w", c.namespace, err)
 	}
 	if metricsLn != nil {
-		stop := serveMetrics(metricsLn, set, log)
+		stop := serveMetrics(metricsLn, set, c.limits, log)
 		defer stop()
 	}
 	r = c.enc.roles(c.roles(r), "")

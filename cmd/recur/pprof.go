@@ -7,14 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"time"
+
+	"github.com/recurhq/recur/connlimit"
 )
 
-// servePprof serves Go's profiles (net/http/pprof) on addr until the
-// returned stop is called; an empty addr serves nothing. The profiles
-// show the process's code and memory, so the address must stay private:
-// only loopback addresses are accepted.
-func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+// servePprof serves Go's profiles (net/http/pprof) on addr within limits
+// until the returned stop is called; an empty addr serves nothing. The
+// profiles show the process's code and memory, so the address must stay
+// private: only loopback addresses are accepted.
+func servePprof(addr string, limits connlimit.Limits, log *slog.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}
@@ -35,9 +36,11 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// No write timeout: a CPU profile or a trace streams for as long as
+	// its seconds ask, and net/http/pprof refuses one longer than it.
+	srv := httpServer(mux, 0)
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(limitListener(ln, limits, "pprof", log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("pprof server stopped", "error", err)
 		}
 	}()

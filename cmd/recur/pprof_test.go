@@ -6,23 +6,25 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/recurhq/recur/connlimit"
 )
 
 func TestPprofServesOnLoopbackOnly(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:6060", "example.com:6060", "nonsense"} {
-		if _, err := servePprof(addr, log); err == nil {
+		if _, err := servePprof(addr, connlimit.Limits{}, log); err == nil {
 			t.Errorf("servePprof(%q) was accepted; profiles must stay on loopback", addr)
 		}
 	}
-	stop, err := servePprof("", log)
+	stop, err := servePprof("", connlimit.Limits{}, log)
 	if err != nil {
 		t.Fatalf("empty address: %v", err)
 	}
 	stop()
 
 	var logged strings.Builder
-	stop, err = servePprof("127.0.0.1:0", slog.New(slog.NewTextHandler(&logged, nil)))
+	stop, err = servePprof("127.0.0.1:0", connlimit.Limits{}, slog.New(slog.NewTextHandler(&logged, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

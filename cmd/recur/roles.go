@@ -17,6 +17,7 @@ import (
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/codec"
+	"github.com/recurhq/recur/connlimit"
 	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/metrics"
@@ -51,6 +52,8 @@ type roles struct {
 	// is how long completed and faulted jobs are kept.
 	workerOptions     sdkworker.Options
 	finishedRetention time.Duration
+	// limits cap the API's connections (http.go).
+	limits connlimit.Limits
 }
 
 // dial connects to Temporal with recur's logger, over conn's TLS with its
@@ -116,19 +119,18 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 	var srv *http.Server
 	errc := make(chan error, 1)
 	if r.api {
-		srv = &http.Server{
-			Handler: api.New(c, api.Options{Namespace: namespace, Logger: log,
-				Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
-				Metrics: r.metrics.Registry, WorkflowTargets: r.workflowTargets}),
-			ReadHeaderTimeout: 10 * time.Second,
-			TLSConfig:         r.apiConfig.tls,
-		}
+		srv = httpServer(api.New(c, api.Options{Namespace: namespace, Logger: log,
+			Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
+			Metrics: r.metrics.Registry, WorkflowTargets: r.workflowTargets}), writeTimeout)
+		srv.TLSConfig = r.apiConfig.tls
+		ln = limitListener(ln, r.limits, "api", log)
 		scheme := "http://"
 		if srv.TLSConfig != nil {
 			scheme = "https://"
 		}
 		log.Info("REST API listening", "url", scheme+ln.Addr().String(), "authentication", r.apiConfig.auth != nil,
-			"rateLimitPerSubscription", r.apiConfig.rateLimit.PerSecond)
+			"rateLimitPerSubscription", r.apiConfig.rateLimit.PerSecond,
+			"maxConnections", r.limits.Total, "maxConnectionsPerClient", r.limits.PerClient)
 		go func() {
 			if srv.TLSConfig != nil {
 				errc <- srv.ServeTLS(ln, "", "")
@@ -156,16 +158,17 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 	return err
 }
 
-// serveMetrics serves /metrics on ln, for a worker without the API, until
-// the returned function stops it. It is unauthenticated: the series are
-// counts and latencies, no tenant's names; bind it to a private address.
-func serveMetrics(ln net.Listener, set *metrics.Set, log *slog.Logger) (stop func()) {
+// serveMetrics serves /metrics on ln within limits, for a worker without
+// the API, until the returned function stops it. It is unauthenticated:
+// the series are counts and latencies, no tenant's names; bind it to a
+// private address.
+func serveMetrics(ln net.Listener, set *metrics.Set, limits connlimit.Limits, log *slog.Logger) (stop func()) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", set.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpServer(mux, writeTimeout)
 	log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(limitListener(ln, limits, "metrics", log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("metrics server stopped", "error", err)
 		}
 	}()
