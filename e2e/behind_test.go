@@ -31,10 +31,14 @@ func TestDeleteWritesTheRowOfFoldedOccurrences(t *testing.T) {
 	defer cancel()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "behind"}
-	minute := time.Now().UTC().Truncate(time.Minute)
-	if time.Until(minute.Add(time.Minute)) < 5*time.Second {
-		minute = minute.Add(time.Minute) // leave the first task time to finish before the next fire
+	// The run at minute must be due when the first task comes: a minute
+	// still ahead would find the Postponed rows unwritten and fold it. And
+	// the first task needs time to finish before the next fire, so a
+	// minute about to end is waited out.
+	if untilNext := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); untilNext < 5*time.Second {
+		time.Sleep(untilNext)
 	}
+	minute := time.Now().UTC().Truncate(time.Minute)
 	created := minute.Add(-10 * time.Minute)
 	j := jobs.Job{Properties: jobs.Properties{
 		StartTime:  recurrence.At(created),
