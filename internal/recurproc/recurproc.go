@@ -172,6 +172,23 @@ func (p *Process) RSS() int { return RSSOf(p.cmd.Process.Pid) }
 // CPU returns the CPU time recur used so far, -1 when it cannot be read.
 func (p *Process) CPU() time.Duration { return CPUOf(p.cmd.Process.Pid) }
 
+// FDs returns the number of file descriptors recur has open, -1 when it
+// cannot be read.
+func (p *Process) FDs() int { return FDsOf(p.cmd.Process.Pid) }
+
+// Pid returns recur's process ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// FDsOf returns the number of file descriptors process pid has open, from
+// /proc, -1 when it cannot be read.
+func FDsOf(pid int) int {
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return -1
+	}
+	return len(entries)
+}
+
 // RSSOf returns the resident set size of process pid in kB from /proc, -1
 // when it cannot be read.
 func RSSOf(pid int) int {
