@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,7 +132,10 @@ func TestQueryFailuresEncryptedAreRead(t *testing.T) {
 	h := New(failingQueries{err: serviceerror.NewQueryFailedWithFailure("query failed", failure)},
 		Options{DataConverter: dc, Logger: slog.New(slog.DiscardHandler)})
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, badJob+badVersion, nil))
+	// A PATCH reads the definition it merges into by query.
+	req := httptest.NewRequest(http.MethodPatch, badJob+badVersion, strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
 	got := armAnswer(t, rec)
 	require.Equal(t, jobs.CodeNotFound, got.Code)

@@ -235,17 +235,6 @@ func (s *Server) addJob(ctx context.Context, k jobs.Key, job jobs.Job) (jobs.Put
 // looks at.
 const shortestGapSample = 500
 
-// job returns the job k names, or a NotFound error when there is none or
-// it was deleted.
-func (s *Server) job(ctx context.Context, k jobs.Key) (jobs.Job, error) {
-	var view jobs.JobView
-	err := s.query(ctx, k.JobWorkflowID(), jobs.QueryJob, &view)
-	if err == nil && view.Deleted {
-		err = jobs.NotFound("job " + k.Job)
-	}
-	return view.Job, notFoundAs(err, "job "+k.Job)
-}
-
 func putStatus(created bool) int {
 	if created {
 		return http.StatusCreated
@@ -303,7 +292,7 @@ func (s *Server) patchJob(c *gin.Context) {
 	}
 	var current jobs.Job
 	if err == nil {
-		current, err = s.job(ctx, k)
+		current, err = s.definition(ctx, k)
 	}
 	var job jobs.Job
 	if err == nil {

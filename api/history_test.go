@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -81,7 +82,7 @@ func TestHistoryQuery(t *testing.T) {
 	assert.True(t, strings.HasSuffix(historyQuery(k, "Failed"), " AND RecurJob = 'j.1' AND RecurStatus = 'Failed'"))
 }
 
-// fakeTemporal answers the job query and lists runs; it rejects ORDER BY
+// fakeTemporal describes the job and lists its runs; it rejects ORDER BY
 // as the SQL visibility stores do unless ordered is set.
 type fakeTemporal struct {
 	client.Client
@@ -92,19 +93,18 @@ type fakeTemporal struct {
 	queries []string
 }
 
-type jobViewValue struct{ view jobs.JobView }
-
-func (v jobViewValue) HasValue() bool { return true }
-func (v jobViewValue) Get(p any) error {
-	*p.(*jobs.JobView) = v.view
-	return nil
-}
-
-func (f *fakeTemporal) QueryWorkflow(_ context.Context, id, _, name string, _ ...any) (converter.EncodedValue, error) {
-	if f.missing || name != jobs.QueryJob {
+func (f *fakeTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if f.missing {
 		return nil, serviceerror.NewNotFound("workflow not found for ID: " + id)
 	}
-	return jobViewValue{view: jobs.JobView{Deleted: f.deleted}}, nil
+	p, err := converter.GetDefaultDataConverter().ToPayload(jobs.JobView{Deleted: f.deleted})
+	if err != nil {
+		return nil, err
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+		Status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
+		Memo:   &commonpb.Memo{Fields: map[string]*commonpb.Payload{jobs.MemoJob: p}},
+	}}, nil
 }
 
 func (f *fakeTemporal) ListWorkflow(_ context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {

@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
@@ -22,8 +22,6 @@ const (
 	// maxListTop is the largest page of collections or jobs, and the page
 	// size when $top is absent.
 	maxListTop = 100
-	// listConcurrency bounds the queries one list request runs at a time.
-	listConcurrency = 8
 	// running selects live executions: a deleted job's workflow has
 	// ended, and a workflow that continued as new leaves a closed run.
 	running = "ExecutionStatus = 'Running'"
@@ -56,23 +54,21 @@ func (s *Server) listCollections(c *gin.Context) {
 	if err == nil {
 		top, skip, err = parsePage(c, maxListTop)
 	}
-	var keys []jobs.Key
+	var views []jobs.CollectionView
 	if err == nil {
-		keys, err = s.listKeys(ctx, scopeQuery(jobs.KindCollection, scope, running))
-	}
-	list := collectionList{Value: []jobs.Collection{}}
-	if err == nil {
-		list.Value, err = queryEach(ctx, pageOf(keys, skip, top), s.collection)
+		views, err = listViews(ctx, s, scopeQuery(jobs.KindCollection, scope, running), jobs.MemoCollection,
+			func(v jobs.CollectionView) bool { return !v.Deleted })
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	if len(keys) > skip+top {
-		list.NextLink = nextLink(c, skip+top)
+	list := collectionList{Value: []jobs.Collection{}}
+	for _, v := range pageOf(views, skip, top) {
+		list.Value = append(list.Value, v.Collection.Public())
 	}
-	for i := range list.Value {
-		list.Value[i] = list.Value[i].Public()
+	if len(views) > skip+top {
+		list.NextLink = nextLink(c, skip+top)
 	}
 	c.JSON(http.StatusOK, list)
 }
@@ -95,34 +91,24 @@ func (s *Server) listJobs(c *gin.Context) {
 	if err == nil {
 		state, err = parseEqFilter(c.Query("$filter"), "state", jobStates, true)
 	}
-	var view jobs.CollectionView
 	if err == nil {
-		view, err = s.collectionView(ctx, k)
+		_, err = s.collection(ctx, k)
 	}
-	var keys []jobs.Key
-	switch {
-	case err == nil && state == "":
-		keys = make([]jobs.Key, len(view.Jobs))
-		for i, name := range view.Jobs {
-			keys[i] = k.CollectionKey()
-			keys[i].Job = name
-		}
-	case err == nil:
-		keys, err = s.listKeys(ctx, jobsQuery(k, state))
-	}
-	list := jobList{Value: []jobs.Job{}}
+	var views []jobs.JobView
 	if err == nil {
-		list.Value, err = queryEach(ctx, pageOf(keys, skip, top), s.job)
+		views, err = listViews(ctx, s, jobsQuery(k, state), jobs.MemoJob,
+			func(v jobs.JobView) bool { return !v.Deleted })
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	if len(keys) > skip+top {
-		list.NextLink = nextLink(c, skip+top)
+	list := jobList{Value: []jobs.Job{}}
+	for _, v := range pageOf(views, skip, top) {
+		list.Value = append(list.Value, v.Job.Public())
 	}
-	for i := range list.Value {
-		list.Value[i] = list.Value[i].Public()
+	if len(views) > skip+top {
+		list.NextLink = nextLink(c, skip+top)
 	}
 	c.JSON(http.StatusOK, list)
 }
@@ -151,27 +137,20 @@ func jobsQuery(k jobs.Key, state string) string {
 	return scopeQuery(jobs.KindJob, k.CollectionKey(), extra...)
 }
 
-// collection returns the collection k names, or a NotFound error when
-// there is none or it was never defined.
-func (s *Server) collection(ctx context.Context, k jobs.Key) (jobs.Collection, error) {
-	view, err := s.collectionView(ctx, k)
-	return view.Collection, err
-}
-
-// collectionView returns the collection k names and its jobs' names.
-func (s *Server) collectionView(ctx context.Context, k jobs.Key) (jobs.CollectionView, error) {
-	var view jobs.CollectionView
-	err := s.query(ctx, k.CollectionWorkflowID(), jobs.QueryCollection, &view)
-	return view, notFoundAs(err, "job collection "+k.Collection)
-}
-
-// listKeys returns the keys of the workflows the query finds, sorted by
-// collection, job, resource group and subscription: by name, whether they
-// are collections or the jobs of one. The SQL visibility stores reject
-// ORDER BY, so every match is read and sorted here.
-func (s *Server) listKeys(ctx context.Context, query string) ([]jobs.Key, error) {
+// listViews returns the public views, kept in their memos under key, of
+// the workflows the visibility query finds, left out those keep says
+// not to, and those with none yet (never defined). They are sorted by
+// collection, job, resource group and subscription: by name, whether
+// they are collections or the jobs of one. The SQL visibility stores
+// reject ORDER BY, so every match is read and sorted here.
+func listViews[V any](ctx context.Context, s *Server, query, key string, keep func(V) bool) ([]V, error) {
+	type listed struct {
+		key  jobs.Key
+		view V
+	}
 	seen := map[string]bool{}
-	var keys []jobs.Key
+	var found []listed
+	var failed error
 	err := s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
 		id := e.GetExecution().GetWorkflowId()
 		if seen[id] {
@@ -183,17 +162,29 @@ func (s *Server) listKeys(ctx context.Context, query string) ([]jobs.Key, error)
 			s.log.WarnContext(ctx, "skip workflow with unreadable search attributes", "workflowID", id, "error", err)
 			return true
 		}
-		keys = append(keys, k)
+		var view V
+		switch err := s.memoView(e.GetMemo(), key, &view); {
+		case errors.Is(err, errNoView):
+		case err != nil:
+			failed = fmt.Errorf("the public view of %s: %w", id, err)
+			return false
+		case keep(view):
+			found = append(found, listed{k, view})
+		}
 		return true
 	})
-	if err != nil {
+	if err = cmp.Or(err, failed); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(keys, func(a, b jobs.Key) int {
-		return cmp.Or(strings.Compare(a.Collection, b.Collection), strings.Compare(a.Job, b.Job),
-			strings.Compare(a.ResourceGroup, b.ResourceGroup), strings.Compare(a.Subscription, b.Subscription))
+	slices.SortFunc(found, func(a, b listed) int {
+		return cmp.Or(strings.Compare(a.key.Collection, b.key.Collection), strings.Compare(a.key.Job, b.key.Job),
+			strings.Compare(a.key.ResourceGroup, b.key.ResourceGroup), strings.Compare(a.key.Subscription, b.key.Subscription))
 	})
-	return keys, nil
+	views := make([]V, len(found))
+	for i, f := range found {
+		views[i] = f.view
+	}
+	return views, nil
 }
 
 // keyOf reads the key of a collection or job workflow from its search
@@ -221,58 +212,12 @@ func keyOf(e *workflowpb.WorkflowExecutionInfo) (jobs.Key, error) {
 	return k, k.Validate()
 }
 
-// pageOf returns keys[skip:skip+top], or none when skip is past the end.
-func pageOf(keys []jobs.Key, skip, top int) []jobs.Key {
-	if skip >= len(keys) {
+// pageOf returns all[skip:skip+top], or none when skip is past the end.
+func pageOf[T any](all []T, skip, top int) []T {
+	if skip >= len(all) {
 		return nil
 	}
-	return keys[skip:min(skip+top, len(keys))]
-}
-
-// queryEach runs get for every key, listConcurrency at a time, and
-// returns the results in the keys' order. Resources get reports as not
-// found (deleted, or never defined, since visibility last saw them) are
-// left out; any other error fails the whole list.
-func queryEach[T any](ctx context.Context, keys []jobs.Key, get func(context.Context, jobs.Key) (T, error)) ([]T, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		results = make([]T, len(keys))
-		found   = make([]bool, len(keys))
-		sem     = make(chan struct{}, listConcurrency)
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		failed  error // the first failure; the ones it cancels come later
-	)
-	for i, k := range keys {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			v, err := get(ctx, k)
-			switch {
-			case err == nil:
-				results[i], found[i] = v, true
-			case !isNotFound(err):
-				mu.Lock()
-				if failed == nil {
-					failed = err
-				}
-				mu.Unlock()
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
-	if failed != nil {
-		return nil, failed
-	}
-	out := make([]T, 0, len(keys))
-	for i, v := range results {
-		if found[i] {
-			out = append(out, v)
-		}
-	}
-	return out, nil
+	return all[skip:min(skip+top, len(all))]
 }
 
 // isNotFound reports whether err says the resource does not exist.

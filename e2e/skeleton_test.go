@@ -23,6 +23,7 @@ import (
 type stack struct {
 	api      *httptest.Server
 	temporal *temporaltest.TestServer
+	recur    *recurtest.Stack
 }
 
 // newStack starts a stack for the test; opts configure its activities
@@ -38,7 +39,7 @@ func newStackWith(t *testing.T, cfg recurtest.Config) *stack {
 	st, err := recurtest.StartWith(cfg)
 	require.NoError(t, err)
 	t.Cleanup(st.Stop)
-	return &stack{api: st.API, temporal: st.Temporal}
+	return &stack{api: st.API, temporal: st.Temporal, recur: st}
 }
 
 const collectionPath = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/coll1"

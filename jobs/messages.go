@@ -157,11 +157,20 @@ const MaxPreview = 1000
 type RunNowRequest struct{}
 
 // JobView is what the job query returns: the job with its status, or
-// Deleted when the job was deleted.
+// Deleted when the job was deleted. The job workflow's memo holds it too,
+// under MemoJob, with the secrets of the definition redacted.
 type JobView struct {
 	Job     Job
 	Deleted bool
 }
+
+// Memo keys of the public views the job and collection workflows keep in
+// their memos: the API reads them from what Temporal persisted (describe,
+// visibility), so that GET and lists need no worker.
+const (
+	MemoJob        = "recurJob"        // -> JobView, secrets redacted
+	MemoCollection = "recurCollection" // -> CollectionView without Jobs
+)
 
 // RunInput starts the run workflow of one occurrence. A postponed
 // occurrence (Postponed gives the reason) runs nothing: its workflow only

@@ -4,9 +4,11 @@
 // Running workflows replay their histories on every worker restart, so a
 // change to the commands a workflow issues (their order, kind or number)
 // must keep the old path for old histories: guard it with
-// workflow.GetVersion and a dated change ID ("2026-12-01-overlap"), record
-// new histories with `go run ./e2e/recordhistories` and keep the old
-// files in testdata, which TestRecordedHistoriesReplay replays.
+// workflow.GetVersion and a dated change ID ("2026-12-01-overlap") declared
+// in versions.go, record new histories with `go run ./e2e/recordhistories
+// -tag <name>` and keep the old files in testdata, which
+// TestRecordedHistoriesReplay replays; TestEveryVersionHasARecordedHistory
+// fails until a recording has the new ID in effect.
 package workflows
 
 import (
@@ -32,9 +34,10 @@ func Collection(ctx workflow.Context, in jobs.CollectionInput) error {
 
 type collection struct {
 	jobs.CollectionInput
-	updates int
-	deleted bool
-	gone    workflow.ReceiveChannel // jobs that deleted themselves (JobGoneSignal)
+	updates   int
+	deleted   bool
+	gone      workflow.ReceiveChannel // jobs that deleted themselves (JobGoneSignal)
+	published []byte                  // the public view last written to the memo (memo.go)
 }
 
 func (c *collection) run(ctx workflow.Context) error {
@@ -119,6 +122,7 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 	created := c.Collection == nil
 	changed := !created && c.Collection.Properties.State != req.Collection.Properties.State
 	c.Collection = &req.Collection
+	c.publish(ctx)
 	if changed && workflow.GetVersion(ctx, changePutStateFansOut, workflow.DefaultVersion, 1) >= 1 {
 		// A state set by PUT or PATCH reaches the jobs, as POST enable
 		// and disable do; a suspended collection's jobs are disabled.
@@ -127,10 +131,6 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 	err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.Collection.Properties.State))
 	return jobs.PutResult{Created: created}, err
 }
-
-// changePutStateFansOut makes a PUT or PATCH that changes the collection's
-// state tell its jobs; before, only POST enable and disable did.
-const changePutStateFansOut = "2026-11-21-put-state-fans-out"
 
 func (c *collection) validateAddJob(_ workflow.Context, req jobs.AddJobRequest) error {
 	if c.Collection == nil || c.deleted {
@@ -197,6 +197,7 @@ func (c *collection) validateSetState(ctx workflow.Context, req jobs.CollectionS
 func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequest) (struct{}, error) {
 	c.updates++
 	c.Collection.Properties.State = req.State
+	c.publish(ctx)
 	c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(req.State)})
 	return struct{}{}, workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.State))
 }
@@ -207,6 +208,7 @@ func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequ
 func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest) (struct{}, error) {
 	names := c.Jobs
 	c.Jobs, c.deleted = nil, true
+	c.publish(ctx)
 	c.tellJobs(ctx, names, jobs.CollectionSignal{Deleted: true})
 	return struct{}{}, nil
 }

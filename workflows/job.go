@@ -16,24 +16,6 @@ import (
 // occurrences it continues as new.
 const maxRunsPerExecution = 200
 
-// changeStartsBeforeEnd makes a job workflow wait, before it ends or
-// continues as new, until the server has started every run it asked for:
-// the server starts no child of a workflow that has closed, so a run now
-// answered 200 just before a DELETE never ran.
-const changeStartsBeforeEnd = "2026-11-21-starts-before-end"
-
-// changeRunNowIDs gives each run now of one workflow task its own run
-// workflow ID: they share their nominal time (the task's clock), and the
-// second one, answered 200, ran nothing.
-const changeRunNowIDs = "2026-11-21-run-now-ids"
-
-// changeRunTaskQueue starts run workflows on jobs.RunTaskQueue. Before,
-// they shared the jobs' queue, where the SDK serves a worker's sticky
-// queue first while it has a backlog: at 10,000 every-minute jobs the
-// jobs' tasks kept every new run waiting (eight minutes in, 23,058 runs
-// had started and 1,139 had finished).
-const changeRunTaskQueue = "2026-11-21-run-task-queue"
-
 // Job is the workflow of one job: it sleeps on a durable timer until the
 // next occurrence, starts its run workflow, updates the status and repeats.
 // Nominal times come from the recurrence engine, never from when a run
@@ -56,6 +38,7 @@ type job struct {
 	lastRunNow time.Time
 	runNowSeq  int       // runs now before this one at lastRunNow
 	retention  retention // of a finished job (retention.go)
+	published  []byte    // the public view last written to the memo (memo.go)
 }
 
 func (j *job) run(ctx workflow.Context) error {
@@ -92,6 +75,7 @@ func (j *job) run(ctx workflow.Context) error {
 			return err
 		}
 		if j.deleted {
+			j.publish(ctx)
 			// Runs in flight finish on their own (parent close: abandon).
 			return j.drain(ctx, false)
 		}
@@ -276,13 +260,6 @@ type foldedRow struct {
 	reason      string
 }
 
-// changeFoldPostponed folds the occurrences a job postpones while a
-// Postponed row of an earlier occurrence is still being written. At
-// 10,000 every-minute jobs on two cores, Postponed rows were more than
-// half of the run workflows that finished (5,435 of 10,111); folded, half
-// as many workflows were started (BENCHMARKS.md).
-const changeFoldPostponed = "2026-11-21-fold-postponed"
-
 // writeFolded writes the occurrences folded so far as one Postponed row.
 func (j *job) writeFolded(ctx workflow.Context) {
 	f := j.folded
@@ -376,6 +353,7 @@ func (j *job) settle(ctx workflow.Context) {
 		p.State = jobs.Completed
 	}
 	j.describe(ctx)
+	j.publish(ctx)
 	onChange := workflow.GetVersion(ctx, changeStateUpsertOnChange, workflow.DefaultVersion, 1) >= 1
 	if current, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(jobs.AttrState); onChange && ok && current == string(p.State) {
 		return
@@ -384,11 +362,6 @@ func (j *job) settle(ctx workflow.Context) {
 		workflow.GetLogger(ctx).Error("upsert state", "error", err)
 	}
 }
-
-// changeStateUpsertOnChange upserts the state search attribute only when
-// the state changed: before, every occurrence upserted it twice, each
-// upsert a history event and a write to the visibility store.
-const changeStateUpsertOnChange = "2026-11-21-state-upsert-on-change"
 
 func (j *job) status() *jobs.Status {
 	p := &j.state.Job.Properties

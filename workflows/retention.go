@@ -8,12 +8,6 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
-// changeFinishedRetention makes a completed or faulted job delete itself
-// once the worker's retention has passed (Azure Scheduler deleted them
-// after 60 days); before, a finished job lived until DELETE. Jobs that
-// finished under the old code keep doing so.
-const changeFinishedRetention = "2026-11-22-finished-retention"
-
 // retention is what a finished job knows of its own end.
 type retention struct {
 	known bool      // asked since the job last finished

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -27,6 +28,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -48,7 +50,7 @@ func main() {
 }
 
 func record(dir, tag string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// Plain: the replayer reads the histories with Temporal's default
 	// converter, and the files hold no secret.
@@ -62,6 +64,8 @@ func record(dir, tag string) error {
 	}
 	defer st.Stop()
 	c := st.Temporal.GetDefaultClient()
+	behind := make(chan error, 1)
+	go func() { behind <- recordBehind(ctx, dir, tag) }()
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/fail") {
 			w.WriteHeader(http.StatusInternalServerError)
@@ -103,7 +107,7 @@ func record(dir, tag string) error {
 			return fmt.Errorf("the run of %s never ended", start)
 		}
 	}
-	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{}); err != nil {
+	if err := runNowTogether(ctx, c, k); err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second)
@@ -129,6 +133,14 @@ func record(dir, tag string) error {
 		return fmt.Errorf("job gone never deleted itself: %w", err)
 	}
 	time.Sleep(time.Second) // the collection's task that takes the signal
+	// A PUT that disables the collection tells its jobs.
+	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
+		jobs.PutCollectionRequest{Collection: jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionDisabled}}}); err != nil {
+		return err
+	}
+	if err := <-behind; err != nil {
+		return fmt.Errorf("the job behind: %w", err)
+	}
 	files := map[string]string{
 		"collection": k.CollectionWorkflowID(),
 		"job":        k.JobWorkflowID(),
@@ -193,4 +205,93 @@ func save(ctx context.Context, c client.Client, id, path string) error {
 	}
 	log.Printf("%s: %d events", path, len(history.Events))
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// runNowTogether runs job k now several times at once until two of them
+// share a workflow task, and so a nominal time: each gets its own run.
+func runNowTogether(ctx context.Context, c client.Client, k jobs.Key) error {
+	for range 5 {
+		errs := make(chan error, 4)
+		for range cap(errs) {
+			go func() { errs <- put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{}) }()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		if together, err := hasVersion(ctx, c, k.JobWorkflowID(), "2026-11-21-run-now-ids"); together || err != nil {
+			return err
+		}
+	}
+	return errors.New("no two runs now shared a workflow task")
+}
+
+// hasVersion reports whether a workflow's history has a version marker
+// of change.
+func hasVersion(ctx context.Context, c client.Client, id, change string) (bool, error) {
+	iter := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			return false, err
+		}
+		m := e.GetMarkerRecordedEventAttributes()
+		if m.GetMarkerName() != "Version" {
+			continue
+		}
+		var got string
+		if err := converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["change-id"], &got); err == nil && got == change {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// recordBehind records job-behind.json: a job on a server whose runs
+// queue no worker polls, so that its Postponed rows are never written;
+// its first task comes two minutes late, and the occurrence due at the
+// next minute is folded. Then it is deleted.
+func recordBehind(ctx context.Context, dir, tag string) error {
+	st, err := recurtest.StartWith(recurtest.Config{Plain: true, NoRunWorker: true})
+	if err != nil {
+		return err
+	}
+	defer st.Stop()
+	c := st.Temporal.GetDefaultClient()
+	if until := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); until < 5*time.Second {
+		time.Sleep(until)
+	}
+	minute := time.Now().UTC().Truncate(time.Minute)
+	created, late := minute.Add(-10*time.Minute), minute.Add(-2*time.Minute)
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "behind"}
+	j := jobs.Job{Properties: jobs.Properties{
+		StartTime:  recurrence.At(created),
+		Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "POST"}}},
+		Recurrence: &recurrence.Recurrence{Frequency: "Minute"},
+	}}
+	if err := j.Normalize(k, created); err != nil {
+		return err
+	}
+	j.Properties.Status = &jobs.Status{NextExecutionTime: &late}
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: k, State: &jobs.JobState{Job: j, Created: created, Next: &late}}); err != nil {
+		return err
+	}
+	time.Sleep(time.Until(minute.Add(time.Minute)) + 5*time.Second)
+	if folded, err := hasVersion(ctx, c, k.JobWorkflowID(), "2026-11-21-fold-postponed"); err != nil || !folded {
+		return fmt.Errorf("no occurrence was folded (%v)", err)
+	}
+	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
+		return err
+	}
+	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return err
+	}
+	name := "job-behind"
+	if tag != "" {
+		name += "-" + tag
+	}
+	return save(ctx, c, k.JobWorkflowID(), filepath.Join(dir, name+".json"))
 }

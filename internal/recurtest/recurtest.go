@@ -36,6 +36,8 @@ type Stack struct {
 	// Metrics is the registry the API serves at /metrics; the stack's
 	// clients, worker, workflows and activities report into it.
 	Metrics *metrics.Set
+
+	workers []worker.Worker
 }
 
 // Config configures a stack.
@@ -124,17 +126,25 @@ func StartWith(cfg Config) (*Stack, error) {
 	if cfg.NoRunWorker {
 		queues = queues[:1]
 	}
+	var workers []worker.Worker
 	for _, q := range queues {
-		ts.NewWorker(q, func(r worker.Registry) {
+		workers = append(workers, ts.NewWorker(q, func(r worker.Registry) {
 			acts := activities.New(Egress)
 			acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
 			for _, opt := range opts {
 				opt(acts)
 			}
 			recurworker.Register(r, acts)
-		})
+		}))
 	}
-	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set}, nil
+	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set, workers: workers}, nil
+}
+
+// StopWorkers stops every worker of the stack: its API and Temporal go on.
+func (s *Stack) StopWorkers() {
+	for _, w := range s.workers {
+		w.Stop()
+	}
 }
 
 // Stop stops the API and the server.
