@@ -75,10 +75,10 @@ func (s *Server) listCollections(c *gin.Context) {
 
 // listJobs answers GET .../jobCollections/{c}/jobs: the collection's jobs
 // sorted by name, optionally of one state, a page of them with a
-// nextLink. The collection's workflow holds its jobs' names, sorted: a
-// list of any state pages through them, and only a list of one state
-// asks the visibility store, which must read every job of the collection
-// to sort them (at 1000 jobs, most of a page's time under load).
+// nextLink. The jobs and their views come from the visibility store,
+// which must return every job of the collection for them to be sorted:
+// the collection's workflow holds their names too, but reading them
+// would need a worker.
 func (s *Server) listJobs(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
