@@ -92,7 +92,8 @@ func (s *Server) previewBody(c *gin.Context) {
 }
 
 // previewJob answers GET .../jobs/{j}/preview: a saved job's next
-// scheduled runs.
+// scheduled runs, planned from the view its workflow keeps in its memo,
+// with no worker.
 func (s *Server) previewJob(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
@@ -101,15 +102,19 @@ func (s *Server) previewJob(c *gin.Context) {
 	if err == nil {
 		n, err = previewCount(c)
 	}
-	var times []time.Time
+	var view jobs.JobView
 	if err == nil {
-		err = s.queryArg(ctx, k.JobWorkflowID(), jobs.QueryPreview, jobs.PreviewRequest{Count: n}, &times)
-		err = notFoundAs(err, "job "+k.Job)
+		view, err = s.jobView(ctx, k)
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
+	var next *time.Time
+	if st := view.Job.Properties.Status; st != nil {
+		next = st.NextExecutionTime
+	}
+	times := jobs.Upcoming(view.Job, view.Created, view.Runs, next, n)
 	c.JSON(http.StatusOK, previewList{Value: utc(times)})
 }
 

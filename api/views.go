@@ -48,12 +48,18 @@ func (s *Server) memoView(m *commonpb.Memo, key string, view any) error {
 // job returns the job k names as its workflow last wrote it, secrets
 // redacted, or a NotFound error when there is none or it was deleted.
 func (s *Server) job(ctx context.Context, k jobs.Key) (jobs.Job, error) {
+	view, err := s.jobView(ctx, k)
+	return view.Job, err
+}
+
+// jobView is job with what its workflow keeps to plan its runs.
+func (s *Server) jobView(ctx context.Context, k jobs.Key) (jobs.JobView, error) {
 	var view jobs.JobView
 	err := s.describeView(ctx, k.JobWorkflowID(), jobs.MemoJob, &view)
 	if errors.Is(err, errNoView) || err == nil && view.Deleted {
 		err = jobs.NotFound("job " + k.Job)
 	}
-	return view.Job, notFoundAs(err, "job "+k.Job)
+	return view, notFoundAs(err, "job "+k.Job)
 }
 
 // collection returns the collection k names, or a NotFound error when

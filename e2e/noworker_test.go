@@ -14,10 +14,11 @@ import (
 
 // TestReadsNeedNoWorker stops every worker and reads everything again:
 // GET of a job and of a collection, job lists of any state and of one,
-// collection lists and history answer at once with what Temporal
+// collection lists, history and a saved job's preview answer at once with what Temporal
 // persisted, as they did with the workers up. A read that queried a
 // workflow would wait for a worker until the API's timeout.
 func TestReadsNeedNoWorker(t *testing.T) {
+	const previewPath = "/recur/v1/subscriptions/sub1/resourceGroups/rg1/jobCollections/coll1/jobs/hourly/preview"
 	t.Parallel()
 	s := newStack(t)
 	target, got := newTarget(t)
@@ -58,10 +59,14 @@ func TestReadsNeedNoWorker(t *testing.T) {
 		{collectionPath + "/jobs/once/history", nil},
 		{rg1Path, nil},
 		{subscriptionPath, nil},
+		{previewPath, url.Values{"count": {"3"}}},
 	}
 	before := make([]string, len(reads))
 	for i, r := range reads {
 		status, body := s.get(t, r.path, r.query)
+		if r.path == previewPath {
+			require.Len(t, body["value"], 3, "the hourly job's next three runs: %v", body)
+		}
 		require.Equal(t, http.StatusOK, status, "%s %v: %v", r.path, r.query, body)
 		data, err := json.Marshal(body)
 		require.NoError(t, err)

@@ -414,3 +414,26 @@ func (p *RetryPolicy) public() *RetryPolicy {
 	c.RetryType = strings.ToLower(c.RetryType)
 	return &c
 }
+
+// Upcoming lists the next runs of an enabled job: from next on, at most
+// n (1 to MaxPreview), as many as its count (runs counted so far) and
+// endTime leave. created is when it was last defined, as its rule was
+// compiled then.
+func Upcoming(job Job, created time.Time, runs int, next *time.Time, n int) []time.Time {
+	out := []time.Time{}
+	if next == nil || job.Properties.State != Enabled {
+		return out
+	}
+	rule, err := recurrence.Compile(job.Properties.Schedule(), created)
+	if err != nil {
+		return out
+	}
+	n = min(max(n, 1), MaxPreview)
+	if c := rule.Count(); c > 0 {
+		n = min(n, c-runs)
+	}
+	for t, ok := *next, true; ok && len(out) < n; t, ok = rule.Next(t) {
+		out = append(out, t)
+	}
+	return out
+}

@@ -162,6 +162,11 @@ type RunNowRequest struct{}
 type JobView struct {
 	Job     Job
 	Deleted bool
+	// Created and Runs are what planning the job's next runs takes
+	// beside its definition (Upcoming): when it was last defined, and how
+	// many occurrences counted toward its count.
+	Created time.Time
+	Runs    int
 }
 
 // Memo keys of the public views the job and collection workflows keep in

@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/recurrence"
 )
 
 func (j *job) register(ctx workflow.Context) error {
@@ -76,23 +75,7 @@ func (j *job) preview(req jobs.PreviewRequest) ([]time.Time, error) {
 	if j.state == nil || j.deleted {
 		return nil, jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
-	out := []time.Time{}
-	next := j.state.Next
-	if next == nil || j.state.Job.Properties.State != jobs.Enabled {
-		return out, nil
-	}
-	rule, err := recurrence.Compile(j.state.Job.Properties.Schedule(), j.state.Created)
-	if err != nil {
-		return out, nil
-	}
-	n := min(max(req.Count, 1), jobs.MaxPreview)
-	if c := rule.Count(); c > 0 {
-		n = min(n, c-j.state.Runs)
-	}
-	for t, ok := *next, true; ok && len(out) < n; t, ok = rule.Next(t) {
-		out = append(out, t)
-	}
-	return out, nil
+	return jobs.Upcoming(j.state.Job, j.state.Created, j.state.Runs, j.state.Next, req.Count), nil
 }
 
 // view returns the job as the API shows it: status always present.

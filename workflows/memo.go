@@ -16,7 +16,8 @@ func (j *job) publish(ctx workflow.Context) {
 	if j.state == nil {
 		return
 	}
-	j.published = upsertMemo(ctx, jobs.MemoJob, jobs.JobView{Job: j.view().Redacted(), Deleted: j.deleted}, j.published)
+	view := jobs.JobView{Job: j.view().Redacted(), Deleted: j.deleted, Created: j.state.Created, Runs: j.state.Runs}
+	j.published = upsertMemo(ctx, jobs.MemoJob, view, j.published)
 }
 
 // publish writes the collection's public view to its memo when it
