@@ -17,7 +17,8 @@ var (
 	AttrJob           = temporal.NewSearchAttributeKeyKeyword("RecurJob")
 	AttrState         = temporal.NewSearchAttributeKeyKeyword("RecurState")
 	AttrNominalTime   = temporal.NewSearchAttributeKeyTime("RecurNominalTime")
-	// AttrStatus is a run's outcome: Completed, Failed or Postponed.
+	// AttrStatus is a run's outcome: Completed, Failed or Postponed; on a
+	// job, its last run's (Postponed occurrences aside).
 	AttrStatus = temporal.NewSearchAttributeKeyKeyword("RecurStatus")
 )
 

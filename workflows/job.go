@@ -194,6 +194,7 @@ func (j *job) start(ctx workflow.Context, nominal time.Time, manual bool) {
 		j.running--
 		if result != nil {
 			j.apply(*result, started, manual)
+			j.recordOutcome(ctx, result.Status)
 		}
 		if j.running == 0 && j.state.Buffered != nil {
 			next := *j.state.Buffered
@@ -374,4 +375,19 @@ func (j *job) status() *jobs.Status {
 func (j *job) setNext(next *time.Time) {
 	j.state.Next = next
 	j.status().NextExecutionTime = next
+}
+
+// recordOutcome keeps the outcome of the job's last run in its RecurStatus
+// search attribute, so that failing jobs are one visibility filter away
+// (RecurKind="job" AND RecurStatus="Failed"); upserted only on a change.
+func (j *job) recordOutcome(ctx workflow.Context, status jobs.ExecutionStatus) {
+	if current, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(jobs.AttrStatus); ok && current == string(status) {
+		return
+	}
+	if workflow.GetVersion(ctx, changeJobLastStatus, workflow.DefaultVersion, 1) < 1 {
+		return
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrStatus.ValueSet(string(status))); err != nil {
+		workflow.GetLogger(ctx).Error("upsert the last outcome", "error", err)
+	}
 }

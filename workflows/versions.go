@@ -45,4 +45,7 @@ const (
 	// worker. Workflows that started before keep no memo until their next
 	// workflow task past their recorded history.
 	changePublicMemo = "2026-11-22-public-memo"
+	// changeJobLastStatus keeps the outcome of a job's last run in the job
+	// workflow's RecurStatus, as a run workflow keeps its own.
+	changeJobLastStatus = "2026-11-22-job-last-status"
 )
