@@ -19,10 +19,8 @@ import (
 	"log"
 	"log/slog"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -65,14 +63,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "firing: -jobs and -minutes must be positive, -start-after not negative")
 		os.Exit(2)
 	}
-	log.SetFlags(log.Ltime)
-	log.SetPrefix("firing: ")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, c); err != nil {
-		log.Printf("error: %v", err)
-		os.Exit(1)
-	}
+	recurproc.Main("firing", func(ctx context.Context) error { return run(ctx, c) })
 }
 
 // firing is one run: recur dev, the sink, and clients of both.

@@ -16,9 +16,7 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/recurhq/recur/internal/recurproc"
@@ -51,14 +49,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scale: -jobs, -concurrency and -grace must be positive")
 		os.Exit(2)
 	}
-	log.SetFlags(log.Ltime)
-	log.SetPrefix("scale: ")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, c); err != nil {
-		log.Printf("error: %v", err)
-		os.Exit(1)
-	}
+	recurproc.Main("scale", func(ctx context.Context) error { return run(ctx, c) })
 }
 
 // scale is one run: recur dev, the sink, and the API client.

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -64,14 +63,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "slowclients: -conns and -parallel must be positive, -hold at least 5s")
 		os.Exit(2)
 	}
-	log.SetFlags(log.Ltime)
-	log.SetPrefix("slowclients: ")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, c); err != nil {
-		log.Printf("error: %v", err)
-		os.Exit(1)
-	}
+	recurproc.Main("slowclients", func(ctx context.Context) error { return run(ctx, c) })
 }
 
 func run(ctx context.Context, c config) error {
