@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"syscall"
+	"os"
 	"testing"
 	"time"
 
@@ -18,6 +18,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // The shapes an occurrence of a job can take on Temporal, reduced to what
@@ -52,7 +54,7 @@ func BenchmarkOccurrenceShapes(b *testing.B) {
 		b.Run(shape, func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			cpu := processCPU()
+			cpu := recurproc.CPUOf(os.Getpid())
 			var events int64
 			var err error
 			if shape == "schedule" {
@@ -62,7 +64,7 @@ func BenchmarkOccurrenceShapes(b *testing.B) {
 			}
 			require.NoError(b, err)
 			b.ReportMetric(float64(events)/float64(b.N), "events/occurrence")
-			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/occurrence")
+			b.ReportMetric(float64((recurproc.CPUOf(os.Getpid())-cpu).Microseconds())/1000/float64(b.N), "cpu-ms/occurrence")
 		})
 	}
 }
@@ -224,13 +226,4 @@ func shapePost(ctx context.Context, target string) error {
 		return err
 	}
 	return resp.Body.Close()
-}
-
-// processCPU is the CPU time this process used so far, user and system.
-func processCPU() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -131,10 +131,7 @@ func internalPorts(host string) (servicePorts, error) {
 // listenFree listens on a free port of [low, high) chosen at random, or
 // on one the kernel picks when the range is empty or full.
 func listenFree(host string, low, high int) (net.Listener, error) {
-	for range 64 {
-		if low >= high {
-			break
-		}
+	for i := 0; low < high && i < 64; i++ {
 		if l, err := net.Listen("tcp", hostPort(host, low+rand.IntN(high-low))); err == nil {
 			return l, nil
 		}
