@@ -1,4 +1,4 @@
-// Command slowclients is issue 16's hostile-tenant probe against one
+// Command slowclients is a hostile client's probe against one
 // `recur dev`: it attempts many connections from 127.0.0.1 that each send
 // a PUT announcing 1000 bytes of body and 3 of them, keeps each until
 // recur closes it, and meanwhile asks /healthz from 127.0.0.2 (another
