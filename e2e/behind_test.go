@@ -11,7 +11,6 @@ import (
 
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/recurrence"
 )
 
 // TestDeleteWritesTheRowOfFoldedOccurrences runs a job on a real server
@@ -31,27 +30,9 @@ func TestDeleteWritesTheRowOfFoldedOccurrences(t *testing.T) {
 	defer cancel()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "behind"}
-	// The run at minute must be due when the first task comes: a minute
-	// still ahead would find the Postponed rows unwritten and fold it. And
-	// the first task needs time to finish before the next fire, so a
-	// minute about to end is waited out.
-	if untilNext := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); untilNext < 5*time.Second {
-		time.Sleep(untilNext)
-	}
-	minute := time.Now().UTC().Truncate(time.Minute)
-	created := minute.Add(-10 * time.Minute)
-	j := jobs.Job{Properties: jobs.Properties{
-		StartTime:  recurrence.At(created),
-		Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "POST"}}},
-		Recurrence: &recurrence.Recurrence{Frequency: "Minute"},
-	}}
-	require.NoError(t, j.Normalize(k, created))
-	late := minute.Add(-2 * time.Minute)
-	j.Properties.Status = &jobs.Status{NextExecutionTime: &late}
-	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
-	}, jobs.JobWorkflowName, jobs.JobInput{Key: k, State: &jobs.JobState{Job: j, Created: created, Next: &late}})
+	minute, err := recurtest.StartJobBehind(ctx, c, k)
 	require.NoError(t, err)
+	late := minute.Add(-2 * time.Minute)
 
 	exists := func(nominal time.Time) bool {
 		_, err := c.DescribeWorkflowExecution(ctx, jobs.OccurrenceID(k.JobWorkflowID(), nominal), "")

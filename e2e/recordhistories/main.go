@@ -259,24 +259,9 @@ func recordBehind(ctx context.Context, dir, tag string) error {
 	}
 	defer st.Stop()
 	c := st.Temporal.GetDefaultClient()
-	if until := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); until < 5*time.Second {
-		time.Sleep(until)
-	}
-	minute := time.Now().UTC().Truncate(time.Minute)
-	created, late := minute.Add(-10*time.Minute), minute.Add(-2*time.Minute)
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "behind"}
-	j := jobs.Job{Properties: jobs.Properties{
-		StartTime:  recurrence.At(created),
-		Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "POST"}}},
-		Recurrence: &recurrence.Recurrence{Frequency: "Minute"},
-	}}
-	if err := j.Normalize(k, created); err != nil {
-		return err
-	}
-	j.Properties.Status = &jobs.Status{NextExecutionTime: &late}
-	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
-	}, jobs.JobWorkflowName, jobs.JobInput{Key: k, State: &jobs.JobState{Job: j, Created: created, Next: &late}}); err != nil {
+	minute, err := recurtest.StartJobBehind(ctx, c, k)
+	if err != nil {
 		return err
 	}
 	time.Sleep(time.Until(minute.Add(time.Minute)) + 5*time.Second)
