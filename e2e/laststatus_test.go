@@ -27,11 +27,9 @@ func TestFailingJobsAreOneFilterAway(t *testing.T) {
 		}
 	}))
 	t.Cleanup(target.Close)
-	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"location": "westus",
-		"properties": map[string]any{"sku": map[string]any{"name": "standard"}}})
-	require.Equal(t, http.StatusCreated, status, body)
+	s.putCollection(t)
 	for _, name := range []string{"flaky", "fine"} {
-		status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/"+name, map[string]any{"properties": map[string]any{
+		status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/"+name, map[string]any{"properties": map[string]any{
 			"startTime": time.Now().UTC().Add(time.Hour).Format(time.RFC3339),
 			"action": map[string]any{"type": "http", "retryPolicy": map[string]any{"retryType": "none"},
 				"request": map[string]any{"uri": target.URL + "/" + name, "method": "post"}},
@@ -58,7 +56,7 @@ func TestFailingJobsAreOneFilterAway(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "failed %v, completed %v", jobsWhose("Failed"), jobsWhose("Completed"))
 
 	failing.Store(false)
-	status, body = s.do(t, http.MethodPost, collectionPath+"/jobs/flaky/run", nil)
+	status, body := s.do(t, http.MethodPost, collectionPath+"/jobs/flaky/run", nil)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Eventually(t, func() bool {
 		return len(jobsWhose("Failed")) == 0 && len(jobsWhose("Completed")) == 2

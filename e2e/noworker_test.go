@@ -22,11 +22,9 @@ func TestReadsNeedNoWorker(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	target, got := newTarget(t)
-	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"location": "westus",
-		"properties": map[string]any{"sku": map[string]any{"name": "standard"}}})
-	require.Equal(t, http.StatusCreated, status, body)
+	s.putCollection(t)
 	action := map[string]any{"type": "http", "request": map[string]any{"uri": target.URL + "/hook", "method": "post"}}
-	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/once", map[string]any{"properties": map[string]any{
+	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/once", map[string]any{"properties": map[string]any{
 		"startTime": time.Now().UTC().Format(time.RFC3339), "action": action}})
 	require.Equal(t, http.StatusCreated, status, body)
 	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/hourly", map[string]any{"properties": map[string]any{

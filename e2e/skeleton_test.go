@@ -69,6 +69,14 @@ func (s *stack) do(t *testing.T, method, path string, body any) (int, map[string
 	return resp.StatusCode, out
 }
 
+// putCollection creates collectionPath, of sku Standard.
+func (s *stack) putCollection(t *testing.T) {
+	t.Helper()
+	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"location": "westus",
+		"properties": map[string]any{"sku": map[string]any{"name": "standard"}}})
+	require.Equal(t, http.StatusCreated, status, body)
+}
+
 // received is one request a target got.
 type received struct {
 	method string
