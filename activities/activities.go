@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -82,9 +83,10 @@ func (a *Activities) client() *http.Client {
 	return a.Client
 }
 
-// Error types of failed attempts: how the run workflow tells them apart.
+// Error types of failed attempts: how the job workflow tells them apart.
 const (
-	ErrTypeHTTPStatus    = "HttpStatus"    // a non-2xx answer
+	ErrTypeHTTPStatus    = "HttpStatus"    // an answer whose status is no success
+	ErrTypeSuccessBody   = "SuccessBody"   // an answer whose body fails successBodyPattern
 	ErrTypeTransport     = "HttpTransport" // no answer at all
 	ErrTypeInvalidAction = "InvalidAction"
 	// ErrTypeRefused is a call the egress policy refused: its destination
@@ -117,8 +119,9 @@ const (
 	HeaderExpectedExecTime = "x-ms-scheduler-expected-execution-time"
 )
 
-// HTTP performs a job's HTTP(S) request. A 2xx answer succeeds; any other
-// status fails the attempt, retryably for 408, 429 and 5xx (the rule of
+// HTTP performs a job's HTTP(S) request. A 2xx answer (or one of the
+// request's successStatusCodes, whose body matches its
+// successBodyPattern) succeeds; any other status fails the attempt, retryably for 408, 429 and 5xx (the rule of
 // Azure Logic Apps, Scheduler's successor) and for transport errors: no
 // answer within the attempt's timeout, or one whose body breaks off. At
 // most jobs.MaxResponseBody of the body is kept; a bigger one is cut.
@@ -167,10 +170,11 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 		return out, transportError(in.Request, describeTransport(ctx, err, limit, secrets), out)
 	}
 	defer resp.Body.Close()
-	body, err := readBody(resp.Body)
+	body, err := readBody(resp.Body, in.Request.SuccessBodyPattern != "")
 	// A target may echo what it got (credentials included) into history,
 	// and into the failure's message through its status line.
-	out.StatusCode, out.Status, out.Body = resp.StatusCode, clip(redactSecrets(resp.Status, secrets)), redactSecrets(string(body), secrets)
+	kept := body[:min(len(body), jobs.MaxResponseBody)]
+	out.StatusCode, out.Status, out.Body = resp.StatusCode, clip(redactSecrets(resp.Status, secrets)), redactSecrets(string(kept), secrets)
 	out.Headers = redactSecrets(headersOfNote(resp.Header), secrets)
 	logger.Info("http action", "status", resp.StatusCode)
 	if err != nil {
@@ -179,16 +183,25 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 		// is no success, and the attempt fails as if nothing had come.
 		return out, transportError(in.Request, out.Status+", then reading the body: "+describeTransport(ctx, err, limit, secrets), out)
 	}
-	return out, statusError(in.Request, out)
+	if err := statusError(in.Request, out); err != nil {
+		return out, err
+	}
+	return out, bodyError(in.Request, body, out)
 }
 
-// statusError is the failure of an attempt answered out.Status: nil for
-// 2xx, retryable for retryableStatus.
+// statusError is the failure of an attempt answered out.Status: nil for a
+// status among the request's successStatusCodes (2xx by default);
+// retryable for retryableStatus, and for a status the request's own codes
+// refuse.
 func statusError(r jobs.HTTPRequest, out jobs.HTTPResponse) error {
-	if out.StatusCode >= 200 && out.StatusCode < 300 {
+	if r.SuccessStatusCodes.Succeeded(out.StatusCode) {
 		return nil
 	}
 	msg := fmt.Sprintf("%s %s: %s", r.Method, redactURL(r.URI), out.Status)
+	if len(r.SuccessStatusCodes) > 0 {
+		msg += ", not one of successStatusCodes " + strings.Join(r.SuccessStatusCodes, ",")
+		return temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
+	}
 	if isRedirect(out.StatusCode) {
 		// The client gave the redirect back rather than follow it: the
 		// egress policy follows none unless told to.
@@ -198,6 +211,23 @@ func statusError(r jobs.HTTPRequest, out jobs.HTTPResponse) error {
 		return temporal.NewApplicationError(msg, ErrTypeHTTPStatus, out)
 	}
 	return temporal.NewNonRetryableApplicationError(msg, ErrTypeHTTPStatus, nil, out)
+}
+
+// bodyError is the retryable failure of an attempt whose answer's body
+// does not match the request's successBodyPattern; nil without one.
+func bodyError(r jobs.HTTPRequest, body []byte, out jobs.HTTPResponse) error {
+	if r.SuccessBodyPattern == "" {
+		return nil
+	}
+	re, err := regexp.Compile(r.SuccessBodyPattern)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("successBodyPattern: "+err.Error(), ErrTypeInvalidAction, nil, out)
+	}
+	if re.Match(body) {
+		return nil
+	}
+	return temporal.NewApplicationError(fmt.Sprintf("%s %s: %s, but the body does not match successBodyPattern",
+		r.Method, redactURL(r.URI), out.Status), ErrTypeSuccessBody, out)
 }
 
 // describingHeaders are the headers a job may set that only say what its
@@ -240,12 +270,17 @@ func keepHeadersAtOrigin(c *http.Client, headers map[string]string) *http.Client
 	return &kept
 }
 
-// readBody reads at most jobs.MaxResponseBody of an answer's body, then
+// readBody reads at most jobs.MaxResponseBody of an answer's body
+// (jobs.SuccessBodyLimit when matched against a successBodyPattern), then
 // drains up to 1 MiB more so that the connection may be reused; a bigger
 // body is cut there (closing it drops the connection) rather than read to
 // its end. The error is the first part's: what history keeps.
-func readBody(r io.Reader) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, jobs.MaxResponseBody))
+func readBody(r io.Reader, matched bool) ([]byte, error) {
+	limit := int64(jobs.MaxResponseBody)
+	if matched {
+		limit = jobs.SuccessBodyLimit
+	}
+	body, err := io.ReadAll(io.LimitReader(r, limit))
 	if err == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(r, 1<<20))
 	}

@@ -17,7 +17,7 @@ import (
 const MetricActionDuration = "recur_action_duration_seconds"
 
 // begin starts an attempt: its logger names the job and the occurrence
-// (the run workflow's ID), and end records how long the attempt took and
+// (its idempotency key), and end records how long the attempt took and
 // whether it succeeded.
 func begin(ctx context.Context, key jobs.Key, occurrenceID, actionName string) (logger log.Logger, end func(error)) {
 	started := time.Now()

@@ -84,7 +84,7 @@ func actionPath(actionName string) string {
 }
 
 // WorkflowActionID is the ID of the workflow a Workflow action starts:
-// the occurrence ID (which names the run workflow itself) followed by
+// the occurrence ID followed by
 // "/workflow", or "/errorAction" when it is the error action.
 func WorkflowActionID(occurrenceID, actionName string) string {
 	if actionName == jobs.ErrorAction {

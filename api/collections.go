@@ -31,15 +31,16 @@ func (s *Server) patchCollection(c *gin.Context) {
 	if err == nil {
 		err = coll.Normalize(k)
 	}
+	var res jobs.PutResult
 	if err == nil {
-		var res jobs.PutResult
-		err = s.updateInto(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: coll}, &res)
+		err = s.updateInto(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
+			jobs.PutCollectionRequest{Collection: coll, Preconditions: preconditions(c)}, &res)
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, coll.Public())
+	writeCollection(c, http.StatusOK, res.Collection)
 }
 
 // enableCollection and disableCollection set the state of a collection
@@ -56,7 +57,7 @@ func (s *Server) disableCollection(c *gin.Context) {
 // workflow deletes the jobs before it answers, so this is a 200, not a
 // 202 with an operation to poll.
 func (s *Server) deleteCollection(c *gin.Context) {
-	s.collectionUpdate(c, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
+	s.collectionUpdate(c, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: preconditions(c)})
 }
 
 func (s *Server) collectionUpdate(c *gin.Context, name string, arg any) {

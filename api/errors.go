@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
@@ -43,10 +44,11 @@ func abort(c *gin.Context, status int, code, message string) {
 
 // statusOf maps business error codes to HTTP statuses.
 var statusOf = map[string]int{
-	jobs.CodeNotFound:          http.StatusNotFound,
-	jobs.CodeCollectionMissing: http.StatusNotFound,
-	jobs.CodeQuotaExceeded:     http.StatusConflict,
-	jobs.CodeConflict:          http.StatusConflict,
+	jobs.CodeNotFound:           http.StatusNotFound,
+	jobs.CodeCollectionMissing:  http.StatusNotFound,
+	jobs.CodeQuotaExceeded:      http.StatusConflict,
+	jobs.CodeConflict:           http.StatusConflict,
+	jobs.CodePreconditionFailed: http.StatusPreconditionFailed,
 }
 
 // errTemporalUnreachable answers requests while Temporal is known to be
@@ -107,11 +109,31 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		// gate answers the next requests at once until it is back.
 		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable",
 			Message: "Temporal is unreachable or did not answer in time; try again later"}
-		c.Header("Retry-After", retryAfterSeconds)
 		c.Set(keyTemporalDown, true)
+	case unmappedSearchAttribute(err):
+		// A frontend whose namespace cache predates recur's search
+		// attributes (Options.Ready saw another one, or the attributes were
+		// registered by hand a moment ago): its next refresh cures it.
+		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable",
+			Message: "Temporal does not know recur's search attributes yet; try again later"}
+		log.WarnContext(c.Request.Context(), "temporal does not map recur's search attributes yet", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "error", err)
 	default:
 		log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method, "path", c.Request.URL.Path,
 			"error", err)
 	}
+	if status == http.StatusServiceUnavailable {
+		c.Header("Retry-After", retryAfterSeconds)
+	}
 	c.AbortWithStatusJSON(status, armError{Error: body})
+}
+
+// unmappedSearchAttribute reports whether err is the frontend refusing a
+// search attribute its namespace cache has no mapping for. The server
+// says so in an InvalidArgument's message only
+// (namespace.CustomSearchAttributesMapper), so the message is what there
+// is to match.
+func unmappedSearchAttribute(err error) bool {
+	var invalid *serviceerror.InvalidArgument
+	return errors.As(err, &invalid) && strings.Contains(invalid.Error(), "has no mapping defined for")
 }

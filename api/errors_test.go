@@ -81,14 +81,14 @@ func TestOutageGateFailsFastUntilAProbeSucceeds(t *testing.T) {
 	require.False(t, o.admit(context.Background(), probe), "down: answered at once")
 	require.Zero(t, probes, "no probe within a second of the outage")
 
-	o.lastProbe = time.Now().Add(-probeEvery)
+	o.probes.last = time.Now().Add(-probeEvery)
 	require.False(t, o.admit(context.Background(), probe), "the probe fails")
 	require.Equal(t, 1, probes)
 	require.False(t, o.admit(context.Background(), probe), "and the next request does not probe again at once")
 	require.Equal(t, 1, probes)
 
 	probeErr = nil
-	o.lastProbe = time.Now().Add(-probeEvery)
+	o.probes.last = time.Now().Add(-probeEvery)
 	require.True(t, o.admit(context.Background(), probe), "the probe finds Temporal back")
 	require.True(t, o.admit(context.Background(), probe))
 	require.Equal(t, 2, probes)

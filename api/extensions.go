@@ -44,6 +44,19 @@ var openAPI = sync.OnceValues(func() ([]byte, error) {
 			into[k] = v
 		}
 	}
+	// recur's fields in Azure's objects join those objects' properties.
+	defs, _ := doc["definitions"].(map[string]any)
+	extra, _ := ext["x-recur-definition-properties"].(map[string]any)
+	for name, props := range extra {
+		def, ok := defs[name].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("extension spec: no definition %s in Azure's", name)
+		}
+		into, _ := def["properties"].(map[string]any)
+		for k, v := range props.(map[string]any) {
+			into[k] = v
+		}
+	}
 	return json.MarshalIndent(doc, "", "  ")
 })
 
@@ -67,8 +80,18 @@ func previewCount(c *gin.Context) (int, error) {
 	return n, nil
 }
 
+// previewList is a preview's answer: the times, and those a DST
+// transition moved or repeated (recur's dst, omitted when none).
 type previewList struct {
-	Value []time.Time `json:"value"`
+	Value []time.Time          `json:"value"`
+	DST   []recurrence.Shifted `json:"dst,omitempty"`
+}
+
+func newPreviewList(times []time.Time, shifts []recurrence.Shifted) previewList {
+	for i := range shifts {
+		shifts[i].Time = shifts[i].Time.UTC()
+	}
+	return previewList{Value: utc(times), DST: shifts}
 }
 
 // previewBody answers POST /recur/v1/preview: the next runs of a job not
@@ -80,15 +103,16 @@ func (s *Server) previewBody(c *gin.Context) {
 		data, err = io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
 	}
 	var times []time.Time
+	var shifts []recurrence.Shifted
 	if err == nil {
 		now := time.Now().UTC()
-		times, err = recurrence.PreviewJob(data, now, now, n)
+		times, shifts, err = recurrence.PreviewJob(data, now, now, n)
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, previewList{Value: utc(times)})
+	c.JSON(http.StatusOK, newPreviewList(times, shifts))
 }
 
 // previewJob answers GET .../jobs/{j}/preview: a saved job's next
@@ -114,8 +138,7 @@ func (s *Server) previewJob(c *gin.Context) {
 	if st := view.Job.Properties.Status; st != nil {
 		next = st.NextExecutionTime
 	}
-	times := jobs.Upcoming(view.Job, view.Created, view.Runs, next, n)
-	c.JSON(http.StatusOK, previewList{Value: utc(times)})
+	c.JSON(http.StatusOK, newPreviewList(jobs.UpcomingStarts(k, view.Job, view.Created, view.Runs, next, n)))
 }
 
 func utc(times []time.Time) []time.Time {

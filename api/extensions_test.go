@@ -21,8 +21,27 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 	for _, methods := range doc.Paths {
 		ops += len(methods)
 	}
-	require.Equal(t, 15+5, ops, "Azure's 15 operations and recur's 5")
+	require.Equal(t, 15+6, ops, "Azure's 15 operations and recur's 6")
 	require.Contains(t, doc.Paths, "/recur/v1/preview")
+	require.Contains(t, doc.Paths, "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/jobs/{jobName}/backfill")
+
+	var defs struct {
+		Definitions map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"definitions"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &defs))
+	for def, fields := range map[string][]string{
+		"JobRecurrence":           {"frequency", "cron", "exclusions", "timeZone", "dst"},
+		"JobProperties":           {"state", "stateReason", "overlapPolicy", "maxConcurrentRuns", "jitter"},
+		"JobDefinition":           {"properties", "etag"},
+		"JobCollectionDefinition": {"properties", "etag"},
+		"HttpRequest":             {"uri", "successStatusCodes", "successBodyPattern"},
+	} {
+		for _, f := range fields {
+			require.Contains(t, defs.Definitions[def].Properties, f, "%s.%s, Azure's and recur's fields together", def, f)
+		}
+	}
 }
 
 func TestPreviewOfABodyNotYetSaved(t *testing.T) {

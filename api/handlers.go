@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/recurrence"
 )
 
 // RequestTimeout bounds the calls to Temporal of each request; the HTTP
@@ -51,7 +49,8 @@ func (s *Server) putCollection(c *gin.Context) {
 		// yet; once it has, the PUT starts a new one.
 		err = retrying(ctx, isNotFound, func() error {
 			var err error
-			res, err = s.updateWithStart(ctx, collectionStart(k), jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: coll})
+			res, err = s.updateWithStart(ctx, collectionStart(k), jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection,
+				jobs.PutCollectionRequest{Collection: coll, Preconditions: preconditions(c)})
 			return err
 		})
 	}
@@ -59,7 +58,28 @@ func (s *Server) putCollection(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(putStatus(res.Created), coll.Public())
+	writeCollection(c, putStatus(res.Created), res.Collection)
+}
+
+// preconditions reads the request's If-Match and If-None-Match.
+func preconditions(c *gin.Context) jobs.Preconditions {
+	return jobs.Preconditions{IfMatch: c.GetHeader("If-Match"), IfNoneMatch: c.GetHeader("If-None-Match")}
+}
+
+// writeJob answers with job, its ETag in the header too.
+func writeJob(c *gin.Context, status int, job jobs.Job) {
+	if job.ETag != "" {
+		c.Header("ETag", job.ETag)
+	}
+	c.JSON(status, job.Public())
+}
+
+// writeCollection answers with coll, its ETag in the header too.
+func writeCollection(c *gin.Context, status int, coll jobs.Collection) {
+	if coll.ETag != "" {
+		c.Header("ETag", coll.ETag)
+	}
+	c.JSON(status, coll.Public())
 }
 
 func (s *Server) getCollection(c *gin.Context) {
@@ -74,12 +94,15 @@ func (s *Server) getCollection(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, coll.Public())
+	writeCollection(c, http.StatusOK, coll)
 }
 
-// putJob records the job in its collection (the quota check), then
-// defines it on its workflow, starting the workflow if need be. When the
-// definition fails, a job the collection just recorded is forgotten again.
+// putJob defines the job on its workflow, starting the workflow if need
+// be, in one update: the workflow has its collection admit the definition
+// (the quotas) before it takes it, so that no failure of this process can
+// leave a job half defined or a collection's count wrong. NotFound means
+// the workflow of a deleted job with that name has not ended yet: once it
+// has, a new one starts.
 func (s *Server) putJob(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
@@ -91,18 +114,18 @@ func (s *Server) putJob(c *gin.Context) {
 	if err == nil {
 		err = s.normalize(k, &job)
 	}
-	var (
-		created bool
-		defined jobs.Job
-	)
+	var res jobs.PutJobResult
 	if err == nil {
-		created, defined, err = s.defineJob(ctx, k, job)
+		err = retrying(ctx, isNotFound, func() error {
+			return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
+				jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: preconditions(c)}, &res)
+		})
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(putStatus(created), defined.Public())
+	writeJob(c, putStatus(res.Created), res.Job)
 }
 
 // normalize validates a job definition before anything is touched, and
@@ -117,75 +140,6 @@ func (s *Server) normalize(k jobs.Key, job *jobs.Job) error {
 	return s.workflowTargets.CheckJob(job, s.namespace)
 }
 
-// defineJob records the job in its collection, then defines it on its
-// workflow. Only a PUT that added the job to the collection may start the
-// job's workflow: one that found it there redefines the running workflow,
-// and when that is gone (a DELETE ended it and is about to make the
-// collection forget the job) it starts over.
-func (s *Server) defineJob(ctx context.Context, k jobs.Key, job jobs.Job) (bool, jobs.Job, error) {
-	var defined jobs.Job
-	for {
-		added, err := s.addJob(ctx, k, job)
-		if err != nil {
-			return false, defined, err
-		}
-		if added.Created {
-			return true, defined, s.startJob(ctx, k, job, &defined)
-		}
-		err = s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, &defined)
-		if !isNotFound(err) || ctx.Err() != nil {
-			return false, defined, err
-		}
-		select {
-		case <-ctx.Done():
-			return false, defined, ctx.Err()
-		case <-time.After(retryPause):
-		}
-	}
-}
-
-// startJob defines a job the collection just recorded, starting its
-// workflow. NotFound means the workflow of a deleted job with that name
-// has not ended yet: once it has, a new one starts. When the definition
-// fails, the collection forgets the job again. When the collection was
-// deleted meanwhile, its delete could not reach the job, whose workflow
-// did not run yet: the job is deleted here, as if the delete had come
-// after the PUT.
-func (s *Server) startJob(ctx context.Context, k jobs.Key, job jobs.Job, defined *jobs.Job) error {
-	var runID string
-	err := retrying(ctx, isNotFound, func() error {
-		var err error
-		runID, err = s.updateWithStartRun(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k}, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, defined)
-		return err
-	})
-	bg := context.WithoutCancel(ctx)
-	if err != nil {
-		if _, rmErr := s.update(bg, k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job}); rmErr != nil {
-			s.log.ErrorContext(bg, "forget job after failed put", "job", k.JobID(), "error", rmErr)
-		}
-		return err
-	}
-	var view jobs.CollectionView
-	qErr := s.query(bg, k.CollectionWorkflowID(), jobs.QueryCollection, &view)
-	if qErr == nil && slices.Contains(view.Jobs, k.Job) || qErr != nil && !isNotFound(qErr) {
-		return nil
-	}
-	// The run this PUT defined, not a later one of the same name.
-	opts := updateOptions(jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
-	opts.WorkflowID, opts.RunID = k.JobWorkflowID(), runID
-	delErr := retrying(bg, aborted, func() error {
-		handle, err := s.temporal.UpdateWorkflow(bg, opts)
-		if err != nil {
-			return err
-		}
-		return handle.Get(bg, nil)
-	})
-	if delErr != nil && !isNotFound(delErr) {
-		s.log.ErrorContext(bg, "delete job of a deleted collection", "job", k.JobID(), "error", delErr)
-	}
-	return nil
-}
-
 func (s *Server) getJob(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
@@ -198,19 +152,17 @@ func (s *Server) getJob(c *gin.Context) {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, job.Public())
+	writeJob(c, http.StatusOK, job)
 }
 
-// deleteJob ends the job's workflow and forgets the job in its collection.
+// deleteJob deletes the job in one update: its workflow has its
+// collection forget it, then ends.
 func (s *Server) deleteJob(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
 	k, err := key(c)
 	if err == nil {
-		err = s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
-	}
-	if err == nil {
-		_, err = s.update(ctx, k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job})
+		err = s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: preconditions(c)})
 	}
 	if err != nil {
 		writeError(c, s.log, notFoundAs(err, "job "+k.Job))
@@ -218,22 +170,6 @@ func (s *Server) deleteJob(c *gin.Context) {
 	}
 	c.Status(http.StatusOK)
 }
-
-// addJob records the job in its collection, or confirms it is there: the
-// collection checks its quotas (how many jobs, how often one runs).
-func (s *Server) addJob(ctx context.Context, k jobs.Key, job jobs.Job) (jobs.PutResult, error) {
-	req := jobs.AddJobRequest{Job: k.Job}
-	now := time.Now().UTC()
-	if rule, err := recurrence.Compile(job.Properties.Schedule(), now); err == nil {
-		req.ShortestGap, _ = rule.ShortestGap(now, shortestGapSample)
-	}
-	res, err := s.update(ctx, k.CollectionWorkflowID(), jobs.UpdateAddJob, req)
-	return res, notFoundAs(err, "job collection "+k.Collection)
-}
-
-// shortestGapSample is how many occurrences the maxRecurrence quota
-// looks at.
-const shortestGapSample = 500
 
 func putStatus(created bool) int {
 	if created {
@@ -267,6 +203,30 @@ func (s *Server) runJob(c *gin.Context) {
 	c.Status(http.StatusOK)
 }
 
+// backfillJob runs the job's occurrences of a past range (POST
+// .../jobs/{j}/backfill, recur's extension): 202 with how many were
+// queued; the job's workflow runs them.
+func (s *Server) backfillJob(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
+	defer cancel()
+	k, err := key(c)
+	var req jobs.BackfillRequest
+	if err == nil {
+		err = decode(c, &req)
+	}
+	var res jobs.BackfillResult
+	if err == nil {
+		if _, err = s.job(ctx, k); err == nil {
+			err = notFoundAs(s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res), "job "+k.Job)
+		}
+	}
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, res)
+}
+
 // updateJob sends a named update to the workflow of an existing job.
 func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any) error {
 	if _, err := s.job(ctx, k); err != nil {
@@ -277,7 +237,9 @@ func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any
 }
 
 // patchJob merges the body into the job's definition (RFC 7386 JSON merge
-// patch) and redefines the job with the result, as PUT would.
+// patch) and redefines the job with the result in one update, as PUT
+// would, except that it creates nothing: a job deleted since it was read
+// is not found.
 func (s *Server) patchJob(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
@@ -302,27 +264,17 @@ func (s *Server) patchJob(c *gin.Context) {
 	if err == nil {
 		err = s.normalize(k, &job)
 	}
+	var defined jobs.PutJobResult
 	if err == nil {
-		var added jobs.PutResult
-		added, err = s.addJob(ctx, k, job)
-		if err == nil && added.Created {
-			// The job was deleted since it was read: a PATCH creates
-			// nothing.
-			if _, rmErr := s.update(context.WithoutCancel(ctx), k.CollectionWorkflowID(), jobs.UpdateRemoveJob, jobs.RemoveJobRequest{Job: k.Job}); rmErr != nil {
-				s.log.ErrorContext(ctx, "forget job after patch of a deleted job", "job", k.JobID(), "error", rmErr)
-			}
-			err = jobs.NotFound("job " + k.Job)
-		}
-	}
-	var defined jobs.Job
-	if err == nil {
-		err = s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}, &defined)
+		err = s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob,
+			jobs.PutJobRequest{Job: job, Existing: true, Preconditions: preconditions(c)}, &defined)
+		err = notFoundAs(err, "job "+k.Job)
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	c.JSON(http.StatusOK, defined.Public())
+	writeJob(c, http.StatusOK, defined.Job)
 }
 
 // replacedAuthentication drops from current each authentication object

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
-	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
@@ -23,14 +21,11 @@ import (
 // History paging. Azure allows at most 100 rows a page.
 const (
 	maxHistoryTop = 100
-	// maxHistoryRuns bounds the runs one history request reads. The SQL
-	// visibility stores (SQLite, PostgreSQL, MySQL) reject ORDER BY, so
-	// there the API reads the runs in the store's order (most recently
-	// closed first), at most this many, and sorts them itself: history
-	// through the API covers a job's newest maxHistoryRuns runs, and
-	// `temporal workflow list --query "RecurJob='...'"` finds the rest.
+	// maxHistoryRuns bounds the workflow runs one history request reads
+	// back along a job's continue-as-new chain: at 100 occurrences a run,
+	// more than the 60 days of an every-minute job.
 	maxHistoryRuns     = 1000
-	historyListPage    = 1000 // the frontend's default maximum page size
+	historyEventPage   = 1000 // events a page of a run's history
 	historyType        = "Microsoft.Scheduler/jobCollections/jobs/history"
 	codeInvalidFilter  = "InvalidFilter"
 	codeInvalidQuery   = "InvalidQueryParameterValue"
@@ -53,19 +48,13 @@ type historyList struct {
 	NextLink string         `json:"nextLink,omitempty"`
 }
 
-// historyRun is the rows one run workflow recorded.
-type historyRun struct {
-	workflowID string
-	nominal    time.Time
-	rows       []jobs.HistoryRow // as recorded: main action, then error action
-}
-
 // listHistory answers GET .../jobs/{jobName}/history: the rows of the
-// job's runs, newest run first. Within a run the error action's row comes
-// before the main action's, since it ran later; a run's rows stay
-// together. $filter selects runs by their outcome (RecurStatus), so a run
-// whose main action failed and whose error action completed matches
-// status eq 'Failed' with both its rows.
+// job's occurrences, newest first, read from the job workflow's own
+// history (jobs.MemoRows), so that it needs no worker. An occurrence's
+// rows stay together, the error action's before the main action's since
+// it ran later. $filter selects occurrences by their outcome, the status
+// of their main action's row: one whose main action failed and whose
+// error action completed matches status eq 'Failed' with both its rows.
 func (s *Server) listHistory(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
 	defer cancel()
@@ -77,23 +66,17 @@ func (s *Server) listHistory(c *gin.Context) {
 	if err == nil {
 		_, err = s.job(ctx, k)
 	}
-	var runs []historyRun
+	var rows []jobs.HistoryRow
 	if err == nil {
-		runs, err = s.historyRuns(ctx, historyQuery(k, p.status), p.skip+p.top+1)
+		rows, err = s.historyRows(ctx, k, p.status, p.skip+p.top+1)
 	}
 	if err != nil {
 		writeError(c, s.log, err)
 		return
 	}
-	var rows []historyEntry
-	for _, r := range runs {
-		for i := len(r.rows) - 1; i >= 0; i-- {
-			rows = append(rows, newHistoryEntry(k, r.rows[i]))
-		}
-	}
 	list := historyList{Value: []historyEntry{}}
-	if p.skip < len(rows) {
-		list.Value = rows[p.skip:min(p.skip+p.top, len(rows))]
+	for _, row := range pageOf(rows, p.skip, p.top) {
+		list.Value = append(list.Value, newHistoryEntry(k, row))
 	}
 	if len(rows) > p.skip+p.top {
 		list.NextLink = nextLink(c, p.skip+p.top)
@@ -183,16 +166,6 @@ func parseEqFilter(raw, field string, values []string, bare bool) (string, error
 	return "", bad
 }
 
-// historyQuery is the visibility query for k's runs, of one status or of
-// any.
-func historyQuery(k jobs.Key, status string) string {
-	var extra []string
-	if status != "" {
-		extra = append(extra, jobs.AttrStatus.GetName()+" = "+quote(status))
-	}
-	return scopeQuery(jobs.KindRun, k, extra...)
-}
-
 // scopeQuery is the visibility query for the workflows of one kind within
 // k: its subscription and, when set, its resource group, collection and
 // job; extra conditions are ANDed on.
@@ -222,93 +195,97 @@ func quote(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
-// historyRuns returns the runs the query finds that have recorded rows,
-// newest first. It asks the store to order them by nominal time and stops
-// once it has wantRows rows; a store that rejects ORDER BY (any SQL one)
-// answers InvalidArgument, and then it reads up to maxHistoryRuns runs
-// and sorts them.
-func (s *Server) historyRuns(ctx context.Context, query string, wantRows int) ([]historyRun, error) {
-	runs, err := s.listRuns(ctx, query+" ORDER BY "+jobs.AttrNominalTime.GetName()+" DESC", wantRows)
-	var invalid *serviceerror.InvalidArgument
-	if errors.As(err, &invalid) {
-		runs, err = s.listRuns(ctx, query, 0)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	slices.SortStableFunc(runs, func(a, b historyRun) int {
-		return cmp.Or(b.nominal.Compare(a.nominal), strings.Compare(b.workflowID, a.workflowID))
-	})
-	return runs, nil
-}
-
-// listRuns reads the runs the query finds, page by page, until there are
-// no more, maxHistoryRuns are read, or (wantRows > 0) they hold wantRows
-// rows.
-func (s *Server) listRuns(ctx context.Context, query string, wantRows int) ([]historyRun, error) {
-	var (
-		runs []historyRun
-		rows int
-	)
-	err := s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
-		run, ok := s.decodeRun(ctx, e)
-		if !ok {
-			return true
-		}
-		runs, rows = append(runs, run), rows+len(run.rows)
-		return len(runs) < maxHistoryRuns && (wantRows <= 0 || rows < wantRows)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return runs, nil
-}
-
-// listWorkflows calls visit with each execution the visibility query
-// finds, page by page, until there are no more or visit returns false.
-func (s *Server) listWorkflows(ctx context.Context, query string, visit func(*workflowpb.WorkflowExecutionInfo) bool) error {
-	var token []byte
-	for {
-		resp, err := s.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: s.namespace, PageSize: historyListPage, NextPageToken: token, Query: query,
+// historyRows returns the job's history rows of the given outcome (""
+// for any), newest first, at least want of them when there are: it reads
+// the job workflow's runs in reverse, from the running one back along the
+// continue-as-new chain, at most maxHistoryRuns of them.
+func (s *Server) historyRows(ctx context.Context, k jobs.Key, status string, want int) ([]jobs.HistoryRow, error) {
+	var rows []jobs.HistoryRow
+	runID := "" // the current run
+	for range maxHistoryRuns {
+		previous, err := s.readRunRows(ctx, k.JobWorkflowID(), runID, func(upserted []jobs.HistoryRow) bool {
+			rows = append(rows, newestFirst(upserted, status)...)
+			return len(rows) < want
 		})
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("read the job's history: %w", err)
 		}
-		for _, e := range resp.GetExecutions() {
-			if !visit(e) {
-				return nil
+		if len(rows) >= want || previous == "" {
+			break
+		}
+		runID = previous
+	}
+	return rows, nil
+}
+
+// readRunRows reads one run of the job workflow from its last event back
+// and calls visit with the rows of each upsert of jobs.MemoRows, until
+// visit returns false. It returns the run it continued from, "" for the
+// first of its chain or when visit stopped before the run's first event.
+// A run that retention already removed has no rows.
+func (s *Server) readRunRows(ctx context.Context, workflowID, runID string, visit func([]jobs.HistoryRow) bool) (previous string, err error) {
+	var token []byte
+	for {
+		resp, err := s.temporal.WorkflowService().GetWorkflowExecutionHistoryReverse(ctx, &workflowservice.GetWorkflowExecutionHistoryReverseRequest{
+			Namespace:       s.namespace,
+			Execution:       &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID},
+			MaximumPageSize: historyEventPage,
+			NextPageToken:   token,
+		})
+		var notFound *serviceerror.NotFound
+		if errors.As(err, &notFound) && runID != "" {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		for _, e := range resp.GetHistory().GetEvents() {
+			if started := e.GetWorkflowExecutionStartedEventAttributes(); started != nil {
+				return started.GetContinuedExecutionRunId(), nil
+			}
+			p, ok := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[jobs.MemoRows]
+			if !ok {
+				continue
+			}
+			var rows []jobs.HistoryRow
+			if err := s.dataConverter().FromPayload(p, &rows); err != nil {
+				// One unreadable upsert never hides the rest of the history.
+				s.log.WarnContext(ctx, "skip unreadable history rows", "workflowID", workflowID, "event", e.GetEventId(), "error", err)
+				continue
+			}
+			if !visit(rows) {
+				return "", nil
 			}
 		}
 		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return nil
+			return "", nil
 		}
 	}
 }
 
-// decodeRun reads a run's history rows from its memo. A run still
-// running has none yet; a memo that does not decode is logged and
-// skipped, so one bad run never hides the job's history.
-func (s *Server) decodeRun(ctx context.Context, e *workflowpb.WorkflowExecutionInfo) (historyRun, bool) {
-	run := historyRun{workflowID: e.GetExecution().GetWorkflowId()}
-	payload, ok := e.GetMemo().GetFields()[jobs.MemoHistory]
-	if !ok {
-		return run, false
+// newestFirst returns the rows of one upsert, in the order they were
+// written (each occurrence's main action row, then its error action's),
+// newest first, keeping only the occurrences whose main action has the
+// given status ("" for any). An occurrence's rows stay together.
+func newestFirst(rows []jobs.HistoryRow, status string) []jobs.HistoryRow {
+	var out []jobs.HistoryRow
+	for end := len(rows); end > 0; {
+		start := end - 1
+		for start > 0 && rows[start].ActionName != jobs.MainAction {
+			start--
+		}
+		if status == "" || string(rows[start].Status) == status {
+			out = append(out, rows[start:end]...)
+			slices.Reverse(out[len(out)-(end-start):])
+		}
+		end = start
 	}
-	if err := s.dataConverter().FromPayload(payload, &run.rows); err != nil {
-		s.log.WarnContext(ctx, "skip run with unreadable history", "workflowID", run.workflowID, "error", err)
-		return run, false
-	}
-	if len(run.rows) == 0 {
-		return run, false
-	}
-	run.nominal = run.rows[0].ExpectedExecutionTime
-	return run, true
+	return out
 }
 
-// dataConverter decodes the payloads the API reads itself: the memo of a
-// run is written through the worker's converter (with recur's codec), so
-// it is read through the client's.
+// dataConverter decodes the payloads the API reads itself: the memos of
+// the workflows are written through the worker's converter (with recur's
+// codec), so they are read through the client's.
 func (s *Server) dataConverter() converter.DataConverter {
 	if s.converter == nil {
 		return converter.GetDefaultDataConverter()

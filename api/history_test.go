@@ -1,9 +1,11 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -23,6 +26,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/temporalio/sqlparser"
+	"google.golang.org/grpc"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -75,22 +79,17 @@ func TestQuoteParses(t *testing.T) {
 	}
 }
 
-func TestHistoryQuery(t *testing.T) {
-	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "j.1"}
-	assert.Equal(t, "RecurKind = 'run' AND RecurSubscription = 'sub1' AND RecurResourceGroup = 'rg1' "+
-		"AND RecurCollection = 'coll1' AND RecurJob = 'j.1'", historyQuery(k, ""))
-	assert.True(t, strings.HasSuffix(historyQuery(k, "Failed"), " AND RecurJob = 'j.1' AND RecurStatus = 'Failed'"))
-}
-
-// fakeTemporal describes the job and lists its runs; it rejects ORDER BY
-// as the SQL visibility stores do unless ordered is set.
+// fakeTemporal describes the job and serves the histories of its runs in
+// reverse, two events a page: runs[runID] in the order they were written,
+// current the running one.
 type fakeTemporal struct {
 	client.Client
 	missing bool
 	deleted bool
-	ordered bool
-	runs    []*workflowpb.WorkflowExecutionInfo // in the store's order
-	queries []string
+	failing bool // every history read fails
+	current string
+	runs    map[string][]*historypb.HistoryEvent
+	reads   []string // the runs read, in order
 }
 
 func (f *fakeTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
@@ -107,43 +106,84 @@ func (f *fakeTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string
 	}}, nil
 }
 
-func (f *fakeTemporal) ListWorkflow(_ context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
-	f.queries = append(f.queries, req.Query)
-	if strings.Contains(req.Query, "ORDER BY") && !f.ordered {
-		return nil, serviceerror.NewInvalidArgument("invalid query: operation is not supported: 'ORDER BY' clause")
+func (f *fakeTemporal) WorkflowService() workflowservice.WorkflowServiceClient {
+	return fakeService{f: f}
+}
+
+type fakeService struct {
+	workflowservice.WorkflowServiceClient
+	f *fakeTemporal
+}
+
+func (s fakeService) GetWorkflowExecutionHistoryReverse(_ context.Context, req *workflowservice.GetWorkflowExecutionHistoryReverseRequest, _ ...grpc.CallOption) (*workflowservice.GetWorkflowExecutionHistoryReverseResponse, error) {
+	f := s.f
+	if f.failing {
+		return nil, errors.New("the history store is down")
 	}
-	// Two executions a page, to exercise paging.
-	start := 0
+	run := cmp.Or(req.GetExecution().GetRunId(), f.current)
+	events, ok := f.runs[run]
+	if !ok {
+		return nil, serviceerror.NewNotFound("workflow run " + run + " not found")
+	}
+	skip := 0
 	if len(req.NextPageToken) > 0 {
-		start = int(req.NextPageToken[0])
+		skip = int(req.NextPageToken[0])
+	} else {
+		f.reads = append(f.reads, run)
 	}
-	end := min(start+2, len(f.runs))
-	resp := &workflowservice.ListWorkflowExecutionsResponse{Executions: f.runs[start:end]}
-	if end < len(f.runs) {
-		resp.NextPageToken = []byte{byte(end)}
+	var page []*historypb.HistoryEvent
+	for i := len(events) - 1 - skip; i >= 0 && len(page) < 2; i-- {
+		page = append(page, events[i])
+	}
+	resp := &workflowservice.GetWorkflowExecutionHistoryReverseResponse{History: &historypb.History{Events: page}}
+	if skip+len(page) < len(events) {
+		resp.NextPageToken = []byte{byte(skip + len(page))}
 	}
 	return resp, nil
 }
 
-func fakeRun(t *testing.T, nominal time.Time, statuses ...jobs.ExecutionStatus) *workflowpb.WorkflowExecutionInfo {
+// started is the first event of a run continued from previous ("" for none).
+func started(previous string) *historypb.HistoryEvent {
+	return &historypb.HistoryEvent{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+		Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
+			WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{ContinuedExecutionRunId: previous}}}
+}
+
+// timer is an event that holds no rows.
+func timer() *historypb.HistoryEvent {
+	return &historypb.HistoryEvent{EventType: enumspb.EVENT_TYPE_TIMER_FIRED}
+}
+
+// upsert is the memo upsert of one workflow task: the rows of the
+// occurrences it handled, each an occurrence's statuses (main action,
+// then error action) at its nominal time.
+func upsert(t *testing.T, occurrences ...fakeOccurrence) *historypb.HistoryEvent {
 	t.Helper()
 	var rows []jobs.HistoryRow
-	for i, st := range statuses {
-		name := jobs.MainAction
-		if i > 0 {
-			name = jobs.ErrorAction
+	for _, o := range occurrences {
+		for i, st := range o.statuses {
+			name := jobs.MainAction
+			if i > 0 {
+				name = jobs.ErrorAction
+			}
+			rows = append(rows, jobs.HistoryRow{ExpectedExecutionTime: o.nominal, ActionName: name, Status: st})
 		}
-		rows = append(rows, jobs.HistoryRow{ExpectedExecutionTime: nominal, ActionName: name, Status: st})
 	}
-	info := &workflowpb.WorkflowExecutionInfo{
-		Execution: &commonpb.WorkflowExecution{WorkflowId: jobs.OccurrenceID("job:sub1/rg1/coll1/j", nominal)},
-	}
-	if rows != nil {
-		p, err := converter.GetDefaultDataConverter().ToPayload(rows)
-		require.NoError(t, err)
-		info.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{jobs.MemoHistory: p}}
-	}
-	return info
+	p, err := converter.GetDefaultDataConverter().ToPayload(rows)
+	require.NoError(t, err)
+	return &historypb.HistoryEvent{EventType: enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED,
+		Attributes: &historypb.HistoryEvent_WorkflowPropertiesModifiedEventAttributes{
+			WorkflowPropertiesModifiedEventAttributes: &historypb.WorkflowPropertiesModifiedEventAttributes{
+				UpsertedMemo: &commonpb.Memo{Fields: map[string]*commonpb.Payload{jobs.MemoRows: p}}}}}
+}
+
+type fakeOccurrence struct {
+	nominal  time.Time
+	statuses []jobs.ExecutionStatus
+}
+
+func at(nominal time.Time, statuses ...jobs.ExecutionStatus) fakeOccurrence {
+	return fakeOccurrence{nominal, statuses}
 }
 
 const historyPath = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/coll1/jobs/j/history"
@@ -169,63 +209,77 @@ func rowNames(t *testing.T, body map[string]any) []string {
 	return names
 }
 
-func TestListHistory(t *testing.T) {
+// fakeJob is a job of three runs: the first postponed an occurrence, the
+// second ran two (the first failed, its error action completed), the
+// current one caught up two in one task, after a timer.
+func fakeJob(t *testing.T) *fakeTemporal {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	runs := func(t *testing.T) []*workflowpb.WorkflowExecutionInfo {
-		// The SQL store's order: most recently closed first, running first
-		// of all; not the nominal order.
-		return []*workflowpb.WorkflowExecutionInfo{
-			fakeRun(t, t0.Add(3*time.Minute)), // still running: no rows yet
-			fakeRun(t, t0.Add(time.Minute), jobs.Failed, jobs.Succeeded),
-			fakeRun(t, t0.Add(2*time.Minute), jobs.Succeeded),
-			fakeRun(t, t0, jobs.Postponed),
-		}
-	}
+	m := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+	return &fakeTemporal{current: "r3", runs: map[string][]*historypb.HistoryEvent{
+		"r1": {started(""), timer(), upsert(t, at(m(0), jobs.Postponed))},
+		"r2": {started("r1"), upsert(t, at(m(1), jobs.Failed, jobs.Succeeded)), timer(), upsert(t, at(m(2), jobs.Succeeded))},
+		"r3": {started("r2"), timer(), upsert(t, at(m(3), jobs.Postponed), at(m(4), jobs.Succeeded)), timer()},
+	}}
+}
+
+func TestListHistory(t *testing.T) {
 	all := []string{
+		"20250301T120400Z-MainAction",
+		"20250301T120300Z-MainAction",
 		"20250301T120200Z-MainAction",
 		"20250301T120100Z-ErrorAction",
 		"20250301T120100Z-MainAction",
 		"20250301T120000Z-MainAction",
 	}
-	for _, ordered := range []bool{false, true} {
-		f := &fakeTemporal{runs: runs(t), ordered: ordered}
-		if ordered {
-			f.runs = []*workflowpb.WorkflowExecutionInfo{f.runs[0], f.runs[2], f.runs[1], f.runs[3]}
-		}
-		status, body := getHistory(t, f, "")
-		require.Equal(t, http.StatusOK, status, body)
-		assert.Equal(t, all, rowNames(t, body), "ordered %v", ordered)
-		assert.NotContains(t, body, "nextLink")
-		assert.Contains(t, f.queries[len(f.queries)-1], "RecurJob = 'j'")
-	}
+	f := fakeJob(t)
+	status, body := getHistory(t, f, "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, all, rowNames(t, body))
+	assert.NotContains(t, body, "nextLink")
+	assert.Equal(t, []string{"r3", "r2", "r1"}, f.reads, "back along the chain")
 
-	f := &fakeTemporal{runs: runs(t)}
-	_, body := getHistory(t, f, "")
 	first := body["value"].([]any)[0].(map[string]any)
-	assert.Equal(t, "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/coll1/jobs/j/history/20250301T120200Z-MainAction", first["id"])
+	assert.Equal(t, "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/coll1/jobs/j/history/20250301T120400Z-MainAction", first["id"])
 	assert.Equal(t, "Microsoft.Scheduler/jobCollections/jobs/history", first["type"])
 	assert.Equal(t, "Completed", first["properties"].(map[string]any)["status"])
-	assert.Equal(t, "2025-03-01T12:02:00Z", first["properties"].(map[string]any)["expectedExecutionTime"])
+	assert.Equal(t, "2025-03-01T12:04:00Z", first["properties"].(map[string]any)["expectedExecutionTime"])
 
-	status, body := getHistory(t, f, "&$top=2&$skip=1")
+	f = fakeJob(t)
+	status, body = getHistory(t, f, "&$top=1")
 	require.Equal(t, http.StatusOK, status, body)
-	assert.Equal(t, all[1:3], rowNames(t, body))
+	assert.Equal(t, all[:1], rowNames(t, body))
+	assert.Equal(t, []string{"r3"}, f.reads, "a page reads no further back than it needs (a row past it, for nextLink)")
+
+	status, body = getHistory(t, fakeJob(t), "&$top=2&$skip=2")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, all[2:4], rowNames(t, body))
 	next, ok := body["nextLink"].(string)
 	require.True(t, ok, body)
-	assert.Contains(t, next, "$skip=3")
+	assert.Contains(t, next, "$skip=4")
 	assert.Contains(t, next, "$top=2")
 	assert.Contains(t, next, "api-version=2016-03-01")
 	assert.True(t, strings.HasPrefix(next, "http://example.com"+historyPath+"?"), next)
 
-	_, body = getHistory(t, f, "&$top=2&$skip=3")
-	assert.Equal(t, all[3:], rowNames(t, body))
+	_, body = getHistory(t, fakeJob(t), "&$top=2&$skip=4")
+	assert.Equal(t, all[4:], rowNames(t, body))
 	assert.NotContains(t, body, "nextLink")
 
-	_, body = getHistory(t, f, "&$skip=10")
+	_, body = getHistory(t, fakeJob(t), "&$skip=10")
 	assert.Equal(t, []string{}, rowNames(t, body))
 
-	getHistory(t, f, "&$filter=status%20eq%20%27failed%27")
-	assert.True(t, strings.HasSuffix(f.queries[len(f.queries)-1], " AND RecurStatus = 'Failed'"), f.queries)
+	_, body = getHistory(t, fakeJob(t), "&$filter=status%20eq%20%27failed%27")
+	assert.Equal(t, all[3:5], rowNames(t, body), "an occurrence's rows stay together")
+	_, body = getHistory(t, fakeJob(t), "&$filter=status%20eq%20%27Postponed%27&$top=1")
+	assert.Equal(t, all[1:2], rowNames(t, body))
+	assert.Contains(t, body["nextLink"], "$skip=1")
+}
+
+func TestListHistoryOfARunRetentionRemoved(t *testing.T) {
+	f := fakeJob(t)
+	delete(f.runs, "r1")
+	status, body := getHistory(t, f, "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Len(t, rowNames(t, body), 5, "the rows of the runs still kept")
 }
 
 func TestListHistoryErrors(t *testing.T) {
@@ -239,11 +293,11 @@ func TestListHistoryErrors(t *testing.T) {
 		{"&$skip=-1", codeInvalidQuery, http.StatusBadRequest},
 		{"&$filter=state%20eq%20%27Enabled%27", codeInvalidFilter, http.StatusBadRequest},
 	} {
-		f := &fakeTemporal{}
+		f := fakeJob(t)
 		status, body := getHistory(t, f, tc.query)
 		assert.Equal(t, tc.status, status, tc.query)
 		assert.Equal(t, tc.code, body["error"].(map[string]any)["code"], tc.query)
-		assert.Empty(t, f.queries, "a bad request lists nothing")
+		assert.Empty(t, f.reads, "a bad request reads nothing")
 	}
 
 	status, body := getHistory(t, &fakeTemporal{missing: true}, "")
@@ -254,13 +308,52 @@ func TestListHistoryErrors(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status, "a deleted job has no history")
 	assert.Equal(t, jobs.CodeNotFound, body["error"].(map[string]any)["code"])
 
-	status, body = getHistory(t, &listFails{fakeTemporal: &fakeTemporal{}}, "")
+	status, body = getHistory(t, &fakeTemporal{failing: true}, "")
 	assert.Equal(t, http.StatusInternalServerError, status, body)
 }
 
-// listFails fails every list with an error that is not InvalidArgument.
-type listFails struct{ *fakeTemporal }
+// TestListHistoryPagesAThousandDeep: a job of 12 runs of 100 occurrences
+// each, every tenth failed; a page 1000 rows deep reads back only as far
+// as it needs, newest first, and a filtered one too.
+func TestListHistoryPagesAThousandDeep(t *testing.T) {
+	t0 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	f := &fakeTemporal{current: "r11", runs: map[string][]*historypb.HistoryEvent{}}
+	for r := range 12 {
+		previous := ""
+		if r > 0 {
+			previous = fmt.Sprintf("r%d", r-1)
+		}
+		events := []*historypb.HistoryEvent{started(previous)}
+		for i := range 100 {
+			n := r*100 + i
+			status := jobs.Succeeded
+			if n%10 == 0 {
+				status = jobs.Failed
+			}
+			events = append(events, timer(), upsert(t, at(t0.Add(time.Duration(n)*time.Minute), status)))
+		}
+		f.runs[fmt.Sprintf("r%d", r)] = events
+	}
+	nameOf := func(n int) string {
+		return t0.Add(time.Duration(n)*time.Minute).Format(historyRowIDLayout) + "Z-MainAction"
+	}
 
-func (l *listFails) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
-	return nil, errors.New("visibility is down")
+	status, body := getHistory(t, f, "&$top=100&$skip=1000")
+	require.Equal(t, http.StatusOK, status, body)
+	names := rowNames(t, body)
+	require.Len(t, names, 100)
+	require.Equal(t, nameOf(1199-1000), names[0], "newest first: the 1001st newest")
+	require.Equal(t, nameOf(1199-1099), names[99])
+	require.Contains(t, body["nextLink"], "$skip=1100")
+	require.Equal(t, []string{"r11", "r10", "r9", "r8", "r7", "r6", "r5", "r4", "r3", "r2", "r1", "r0"}, f.reads,
+		"rows 1001 to 1100, and the one after for nextLink, back to the first run")
+
+	f.reads = nil
+	status, body = getHistory(t, f, "&$top=10&$skip=100&$filter=status%20eq%20%27Failed%27")
+	require.Equal(t, http.StatusOK, status, body)
+	names = rowNames(t, body)
+	require.Len(t, names, 10)
+	require.Equal(t, nameOf(1190-1000), names[0], "the 101st newest failed occurrence")
+	require.Equal(t, nameOf(1190-1090), names[9])
+	require.Contains(t, body["nextLink"], "$skip=110")
 }

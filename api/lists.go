@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
@@ -56,7 +58,7 @@ func (s *Server) listCollections(c *gin.Context) {
 	}
 	var views []jobs.CollectionView
 	if err == nil {
-		views, err = listViews(ctx, s, scopeQuery(jobs.KindCollection, scope, running), jobs.MemoCollection,
+		views, err = listViews(ctx, s, scopeQuery(jobs.KindCollection, scope, running), s.collectionMemo,
 			func(v jobs.CollectionView) bool { return !v.Deleted })
 	}
 	if err != nil {
@@ -96,7 +98,7 @@ func (s *Server) listJobs(c *gin.Context) {
 	}
 	var views []jobs.JobView
 	if err == nil {
-		views, err = listViews(ctx, s, jobsQuery(k, state), jobs.MemoJob,
+		views, err = listViews(ctx, s, jobsQuery(k, state), s.jobMemo,
 			func(v jobs.JobView) bool { return !v.Deleted })
 	}
 	if err != nil {
@@ -137,13 +139,13 @@ func jobsQuery(k jobs.Key, state string) string {
 	return scopeQuery(jobs.KindJob, k.CollectionKey(), extra...)
 }
 
-// listViews returns the public views, kept in their memos under key, of
+// listViews returns the public views, decoded from their memos, of
 // the workflows the visibility query finds, left out those keep says
 // not to, and those with none yet (never defined). They are sorted by
 // collection, job, resource group and subscription: by name, whether
 // they are collections or the jobs of one. The SQL visibility stores
 // reject ORDER BY, so every match is read and sorted here.
-func listViews[V any](ctx context.Context, s *Server, query, key string, keep func(V) bool) ([]V, error) {
+func listViews[V any](ctx context.Context, s *Server, query string, decode func(*commonpb.Memo, *V) error, keep func(V) bool) ([]V, error) {
 	type listed struct {
 		key  jobs.Key
 		view V
@@ -163,7 +165,7 @@ func listViews[V any](ctx context.Context, s *Server, query, key string, keep fu
 			return true
 		}
 		var view V
-		switch err := s.memoView(e.GetMemo(), key, &view); {
+		switch err := decode(e.GetMemo(), &view); {
 		case errors.Is(err, errNoView):
 		case err != nil:
 			failed = fmt.Errorf("the public view of %s: %w", id, err)
@@ -231,4 +233,30 @@ func isNotFound(err error) bool {
 	}
 	return (jobErr != nil || errors.As(err, &jobErr)) && jobErr.Code == jobs.CodeNotFound ||
 		errors.As(err, &notFound)
+}
+
+// listPage is the page size of visibility lists: the frontend's default
+// maximum.
+const listPage = 1000
+
+// listWorkflows calls visit with each execution the visibility query
+// finds, page by page, until there are no more or visit returns false.
+func (s *Server) listWorkflows(ctx context.Context, query string, visit func(*workflowpb.WorkflowExecutionInfo) bool) error {
+	var token []byte
+	for {
+		resp, err := s.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: s.namespace, PageSize: listPage, NextPageToken: token, Query: query,
+		})
+		if err != nil {
+			return err
+		}
+		for _, e := range resp.GetExecutions() {
+			if !visit(e) {
+				return nil
+			}
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return nil
+		}
+	}
 }

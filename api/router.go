@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -44,6 +45,12 @@ type Options struct {
 	// job aimed elsewhere is refused at PUT and PATCH. The zero value
 	// allows none.
 	WorkflowTargets jobs.WorkflowTargets
+	// Ready, if set, says whether what the API needs of the namespace
+	// beyond its existence is in place: on a cluster, that recur's search
+	// attributes are usable (temporalserver.SearchAttributesUsable). Until
+	// it has succeeded once, /readyz answers 503 and so does every request
+	// that goes to Temporal, with Retry-After.
+	Ready func(context.Context) error
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
@@ -59,6 +66,7 @@ type Server struct {
 	requests  *prometheus.HistogramVec // nil without Options.Metrics
 	// workflowTargets are where Workflow actions may start workflows.
 	workflowTargets jobs.WorkflowTargets
+	ready           *readiness // nil without Options.Ready
 }
 
 // New returns the router for c.
@@ -68,6 +76,9 @@ func New(c client.Client, opts Options) http.Handler {
 	}
 	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(),
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets}
+	if opts.Ready != nil {
+		s.ready = &readiness{check: opts.Ready}
+	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	if opts.Metrics != nil {
@@ -107,6 +118,7 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.DELETE("/jobs/:jobName", s.deleteJob)
 	coll.PATCH("/jobs/:jobName", s.patchJob)
 	coll.POST("/jobs/:jobName/run", s.runJob)
+	coll.POST("/jobs/:jobName/backfill", s.backfillJob)
 	coll.GET("/jobs/:jobName/history", s.listHistory)
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, s.log, &apiError{status: http.StatusNotFound, code: "NotFound",

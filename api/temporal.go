@@ -118,22 +118,14 @@ func (s *Server) updateWithStart(ctx context.Context, start client.StartWorkflow
 
 // updateWithStartInto is updateWithStart for any result type.
 func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) error {
-	_, err := s.updateWithStartRun(ctx, start, workflow, input, name, arg, result)
-	return err
-}
-
-// updateWithStartRun is updateWithStartInto that also returns the run
-// the update went to.
-func (s *Server) updateWithStartRun(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) (string, error) {
 	leave, err := s.updates.enter(ctx, start.ID)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer leave()
 	start.TaskQueue = jobs.TaskQueue
 	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
-	var runID string
-	err = retrying(ctx, aborted, func() error {
+	return retrying(ctx, aborted, func() error {
 		op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
 		handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: op,
@@ -142,10 +134,8 @@ func (s *Server) updateWithStartRun(ctx context.Context, start client.StartWorkf
 		if err != nil {
 			return err
 		}
-		runID = handle.RunID()
 		return handle.Get(ctx, result)
 	})
-	return runID, err
 }
 
 // query runs a named query and decodes its answer into result.

@@ -12,7 +12,8 @@ import (
 
 // Reads answer from what Temporal persisted, never from a query: the job
 // and collection workflows keep their public views in their memos
-// (jobs.MemoJob, jobs.MemoCollection), which describe returns as the
+// (jobs.MemoJob and jobs.MemoStatus, jobs.MemoCollection), which describe
+// returns as the
 // workflow's last completed task left them and the visibility store
 // returns with every listed workflow. With every worker down, reads still
 // answer with the last written state.
@@ -21,9 +22,9 @@ import (
 // or keeps no view under the key: deleted, or never defined.
 var errNoView = errors.New("no public view")
 
-// describeView decodes the public view the running workflow keeps under
-// key into view.
-func (s *Server) describeView(ctx context.Context, workflowID, key string, view any) error {
+// describeView decodes the public view of the running workflow into view
+// with decode (jobMemo, collectionMemo).
+func describeView[V any](ctx context.Context, s *Server, workflowID string, decode func(*commonpb.Memo, *V) error, view *V) error {
 	resp, err := s.temporal.DescribeWorkflowExecution(ctx, workflowID, "")
 	if err != nil {
 		return err
@@ -32,7 +33,27 @@ func (s *Server) describeView(ctx context.Context, workflowID, key string, view 
 	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return errNoView
 	}
-	return s.memoView(info.GetMemo(), key, view)
+	return decode(info.GetMemo(), view)
+}
+
+// jobMemo decodes a job's public view: its definition and state under
+// jobs.MemoJob, its status under jobs.MemoStatus, which each occurrence
+// writes alone.
+func (s *Server) jobMemo(m *commonpb.Memo, view *jobs.JobView) error {
+	if err := s.memoView(m, jobs.MemoJob, view); err != nil {
+		return err
+	}
+	var status jobs.StatusView
+	if err := s.memoView(m, jobs.MemoStatus, &status); err != nil && !errors.Is(err, errNoView) {
+		return err
+	}
+	*view = view.WithStatus(status)
+	return nil
+}
+
+// collectionMemo decodes a collection's public view.
+func (s *Server) collectionMemo(m *commonpb.Memo, view *jobs.CollectionView) error {
+	return s.memoView(m, jobs.MemoCollection, view)
 }
 
 // memoView decodes the memo's key into view, through the API's data
@@ -55,7 +76,7 @@ func (s *Server) job(ctx context.Context, k jobs.Key) (jobs.Job, error) {
 // jobView is job with what its workflow keeps to plan its runs.
 func (s *Server) jobView(ctx context.Context, k jobs.Key) (jobs.JobView, error) {
 	var view jobs.JobView
-	err := s.describeView(ctx, k.JobWorkflowID(), jobs.MemoJob, &view)
+	err := describeView(ctx, s, k.JobWorkflowID(), s.jobMemo, &view)
 	if errors.Is(err, errNoView) || err == nil && view.Deleted {
 		err = jobs.NotFound("job " + k.Job)
 	}
@@ -66,7 +87,7 @@ func (s *Server) jobView(ctx context.Context, k jobs.Key) (jobs.JobView, error) 
 // there is none, it was deleted or never defined.
 func (s *Server) collection(ctx context.Context, k jobs.Key) (jobs.Collection, error) {
 	var view jobs.CollectionView
-	err := s.describeView(ctx, k.CollectionWorkflowID(), jobs.MemoCollection, &view)
+	err := describeView(ctx, s, k.CollectionWorkflowID(), s.collectionMemo, &view)
 	if errors.Is(err, errNoView) || err == nil && view.Deleted {
 		err = jobs.NotFound("job collection " + k.Collection)
 	}

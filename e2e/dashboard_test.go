@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,10 +38,10 @@ type dashboardView struct {
 }
 
 type jobView struct {
-	State, Next, NextTime, Last, Counts string
-	Runs                                []string // the timeline's classes, oldest first
-	RunLabels                           []string
-	Messages                            []string // the history's messages
+	State, Reason, Next, NextTime, Last, Counts string
+	Runs                                        []string // the timeline's classes, oldest first
+	RunLabels                                   []string
+	Messages                                    []string // the history's messages
 }
 
 // readDashboard is the script that reads dashboardView from the page.
@@ -50,7 +51,8 @@ const readDashboard = `(() => {
   for (const tr of q('#collections tr[data-job]')) {
     const cells = tr.children;
     jobs[tr.dataset.job] = {
-      State: cells[1].textContent.trim(),
+      State: cells[1].querySelector('.state').textContent.trim(),
+      Reason: ((cells[1].querySelector('.state-reason') || {}).textContent || '').trim(),
       Next: cells[2].textContent.trim(),
       NextTime: (cells[2].querySelector('time') || {}).dateTime || '',
       Last: cells[3].textContent.trim(),
@@ -163,6 +165,7 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 	d.do(t, http.MethodPut, collectionPath+"/jobs/failing-job", hourlyJob(failing.URL, start), http.StatusCreated)
 	paused := hourlyJob(ok.URL, start)
 	paused["properties"].(map[string]any)["state"] = "Disabled"
+	paused["properties"].(map[string]any)["stateReason"] = "paused for the <b>migration</b>"
 	d.do(t, http.MethodPut, collectionPath+"/jobs/paused", paused, http.StatusCreated)
 	d.runAndWait(t, collectionPath+"/jobs/ok-job", 1)
 	d.runAndWait(t, collectionPath+"/jobs/ok-job", 2)
@@ -183,6 +186,8 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 	require.Equal(t, "enabled", good.State)
 	require.Equal(t, "enabled", bad.State)
 	require.Equal(t, "disabled", off.State)
+	require.Equal(t, "paused for the <b>migration</b>", off.Reason, "the reason, as text")
+	require.Empty(t, good.Reason)
 	next := path(okJob, "properties", "status", "nextExecutionTime").(string)
 	require.Equal(t, start.Format(time.RFC3339), next)
 	require.Equal(t, next, good.NextTime)
@@ -237,10 +242,39 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 	require.Contains(t, msg, "Error 400")
 	require.Contains(t, msg, "recurrence.interval")
 
+	// A cron replaces frequency and interval: the first Monday of each
+	// month at 09:00 (2030-01-01 is a Tuesday).
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.ID("pv-interval"), "2"),
+		chromedp.SendKeys(chromedp.ID("pv-cron"), "0 9 * * MON#1"),
 		chromedp.Click(chromedp.CSS(`#preview-form button[type=submit]`)),
-		chromedp.WaitNotVisible(chromedp.ID("preview-error")),
+		chromedp.WaitNotVisible(chromedp.ID("preview-error"))))
+	require.Eventually(t, func() bool {
+		times, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll('#preview-result time')).map((t) => t.dateTime)`))
+		return err == nil && slices.Equal(times, []string{"2030-01-07T09:00:00Z", "2030-02-04T09:00:00Z", "2030-03-04T09:00:00Z"})
+	}, 10*time.Second, 100*time.Millisecond, "the cron's preview")
+
+	// A run a DST transition moved is marked: 02:30 daily in Berlin, which
+	// skips 02:00-03:00 on 2027-03-28.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			const f = document.getElementById('preview-form').elements;
+			f.cron.value = ''; f.interval.value = '1'; f.startTime.value = '2027-03-27T00:00:00Z';
+			f.timeZone.value = 'Europe/Berlin'; f.schedule.value = '{"hours":[2],"minutes":[30]}'; f.dstRepeat.value = 'both';
+		})()`),
+		chromedp.Click(chromedp.CSS(`#preview-form button[type=submit]`))))
+	require.Eventually(t, func() bool {
+		marks, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll('#preview-result li')).map((li) => (li.dataset.dst || '-') + ' ' + li.textContent)`))
+		return err == nil && slices.Equal(marks, []string{
+			"- 2027-03-27 01:30:00Z",
+			"moved 2027-03-28 01:30:00Z DST moved it: 2027-03-28T02:30:00 did not exist",
+			"- 2027-03-29 00:30:00Z",
+		})
+	}, 10*time.Second, 100*time.Millisecond, "the marked preview")
+
+	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-history-of="failing-job"] details').open = true`)))
 	browser.Screenshot(t, ctx, "dashboard.png")
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
 	"github.com/recurhq/recur/workflows"
 )
 
@@ -124,14 +125,33 @@ func TestMetricsAndLogs(t *testing.T) {
 		}, 30*time.Second, 200*time.Millisecond, "job %s: %v", name, body)
 	}
 
-	// A run recorded as Postponed (as overlap or catch-up make them),
-	// on the real worker.
-	postponed, err := st.Temporal.GetDefaultClient().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
-		ID: "postponed-run-of-metrics-test", TaskQueue: jobs.TaskQueue,
-	}, jobs.RunWorkflowName, jobs.RunInput{Key: jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "metrics-coll", Job: "ghost"},
-		Nominal: start, Postponed: "the previous run was still running (overlapPolicy Skip)"})
+	// An occurrence recorded as Postponed (as overlap or catch-up make
+	// them), on the real worker: a job whose workflow resumes half an
+	// hour after its hourly occurrence, with a catch-up window of a
+	// minute.
+	ghost := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "metrics-coll", Job: "ghost"}
+	missed := time.Now().UTC().Add(-30 * time.Minute).Truncate(time.Second)
+	j := jobs.Job{Properties: jobs.Properties{
+		StartTime:     recurrence.At(missed),
+		Action:        &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: okTarget.URL, Method: "GET"}}},
+		Recurrence:    &recurrence.Recurrence{Frequency: "Hour"},
+		CatchUpWindow: "PT1M",
+	}}
+	require.NoError(t, j.Normalize(ghost, missed))
+	_, err = st.Temporal.GetDefaultClient().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+		ID: ghost.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: ghost.SearchAttributes(jobs.KindJob),
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: ghost, State: &jobs.JobState{Job: j, Created: missed, Next: &missed}})
 	require.NoError(t, err)
-	require.NoError(t, postponed.Get(context.Background(), nil))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1.0, sum(scrape(c, st.API.URL), workflows.MetricPostponed), "postponed")
+	}, 30*time.Second, 500*time.Millisecond)
+	// Its part done, it is deleted: it counts in no state of the gauge.
+	gone, err := st.Temporal.GetDefaultClient().UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
+		WorkflowID: ghost.JobWorkflowID(), UpdateName: jobs.UpdateDeleteJob, Args: []any{jobs.DeleteJobRequest{}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	require.NoError(t, err)
+	require.NoError(t, gone.Get(context.Background(), nil))
 
 	status, _ = s.do(t, http.MethodGet, coll+"/jobs/no-such-job-name", nil)
 	require.Equal(t, http.StatusNotFound, status)
@@ -156,8 +176,8 @@ func TestMetricsAndLogs(t *testing.T) {
 	lateness := families[workflows.MetricLateness].GetMetric()[0].GetHistogram()
 	require.Less(t, lateness.GetSampleSum(), 2*20.0, "each run started within 20 s of its nominal time")
 	require.Greater(t, sum(families, "temporal_request_total"), 0.0, "the SDK's own series are in the same registry")
-	require.Greater(t, sum(families, "temporal_workflow_completed_total"), 0.0)
-	require.Greater(t, sum(families, "temporal_activity_execution_latency_seconds"), 0.0)
+	require.Greater(t, sum(families, "temporal_workflow_task_execution_latency_seconds"), 0.0)
+	require.Greater(t, sum(families, "temporal_local_activity_execution_latency_seconds"), 0.0, "actions run as local activities")
 
 	requests := "recur_api_request_duration_seconds"
 	require.Equal(t, 3.0, sum(families, requests, "method", "PUT", "route", jobRoute, "status", "201"))
@@ -230,7 +250,7 @@ func checkLogs(t *testing.T, logs, clientReqID string, secrets ...string) {
 			occurrence, _ := line["occurrenceId"].(string)
 			require.Contains(t, []string{"job:sub1/rg1/metrics-coll/ok-job", "job:sub1/rg1/metrics-coll/bad-job"}, job, "%s", sc.Text())
 			require.True(t, strings.HasPrefix(occurrence, job+"@"), "%s", sc.Text())
-			require.Equal(t, line["WorkflowID"], occurrence, "the occurrence is the run workflow: %s", sc.Text())
+			require.Equal(t, line["WorkflowID"], job, "the occurrence runs in its job's workflow: %s", sc.Text())
 		}
 	}
 	require.NoError(t, sc.Err())

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -36,4 +37,29 @@ func TestPreviewOfASavedJob(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+// savedPreview GETs the preview of job name of coll1 (count runs) and
+// returns the times it lists.
+func savedPreview(t *testing.T, s *stack, name string, count int) previewAnswer {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("%s/recur/v1/subscriptions/sub1/resourceGroups/rg1/jobCollections/coll1/jobs/%s/preview?count=%d", s.api.URL, name, count))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
+	var preview previewAnswer
+	require.NoError(t, json.Unmarshal(data, &preview))
+	return preview
+}
+
+// previewAnswer is a preview's answer: the times, and those a DST
+// transition moved or repeated.
+type previewAnswer struct {
+	Value []time.Time
+	DST   []struct {
+		Time              time.Time
+		WallClock, Change string
+	}
 }

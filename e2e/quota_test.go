@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 func httpJob(uri string, recurrence map[string]any) map[string]any {
@@ -86,4 +90,54 @@ func TestConcurrentPutsRespectMaxJobCount(t *testing.T) {
 		items, _ := list["value"].([]any)
 		return len(items) == 10
 	}, 20*time.Second, 250*time.Millisecond, "a later list shows 10 jobs")
+}
+
+// TestAdmissionsCarryOnAcrossContinueAsNew: 520 PUTs of 20 jobs, 16 at a
+// time, are more admissions than a collection's workflow takes in one run:
+// it continues as new among them, and every PUT is answered, the
+// collection holds its 20 jobs exactly and refuses a 21st.
+func TestAdmissionsCarryOnAcrossContinueAsNew(t *testing.T) {
+	s := newStack(t)
+	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{
+		"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": 20}}})
+	require.Equal(t, http.StatusCreated, status, body)
+
+	puts := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range puts {
+				st, body := s.do(t, http.MethodPut, fmt.Sprintf("%s/jobs/job-%02d", collectionPath, i%20), httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+				if st >= 300 {
+					t.Logf("PUT %d: %d %v", i, st, body)
+				}
+				mu.Lock()
+				statuses[st]++
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range 520 {
+		puts <- i
+	}
+	close(puts)
+	wg.Wait()
+	require.Equal(t, map[int]int{http.StatusCreated: 20, http.StatusOK: 500}, statuses)
+
+	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/one-too-many", httpJob("http://127.0.0.1:9/", nil))
+	require.Equal(t, http.StatusConflict, status, body)
+	_, list := s.do(t, http.MethodGet, collectionPath+"/jobs", nil)
+	items, _ := list["value"].([]any)
+	require.Len(t, items, 20)
+
+	c := s.temporal.GetDefaultClient()
+	query := fmt.Sprintf(`WorkflowId = %q AND ExecutionStatus = "ContinuedAsNew"`, jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}.CollectionWorkflowID())
+	require.Eventually(t, func() bool {
+		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		return err == nil && len(resp.GetExecutions()) >= 1
+	}, 10*time.Second, 200*time.Millisecond, "the collection's workflow continued as new")
 }

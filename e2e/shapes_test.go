@@ -24,10 +24,10 @@ import (
 
 // The shapes an occurrence of a job can take on Temporal, reduced to what
 // they cost: a durable timer, then one HTTP POST as the action, run
-//   - child: by a child workflow that runs it as an activity (recur's
-//     shape today, without its memo and search attribute upserts);
+//   - child: by a child workflow that runs it as an activity;
 //   - activity: as an activity of the looping workflow itself;
-//   - local: as a local activity of the looping workflow;
+//   - local: as a local activity of the looping workflow (recur's shape,
+//     without its memo and search attribute upserts);
 //   - schedule: by a native Temporal Schedule starting a workflow that
 //     runs it as an activity (backfilled, so that its occurrences come
 //     at once as the loops' do).

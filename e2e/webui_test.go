@@ -13,20 +13,22 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/internal/browser"
 	"github.com/recurhq/recur/internal/recurproc"
+	"github.com/recurhq/recur/jobs"
 )
 
-// TestWebUIFiltersFailedRuns runs the real `recur dev` (the embedded
+// TestWebUIFiltersFailingJobs runs the real `recur dev` (the embedded
 // Temporal server, its Web UI, the worker and the API), makes a job whose
 // runs fail and one whose runs succeed, and opens the Web UI's workflow
 // list in headless Chromium with the visibility query the README gives:
-// it lists the failed job's runs and nothing of the other job. A run's page
-// shows its input, encrypted at rest, decoded through recur's /codec.
-func TestWebUIFiltersFailedRuns(t *testing.T) {
+// it lists the failing job and nothing of the other. The job's page shows
+// its occurrences, encrypted at rest, decoded through recur's /codec.
+func TestWebUIFiltersFailingJobs(t *testing.T) {
 	dir := t.TempDir()
 	bin, err := recurproc.Build(dir)
 	require.NoError(t, err)
@@ -59,29 +61,26 @@ func TestWebUIFiltersFailedRuns(t *testing.T) {
 		}
 	}
 
-	// The run workflows, as Temporal lists them.
+	// The jobs, as Temporal lists them by their last outcome.
 	tc, err := client.Dial(client.Options{HostPort: p.Temporal, Namespace: "default"})
 	require.NoError(t, err)
 	defer tc.Close()
-	runs := func(job, status string) []string {
+	jobsWith := func(status string) []string {
 		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default",
-			Query: `RecurKind="run" AND RecurJob="` + job + `" AND RecurStatus="` + status + `"`})
+			Query: `RecurKind="job" AND RecurStatus="` + status + `"`})
 		require.NoError(t, err)
 		var ids []string
 		for _, e := range resp.Executions {
 			ids = append(ids, e.Execution.WorkflowId)
 		}
-		slices.Sort(ids)
 		return ids
 	}
-	var failed, completed []string
+	failingJob, healthyJob := "job:ui-sub/rg/ui/broken-feed", "job:ui-sub/rg/ui/healthy-feed"
 	require.Eventually(t, func() bool {
-		failed, completed = runs("broken-feed", "Failed"), runs("healthy-feed", "Completed")
-		return len(failed) == 2 && len(completed) == 2
-	}, 60*time.Second, 250*time.Millisecond, "runs: failed %v, completed %v", failed, completed)
-	require.Empty(t, runs("healthy-feed", "Failed"))
+		return slices.Equal(jobsWith("Failed"), []string{failingJob}) && slices.Equal(jobsWith("Completed"), []string{healthyJob})
+	}, 60*time.Second, 250*time.Millisecond, "failed %v, completed %v", jobsWith("Failed"), jobsWith("Completed"))
 
-	query := `RecurKind="run" AND RecurJob="broken-feed" AND RecurStatus="Failed"`
+	query := `RecurKind="job" AND RecurStatus="Failed"`
 	b, cancelB := context.WithTimeout(browser.New(t), 60*time.Second)
 	defer cancelB()
 	// Spaces as %20, as the README spells the link.
@@ -91,39 +90,66 @@ func TestWebUIFiltersFailedRuns(t *testing.T) {
 	ids, err := chromedp.Run(b, chromedp.Poll[[]string](`(() => {
 	  const ids = Array.from(document.querySelectorAll('a[href*="/workflows/"]'))
 	    .map((a) => a.textContent.trim()).filter((s) => s.startsWith('job:'));
-	  return ids.length >= 2 ? ids : null;
+	  return ids.length >= 1 ? ids : null;
 	})()`, chromedp.WithPollingTimeout(40*time.Second), chromedp.WithPollingInterval(250*time.Millisecond)))
 	if err != nil {
 		text, _ := chromedp.Run(b, chromedp.Evaluate[string](`document.body.innerText`))
 		browser.Screenshot(t, b, "webui-failed.png")
-		t.Fatalf("the Web UI never listed the runs: %v\n%s", err, browser.Shorten(text, 3000))
+		t.Fatalf("the Web UI never listed the failing job: %v\n%s", err, browser.Shorten(text, 3000))
 	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	require.Equal(t, failed, ids, "the Web UI lists exactly the failed job's failed runs")
+	require.Equal(t, []string{failingJob}, slices.Compact(ids), "the Web UI lists exactly the failing job")
 	text, err := chromedp.Run(b, chromedp.Evaluate[string](`document.body.innerText`))
 	require.NoError(t, err)
 	require.NotContains(t, text, "healthy-feed", "nothing of the job whose runs succeed")
-	for _, id := range failed {
-		require.True(t, strings.HasPrefix(id, "job:ui-sub/rg/ui/broken-feed@"), id)
-	}
-	browser.Screenshot(t, b, "webui-failed-runs.png")
+	browser.Screenshot(t, b, "webui-failing-jobs.png")
 
-	// A run's input is encrypted at rest (recur dev has a key); the UI
-	// shows it decoded, through recur's /codec endpoint.
-	hist := tc.GetWorkflowHistory(ctx, failed[0], "", false, 0)
-	first, err := hist.Next()
+	// An occurrence's rows are encrypted at rest (recur dev has a key);
+	// the UI shows them decoded, through recur's /codec endpoint.
+	rows := occurrenceRows(t, ctx, tc, failingJob)
+	require.Equal(t, "binary/encrypted", string(rows.GetMetadata()["encoding"]))
+	require.NotContains(t, string(rows.GetData()), "Internal Server Error")
+	// The job's event history: each occurrence is a Local Activity event,
+	// whose details, once opened, show the action's outcome.
+	d, err := tc.DescribeWorkflowExecution(ctx, failingJob, "")
 	require.NoError(t, err)
-	input := first.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
-	require.Len(t, input, 1)
-	require.Equal(t, "binary/encrypted", string(input[0].GetMetadata()["encoding"]))
-	require.NotContains(t, string(input[0].GetData()), failing.URL)
-	require.NoError(t, chromedp.Do(b, chromedp.Click(chromedp.CSS(`a[href*="/workflows/job"]`))))
+	history := p.UI + "/namespaces/default/workflows/" + url.PathEscape(failingJob) + "/" +
+		d.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
+	require.NoError(t, chromedp.Do(b, chromedp.Navigate(history)))
+	_, err = chromedp.Run(b, chromedp.Poll[chromedp.Void](`document.body.innerText.includes('Local Activity')`,
+		chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, "the job's history lists its occurrences")
+	// Its memo, decoded, holds the rows of its last occurrence.
+	opened, err := chromedp.Run(b, chromedp.Evaluate[bool](`(() => {
+	  const tab = Array.from(document.querySelectorAll('a, button, [role="tab"]'))
+	    .find((e) => e.textContent.trim() === 'Memo');
+	  if (!tab) return false;
+	  tab.click();
+	  return true;
+	})()`))
+	require.NoError(t, err)
+	require.True(t, opened, "the job's Memo tab")
 	_, err = chromedp.Run(b, chromedp.Poll[chromedp.Void](
-		`document.body.innerText.includes('"uri": "`+failing.URL+`"')`, chromedp.WithPollingTimeout(30*time.Second)))
+		`document.body.innerText.includes('500 Internal Server Error')`, chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
 		text, _ := chromedp.Run(b, chromedp.Evaluate[string](`document.body.innerText`))
-		t.Fatalf("the run's page never showed its decoded input: %v\n%s", err, browser.Shorten(text, 3000))
+		browser.Screenshot(t, b, "webui-job-detail.png")
+		t.Fatalf("the job's history never showed an occurrence's outcome: %v\n%s", err, browser.Shorten(text, 6000))
 	}
-	browser.Screenshot(t, b, "webui-run-detail.png")
+	browser.Screenshot(t, b, "webui-job-detail.png")
+}
+
+// occurrenceRows returns the payload of the first history rows the job's
+// workflow wrote (jobs.MemoRows), as Temporal stores it.
+func occurrenceRows(t *testing.T, ctx context.Context, tc client.Client, workflowID string) *commonpb.Payload {
+	t.Helper()
+	hist := tc.GetWorkflowHistory(ctx, workflowID, "", false, 0)
+	for hist.HasNext() {
+		e, err := hist.Next()
+		require.NoError(t, err)
+		if p, ok := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[jobs.MemoRows]; ok {
+			return p
+		}
+	}
+	t.Fatalf("%s wrote no history rows", workflowID)
+	return nil
 }

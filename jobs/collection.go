@@ -8,11 +8,14 @@ import (
 
 // Collection is a job collection in Azure's JSON shape.
 type Collection struct {
-	ID         string               `json:"id,omitempty"`
-	Type       string               `json:"type,omitempty"`
-	Name       string               `json:"name,omitempty"`
-	Location   string               `json:"location,omitempty"`
-	Tags       map[string]string    `json:"tags,omitempty"`
+	ID       string            `json:"id,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Name     string            `json:"name,omitempty"`
+	Location string            `json:"location,omitempty"`
+	Tags     map[string]string `json:"tags,omitempty"`
+	// ETag names the definition's revision (NewETag); the collection's
+	// workflow sets it, a client's is ignored.
+	ETag       string               `json:"etag,omitempty"`
 	Properties CollectionProperties `json:"properties"`
 }
 

@@ -17,6 +17,9 @@ const (
 	CodeQuotaExceeded     = "QuotaExceeded"
 	CodeNotSupported      = "NotSupported"
 	CodeConflict          = "Conflict"
+	// CodePreconditionFailed is a write whose If-Match or If-None-Match
+	// the resource fails (412).
+	CodePreconditionFailed = "PreconditionFailed"
 )
 
 // Error is a business error: what the API answers with a 4xx.

@@ -38,9 +38,10 @@ func (k Key) JobWorkflowID() string {
 }
 
 // OccurrenceID identifies one occurrence of a job: the job workflow's ID,
-// "@", and the nominal time in RFC 3339 UTC. It is the run workflow's ID
-// and the idempotency key of every outbound call the run makes, so an
-// occurrence can never run twice, whatever restarts.
+// "@", and the nominal time in RFC 3339 UTC. It is the idempotency key of
+// every outbound call the occurrence makes, so that a target can drop the
+// repeats a restart may cause; the job handles each nominal time once
+// (JobState.Handled).
 func OccurrenceID(jobWorkflowID string, nominal time.Time) string {
 	return jobWorkflowID + "@" + nominal.UTC().Format(time.RFC3339Nano)
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -14,9 +15,12 @@ import (
 
 // Job is a job in Azure's JSON shape.
 type Job struct {
-	ID         string     `json:"id,omitempty"`
-	Type       string     `json:"type,omitempty"`
-	Name       string     `json:"name,omitempty"`
+	ID   string `json:"id,omitempty"`
+	Type string `json:"type,omitempty"`
+	Name string `json:"name,omitempty"`
+	// ETag names the definition's revision (NewETag); the job's workflow
+	// sets it, a client's is ignored.
+	ETag       string     `json:"etag,omitempty"`
 	Properties Properties `json:"properties"`
 }
 
@@ -27,7 +31,12 @@ type Properties struct {
 	Action     *Action                `json:"action,omitempty"`
 	Recurrence *recurrence.Recurrence `json:"recurrence,omitempty"`
 	State      State                  `json:"state,omitempty"`
-	Status     *Status                `json:"status,omitempty"`
+	// StateReason says why the job is disabled or faulted: given with the
+	// PUT or PATCH that disables it, or written by recur when it disables
+	// or faults the job itself; cleared when the job is enabled (recur's
+	// extension).
+	StateReason string  `json:"stateReason,omitempty"`
+	Status      *Status `json:"status,omitempty"`
 
 	// OverlapPolicy says what happens to an occurrence due while the
 	// previous run still runs: Skip (default: recorded as Postponed),
@@ -36,9 +45,34 @@ type Properties struct {
 	// CatchUpWindow is how late an occurrence missed while recur was down
 	// may still run (ISO 8601 or TimeSpan); default one recurrence period.
 	CatchUpWindow string `json:"catchUpWindow,omitempty"`
+	// Jitter spreads the job's runs: each occurrence starts at its nominal
+	// time plus an offset in [0, Jitter) of its own (JitterOffset); ISO
+	// 8601 or TimeSpan, at most the rule's shortest gap. History and the
+	// expected-execution header keep the nominal time.
+	Jitter string `json:"jitter,omitempty"`
 	// MaxConsecutiveFaults faults a recurring job after that many faulted
 	// runs in a row; 0 never does.
 	MaxConsecutiveFaults int `json:"maxConsecutiveFaults,omitempty"`
+	// MaxConcurrentRuns is how many runs may run at once (1 to
+	// MaxConcurrentRunsLimit); 0 is OverlapPolicy's: one for Skip and
+	// BufferOne, any number for AllowAll. An occurrence due while that
+	// many run is buffered (BufferOne, one at most) or postponed.
+	MaxConcurrentRuns int `json:"maxConcurrentRuns,omitempty"`
+}
+
+// MaxConcurrentRunsLimit bounds maxConcurrentRuns, as Logic Apps bound
+// their concurrency.
+const MaxConcurrentRunsLimit = 100
+
+// RunLimit returns how many runs may run at once, 0 for no limit.
+func (p Properties) RunLimit() int {
+	switch {
+	case p.MaxConcurrentRuns > 0:
+		return p.MaxConcurrentRuns
+	case p.OverlapPolicy == OverlapAllowAll:
+		return 0
+	}
+	return 1
 }
 
 // Overlap policies.
@@ -57,6 +91,10 @@ func (p Properties) CatchUp() time.Duration {
 	r := p.Recurrence
 	if r == nil {
 		return 1<<63 - 1
+	}
+	if r.Cron != "" {
+		d, _ := recurrence.CronPeriod(r.Cron)
+		return d
 	}
 	n := time.Duration(1)
 	if r.Interval != nil {
@@ -156,6 +194,13 @@ type HTTPRequest struct {
 	// Authentication is how the request authenticates; its secrets are
 	// stored but never shown (see Job.Redacted).
 	Authentication *Authentication `json:"authentication,omitempty"`
+	// SuccessStatusCodes and SuccessBodyPattern decide when an answer is
+	// a success (recur's extension): a status among the codes (default
+	// 2xx) and, when set, a body whose first SuccessBodyLimit bytes match
+	// the RE2 pattern. An answer that fails them fails the attempt like a
+	// non-2xx status, retried per the policy.
+	SuccessStatusCodes StatusCodes `json:"successStatusCodes,omitempty"`
+	SuccessBodyPattern string      `json:"successBodyPattern,omitempty"`
 }
 
 // RetryPolicy is an action's retry policy as the API spells it.
@@ -200,10 +245,11 @@ func (j *Job) Normalize(k Key, created time.Time) error {
 	if err := def.Validate(); err != nil {
 		return schedulingError(err)
 	}
-	if _, err := recurrence.Compile(def, created); err != nil {
+	rule, err := recurrence.Compile(def, created)
+	if err != nil {
 		return schedulingError(err)
 	}
-	return nil
+	return p.validateJitter(rule, created)
 }
 
 // NormalizeNew is Normalize for a definition a client gives now (PUT,
@@ -265,8 +311,21 @@ func (p *Properties) validateExtensions() error {
 	if p.MaxConsecutiveFaults < 0 {
 		return invalidf("properties.maxConsecutiveFaults", "maxConsecutiveFaults must be 0 (never) or more, not %d", p.MaxConsecutiveFaults)
 	}
+	if n := p.MaxConcurrentRuns; n < 0 || n > MaxConcurrentRunsLimit {
+		return invalidf("properties.maxConcurrentRuns", "maxConcurrentRuns must be from 1 to %d (0: the overlapPolicy's), not %d", MaxConcurrentRunsLimit, n)
+	}
+	if n := utf8.RuneCountInString(p.StateReason); n > MaxStateReason {
+		return invalidf("properties.stateReason", "stateReason has %d characters; at most %d", n, MaxStateReason)
+	}
+	if p.State == Enabled {
+		// An enabled job has nothing to explain: enabling clears it.
+		p.StateReason = ""
+	}
 	return nil
 }
+
+// MaxStateReason is how many characters a stateReason may have.
+const MaxStateReason = 1024
 
 // schedulingError turns a recurrence validation error into an *Error
 // whose target is the path under properties.
@@ -352,6 +411,9 @@ func (r *HTTPRequest) validate(path, typ string) error {
 	if n := len([]rune(r.Body)); n > MaxBodyLength {
 		return invalidf(path+".body", "body is %d characters; at most %d are allowed", n, MaxBodyLength)
 	}
+	if err := r.validateSuccessRules(path); err != nil {
+		return err
+	}
 	return r.validateAuthentication(path + ".authentication")
 }
 
@@ -420,13 +482,19 @@ func (p *RetryPolicy) public() *RetryPolicy {
 // endTime leave. created is when it was last defined, as its rule was
 // compiled then.
 func Upcoming(job Job, created time.Time, runs int, next *time.Time, n int) []time.Time {
+	out, _ := upcoming(job, created, runs, next, n)
+	return out
+}
+
+// upcoming is Upcoming with the rule that planned it, nil when none did.
+func upcoming(job Job, created time.Time, runs int, next *time.Time, n int) ([]time.Time, *recurrence.Rule) {
 	out := []time.Time{}
 	if next == nil || job.Properties.State != Enabled {
-		return out
+		return out, nil
 	}
 	rule, err := recurrence.Compile(job.Properties.Schedule(), created)
 	if err != nil {
-		return out
+		return out, nil
 	}
 	n = min(max(n, 1), MaxPreview)
 	if c := rule.Count(); c > 0 {
@@ -435,5 +503,5 @@ func Upcoming(job Job, created time.Time, runs int, next *time.Time, n int) []ti
 	for t, ok := *next, true; ok && len(out) < n; t, ok = rule.Next(t) {
 		out = append(out, t)
 	}
-	return out
+	return out, rule
 }

@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
 )
 
 func TestParseIntervalAcceptsISO8601AndTimeSpan(t *testing.T) {
@@ -181,5 +183,86 @@ func TestNewDefinitionsTakeTimeSpansInRangeOnly(t *testing.T) {
 			j := job(good)
 			require.NoError(t, j.NormalizeNew(k, created), "%s %s", target, good)
 		}
+	}
+}
+
+func TestStateReasonIsBoundedAndClearedOnEnable(t *testing.T) {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	job := func(state, reason string) jobs.Job {
+		return jobs.Job{Properties: jobs.Properties{State: jobs.State(state), StateReason: reason,
+			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET"}}}}}
+	}
+	j := job("disabled", strings.Repeat("é", jobs.MaxStateReason))
+	require.NoError(t, j.Normalize(k, now), "1024 characters, whatever their bytes")
+	j = job("disabled", strings.Repeat("é", jobs.MaxStateReason+1))
+	err := j.Normalize(k, now)
+	var e *jobs.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "properties.stateReason", e.Target)
+	j = job("enabled", "stale")
+	require.NoError(t, j.Normalize(k, now))
+	require.Empty(t, j.Properties.StateReason)
+}
+
+func TestSuccessRulesValidation(t *testing.T) {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for body, target := range map[string]string{
+		`{"successStatusCodes":[200,"2XX","404"]}`:                   "",
+		`{"successStatusCodes":["6xx"]}`:                             "properties.action.request.successStatusCodes[0]",
+		`{"successStatusCodes":[200,99]}`:                            "properties.action.request.successStatusCodes[1]",
+		`{"successBodyPattern":"\"ok\":\\s*true"}`:                   "",
+		`{"successBodyPattern":"(unclosed"}`:                         "properties.action.request.successBodyPattern",
+		`{"successBodyPattern":"` + strings.Repeat("a", 1025) + `"}`: "properties.action.request.successBodyPattern",
+	} {
+		var rules struct {
+			Codes   jobs.StatusCodes `json:"successStatusCodes"`
+			Pattern string           `json:"successBodyPattern"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &rules), body)
+		j := jobs.Job{Properties: jobs.Properties{Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http",
+			Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET", SuccessStatusCodes: rules.Codes, SuccessBodyPattern: rules.Pattern}}}}}
+		err := j.Normalize(k, now)
+		if target == "" {
+			require.NoError(t, err, body)
+			continue
+		}
+		var e *jobs.Error
+		require.ErrorAs(t, err, &e, body)
+		require.Equal(t, target, e.Target, body)
+	}
+	codes := jobs.StatusCodes{"201", "4xx"}
+	require.True(t, codes.Succeeded(201))
+	require.True(t, codes.Succeeded(404))
+	require.False(t, codes.Succeeded(200))
+	require.True(t, jobs.StatusCodes(nil).Succeeded(204), "2xx by default")
+}
+
+func TestJitterOffsetsAreTheOccurrencesOwnAndBounded(t *testing.T) {
+	seen := map[time.Duration]bool{}
+	for i := range 200 {
+		id := jobs.OccurrenceID("job:s/rg/c/j", time.Date(2026, 6, 1, i, 0, 0, 0, time.UTC))
+		off := jobs.JitterOffset(id, 10*time.Minute)
+		require.Equal(t, off, jobs.JitterOffset(id, 10*time.Minute), "the same occurrence, the same offset")
+		require.True(t, off >= 0 && off < 10*time.Minute, "%s", off)
+		seen[off] = true
+	}
+	require.Greater(t, len(seen), 150, "offsets spread")
+
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for jitter, target := range map[string]string{"PT10M": "", "PT1H": "", "PT61M": "properties.jitter", "PT0S": "properties.jitter", "soon": "properties.jitter"} {
+		j := jobs.Job{Properties: jobs.Properties{Jitter: jitter,
+			Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET"}}},
+			Recurrence: &recurrence.Recurrence{Frequency: "Hour"}}}
+		err := j.Normalize(k, now)
+		if target == "" {
+			require.NoError(t, err, jitter)
+			continue
+		}
+		var e *jobs.Error
+		require.ErrorAs(t, err, &e, jitter)
+		require.Equal(t, target, e.Target, jitter)
 	}
 }

@@ -2,77 +2,77 @@ package jobs
 
 import "time"
 
-// Task queues recur's workers poll: collection and job workflows on
-// TaskQueue, run workflows and their actions on RunTaskQueue. Each has
-// pollers of its own, so that a burst of jobs falling due never keeps
-// the runs they start waiting: the SDK polls a worker's sticky queue
-// first while it has a backlog, and a new run's first task is not on it.
-const (
-	TaskQueue    = "recur"
-	RunTaskQueue = "recur-runs"
-)
+// TaskQueue is the task queue of recur's workflows. A job runs its
+// actions as local activities, in the worker that runs its workflow task,
+// so recur needs no other queue.
+const TaskQueue = "recur"
 
 // OwnTaskQueue reports whether q is one of recur's task queues.
-func OwnTaskQueue(q string) bool { return q == TaskQueue || q == RunTaskQueue }
+func OwnTaskQueue(q string) bool { return q == TaskQueue }
 
-// Workflow and activity type names: a wire contract, never renamed.
+// Workflow type names: a wire contract, never renamed. Activities are
+// registered under their method names (worker.Register), which are a wire
+// contract too.
 const (
 	CollectionWorkflowName = "recur.Collection"
 	JobWorkflowName        = "recur.Job"
-	RunWorkflowName        = "recur.Run"
-	HTTPActivityName       = "recur.HTTP"
-	StorageQueueActivity   = "recur.StorageQueue"
-	ServiceBusActivity     = "recur.ServiceBus"
-	StartWorkflowActivity  = "recur.StartWorkflow"
-	// FinishedRetentionActivity is a local activity: how long a
-	// completed or faulted job is kept before it deletes itself.
-	FinishedRetentionActivity = "recur.FinishedRetention"
 )
 
 // Message names: a wire contract, never renamed.
 const (
 	// Collection workflow.
 	UpdatePutCollection    = "putCollection"      // PutCollectionRequest -> PutResult
-	UpdateAddJob           = "addJob"             // AddJobRequest -> PutResult
-	UpdateRemoveJob        = "removeJob"          // RemoveJobRequest -> struct{}
 	UpdateCollectionState  = "setCollectionState" // CollectionStateRequest -> struct{}
 	UpdateDeleteCollection = "deleteCollection"   // DeleteCollectionRequest -> struct{}
 	QueryCollection        = "collection"         // -> CollectionView
-	// SignalJobGone tells a collection that one of its jobs deleted itself
-	// (JobGoneSignal): a finished job past its retention.
-	SignalJobGone = "jobGone"
+	// SignalMembership asks a collection to admit one of its jobs, or to
+	// forget it (MembershipRequest): a job's PUT, DELETE or end.
+	SignalMembership = "membership"
 
 	// Job workflow.
-	UpdatePutJob    = "putJob"    // PutJobRequest -> Job
+	UpdatePutJob    = "putJob"    // PutJobRequest -> PutJobResult
 	UpdateDeleteJob = "deleteJob" // DeleteJobRequest -> struct{}
 	UpdateRunNow    = "runNow"    // RunNowRequest -> struct{}
+	UpdateBackfill  = "backfill"  // BackfillRequest -> BackfillResult
 	// SignalCollection tells a job what its collection did (CollectionSignal).
 	SignalCollection = "collection"
-	QueryJob         = "job"     // -> JobView
-	QueryPreview     = "preview" // PreviewRequest -> []time.Time
+	// SignalAdmitted answers a job's MembershipRequest (AdmitAnswer).
+	SignalAdmitted = "admitted"
+	QueryJob       = "job"     // -> JobView
+	QueryPreview   = "preview" // PreviewRequest -> []time.Time
 )
 
 // PutCollectionRequest creates or replaces a collection's definition.
 type PutCollectionRequest struct {
 	Collection Collection
+	Preconditions
 }
 
-// PutResult answers a PUT: whether it created the resource (201) or
-// updated it (200).
+// PutResult answers a collection's PUT: the collection as stored (its
+// ETag set), and whether the PUT created it (201) or updated it (200).
 type PutResult struct {
-	Created bool
+	Collection Collection
+	Created    bool
 }
 
-// AddJobRequest records a job in its collection (or confirms it is
-// there), checking the quota: how many jobs, and how often one may run.
-type AddJobRequest struct {
+// MembershipRequest asks a collection to admit its job Job with a new
+// definition, checking its quotas (how many jobs, how often one may run),
+// or with Leave to forget it. The collection answers an admission with an
+// AdmitAnswer of the same Seq; a collection's signals are handled in the
+// order they came, so that the job's leave and a new job's admission of
+// the same name never cross.
+type MembershipRequest struct {
 	Job         string
-	ShortestGap time.Duration // between the job's occurrences; 0 for a one-time job
+	Leave       bool          `json:",omitempty"`
+	Seq         int           `json:",omitempty"` // the job's number for the request, which its answer carries
+	ShortestGap time.Duration `json:",omitempty"` // between the job's occurrences; 0 for a one-time job
 }
 
-// RemoveJobRequest forgets a deleted job.
-type RemoveJobRequest struct {
-	Job string
+// AdmitAnswer is a collection's answer to an admission: Error says why it
+// refused, nil when it admitted the job.
+type AdmitAnswer struct {
+	Seq   int
+	Error *Error `json:",omitempty"`
 }
 
 // CollectionView is a collection with the names of its jobs, or Deleted.
@@ -89,7 +89,9 @@ type CollectionStateRequest struct {
 }
 
 // DeleteCollectionRequest deletes a collection and every job in it.
-type DeleteCollectionRequest struct{}
+type DeleteCollectionRequest struct {
+	Preconditions
+}
 
 // CollectionSignal is what a collection sends its jobs: a new state
 // (Enabled or Disabled, see JobsState), or that they are deleted.
@@ -104,6 +106,7 @@ type CollectionInput struct {
 	Key        Key
 	Collection *Collection // nil until the first PUT
 	Jobs       []string    // sorted
+	Revision   int         // of the definition, for its ETag
 }
 
 // JobInput starts a job workflow (State nil: the definition arrives with
@@ -115,20 +118,24 @@ type JobInput struct {
 
 // JobState is what a job workflow carries across continue-as-new.
 type JobState struct {
-	Job               Job        // definition, state and status
-	Created           time.Time  // C of RECURRENCE.md
-	Runs              int        // scheduled runs since Created, for count
-	Next              *time.Time // nominal time of the next occurrence; nil when none is left
-	Buffered          *time.Time // BufferOne: the occurrence waiting for the running one
+	Job      Job        // definition, state and status
+	Created  time.Time  // C of RECURRENCE.md
+	Runs     int        // scheduled runs since Created, for count
+	Next     *time.Time // nominal time of the next occurrence; nil when none is left
+	Buffered *time.Time // BufferOne: the occurrence waiting for the running one
+	// Handled is the nominal time of the last scheduled occurrence the
+	// job ran or postponed: one at or before it is never handled again,
+	// so that a redefinition planned within the second of a run (C is in
+	// whole seconds) does not run that occurrence twice.
+	Handled           *time.Time `json:",omitempty"`
 	ConsecutiveFaults int
+	Revision          int // of the definition, for its ETag
+	// Backfill holds the nominal times a backfill queued and not yet
+	// started, in order.
+	Backfill []time.Time `json:",omitempty"`
 	// Finished is when the job was first seen completed or faulted: its
 	// retention counts from there.
 	Finished *time.Time `json:",omitempty"`
-}
-
-// JobGoneSignal tells a collection that its job Job deleted itself.
-type JobGoneSignal struct {
-	Job string
 }
 
 // DefaultFinishedRetention is how long a completed or faulted job is kept
@@ -136,13 +143,29 @@ type JobGoneSignal struct {
 const DefaultFinishedRetention = 60 * 24 * time.Hour
 
 // PutJobRequest defines or redefines a job. The job workflow's clock at
-// the update is C, the creation time of RECURRENCE.md.
+// the update is C, the creation time of RECURRENCE.md. The job workflow
+// has its collection admit the definition before it takes it, so that
+// one update is the whole of a PUT: quotas and membership are the
+// workflows' to keep, whatever becomes of the caller.
 type PutJobRequest struct {
 	Job Job
+	// Existing refuses the request when the job is not defined: a PATCH
+	// creates nothing.
+	Existing bool `json:",omitempty"`
+	Preconditions
+}
+
+// PutJobResult answers a PutJobRequest: the job as defined, and whether
+// the request created it (201) or redefined it (200).
+type PutJobResult struct {
+	Job     Job
+	Created bool
 }
 
 // DeleteJobRequest deletes a job: its workflow ends.
-type DeleteJobRequest struct{}
+type DeleteJobRequest struct {
+	Preconditions
+}
 
 // PreviewRequest asks a job for its next Count scheduled runs.
 type PreviewRequest struct {
@@ -152,13 +175,30 @@ type PreviewRequest struct {
 // MaxPreview bounds a preview.
 const MaxPreview = 1000
 
+// BackfillRequest runs the job's occurrences due in [StartTime, EndTime],
+// a past range, with their own nominal times (recur's extension).
+type BackfillRequest struct {
+	StartTime time.Time `json:"startTime"`
+	EndTime   time.Time `json:"endTime"`
+}
+
+// BackfillResult says how many occurrences a backfill queued.
+type BackfillResult struct {
+	Queued int `json:"queued"`
+}
+
+// MaxBackfill bounds the occurrences of one backfill.
+const MaxBackfill = 1000
+
 // RunNowRequest runs a job once, now, outside its schedule: it counts in
 // executionCount, not toward count.
 type RunNowRequest struct{}
 
 // JobView is what the job query returns: the job with its status, or
 // Deleted when the job was deleted. The job workflow's memo holds it too,
-// under MemoJob, with the secrets of the definition redacted.
+// under MemoJob, with the secrets of the definition redacted; the status
+// there is the one of the last change of definition or state, and the
+// current one is under MemoStatus (WithStatus).
 type JobView struct {
 	Job     Job
 	Deleted bool
@@ -174,25 +214,33 @@ type JobView struct {
 // visibility), so that GET and lists need no worker.
 const (
 	MemoJob        = "recurJob"        // -> JobView, secrets redacted
+	MemoStatus     = "recurStatus"     // -> StatusView
 	MemoCollection = "recurCollection" // -> CollectionView without Jobs
+	// MemoRows is the history rows of the occurrences a job handled in
+	// one workflow task: each upsert of it is an event of the job's own
+	// history, which the API reads as the job's history (newest first,
+	// run by run back along continue-as-new). The memo keeps the last.
+	MemoRows = "recurRows" // -> []HistoryRow
 )
 
-// RunInput starts the run workflow of one occurrence. A postponed
-// occurrence (Postponed gives the reason) runs nothing: its workflow only
-// records the history row.
-type RunInput struct {
-	Key       Key
-	Nominal   time.Time // the occurrence's nominal time
-	Action    Action
-	Repeat    int    // the job's runs so far, this one included
-	Postponed string `json:",omitempty"`
-	// Folded counts the later occurrences a Postponed row also stands
-	// for: a job that is behind folds the occurrences it postpones into
-	// one row rather than a run workflow each.
-	Folded int `json:",omitempty"`
+// StatusView is the part of a job's public view that changes with each
+// occurrence: the memo keeps it apart from the definition, so that an
+// occurrence writes a few hundred bytes, not the whole job.
+type StatusView struct {
+	Status Status
+	Runs   int // as JobView.Runs
 }
 
-// RunResult is the outcome of one occurrence, for the job's status.
+// WithStatus returns the view with the status s, the current one.
+func (v JobView) WithStatus(s StatusView) JobView {
+	status := s.Status
+	v.Job.Properties.Status = &status
+	v.Runs = s.Runs
+	return v
+}
+
+// RunResult is the outcome of one occurrence's main action, for the
+// job's status.
 type RunResult struct {
 	Status         ExecutionStatus
 	HTTPStatus     int    `json:",omitempty"`
@@ -203,9 +251,9 @@ type RunResult struct {
 }
 
 // HistoryRow is one row of a job's history, in the shape of Azure's
-// JobHistoryDefinition properties. Each run workflow keeps its rows (the
-// main action's, then the error action's) in its memo under MemoHistory,
-// so a job's history is one visibility query.
+// JobHistoryDefinition properties. The job workflow writes them to its
+// own history under MemoRows: an occurrence's main action's row, then its
+// error action's, or one Postponed row.
 type HistoryRow struct {
 	StartTime             *time.Time      `json:"startTime,omitempty"`
 	EndTime               *time.Time      `json:"endTime,omitempty"`
@@ -215,10 +263,9 @@ type HistoryRow struct {
 	Message               string          `json:"message,omitempty"`
 	RetryCount            int             `json:"retryCount"`
 	RepeatCount           int             `json:"repeatCount"`
+	// Backfill marks a run of a backfill (recur's extension).
+	Backfill bool `json:"backfill,omitempty"`
 }
-
-// MemoHistory is the memo key of a run workflow's history rows.
-const MemoHistory = "recurHistory"
 
 // Action names of history rows.
 const (
@@ -266,6 +313,11 @@ type HTTPResponse struct {
 	Headers    string `json:",omitempty"` // the headers of note, "Name: value; ..."
 	Body       string `json:",omitempty"`
 	Attempt    int    // which attempt this was, from 1
+	// Message is a failed attempt's error message. A local activity's
+	// failure keeps its message in the job's history in clear, whatever
+	// the failure converter, so the worker moves it here, among the
+	// payloads that recur's codec encrypts (worker.Options).
+	Message string `json:",omitempty"`
 }
 
 // MaxResponseBody is how much of a response body history keeps.

@@ -6,33 +6,31 @@ import (
 )
 
 // Custom search attributes, so that `temporal workflow list --query
-// "RecurJob='...'"` and the Web UI find every collection, job and run.
+// "RecurJob='...'"` and the Web UI find every collection and job.
 // Registered at start-up on the embedded server; on an external cluster
 // an operator registers them once (README).
 var (
-	AttrKind          = temporal.NewSearchAttributeKeyKeyword("RecurKind") // collection, job or run
+	AttrKind          = temporal.NewSearchAttributeKeyKeyword("RecurKind") // collection or job
 	AttrSubscription  = temporal.NewSearchAttributeKeyKeyword("RecurSubscription")
 	AttrResourceGroup = temporal.NewSearchAttributeKeyKeyword("RecurResourceGroup")
 	AttrCollection    = temporal.NewSearchAttributeKeyKeyword("RecurCollection")
 	AttrJob           = temporal.NewSearchAttributeKeyKeyword("RecurJob")
 	AttrState         = temporal.NewSearchAttributeKeyKeyword("RecurState")
-	AttrNominalTime   = temporal.NewSearchAttributeKeyTime("RecurNominalTime")
-	// AttrStatus is a run's outcome: Completed, Failed or Postponed; on a
-	// job, its last run's (Postponed occurrences aside).
+	// AttrStatus is the outcome of a job's last run, Completed or Failed,
+	// so that failing jobs are one visibility filter away.
 	AttrStatus = temporal.NewSearchAttributeKeyKeyword("RecurStatus")
 )
 
 // SearchAttributeKeys lists every custom search attribute, for
 // registration.
 var SearchAttributeKeys = []temporal.SearchAttributeKey{
-	AttrKind, AttrSubscription, AttrResourceGroup, AttrCollection, AttrJob, AttrState, AttrNominalTime, AttrStatus,
+	AttrKind, AttrSubscription, AttrResourceGroup, AttrCollection, AttrJob, AttrState, AttrStatus,
 }
 
 // Kinds of workflows, the values of AttrKind.
 const (
 	KindCollection = "collection"
 	KindJob        = "job"
-	KindRun        = "run"
 )
 
 // SearchAttributes returns the attributes identifying k for a workflow of

@@ -40,24 +40,18 @@ func JobSummary(k Key, j Job) string {
 	return clip(s)
 }
 
-// RunSummary is the summary of the run workflow of one occurrence:
-// "occurrence 2026-11-21T10:00:00Z of coll1/job1 → POST https://host/path".
-func RunSummary(in RunInput) string {
+// OccurrenceSummary is the summary of the local activity that runs one
+// action of an occurrence, which the Web UI shows on its marker in the
+// job's history: "occurrence 2026-11-21T10:00:00Z of coll1/job1 → POST
+// https://host/path", "error action of occurrence ..." for the error
+// action.
+func OccurrenceSummary(k Key, nominal time.Time, actionName string, spec ActionSpec) string {
 	what := "occurrence"
-	if in.Postponed != "" {
-		what = "postponed occurrence"
+	if actionName == ErrorAction {
+		what = "error action of occurrence"
 	}
-	return clip(fmt.Sprintf("%s %s of %s/%s → %s", what, in.Nominal.UTC().Format(time.RFC3339Nano),
-		in.Key.Collection, in.Key.Job, DescribeAction(in.Action.ActionSpec)))
-}
-
-// RunDetails are the static details of a run workflow: why it was
-// postponed, or nothing.
-func RunDetails(in RunInput) string {
-	if in.Postponed == "" {
-		return ""
-	}
-	return "Postponed: " + in.Postponed
+	return clip(fmt.Sprintf("%s %s of %s/%s → %s", what, nominal.UTC().Format(time.RFC3339Nano),
+		k.Collection, k.Job, DescribeAction(spec)))
 }
 
 // Details describes a job as it is now, in Markdown: its state, next
@@ -108,11 +102,17 @@ func DescribeSchedule(d recurrence.Definition) string {
 	if n != 1 {
 		s = fmt.Sprintf("every %d %ss", n, unit)
 	}
+	if r.Cron != "" {
+		s = "cron " + strings.TrimSpace(r.Cron)
+	}
 	if sc := describeAdvanced(r.Schedule); sc != "" {
 		s += " (" + sc + ")"
 	}
 	if r.TimeZone != "" {
 		s += " in " + r.TimeZone
+	}
+	if n := len(r.Exclusions); n > 0 {
+		s += fmt.Sprintf(", except %d exclusion(s)", n)
 	}
 	if r.Count != nil {
 		s += fmt.Sprintf(", %d times", *r.Count)

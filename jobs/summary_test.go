@@ -34,6 +34,9 @@ func TestJobSummary(t *testing.T) {
 			"recurrence":{"frequency":"Week","schedule":{"weekDays":["Monday","friday"],"hours":[2],"minutes":[30]},
 			"timeZone":"Europe/Berlin","count":10,"endTime":"2027-01-01T00:00:00Z"}}}`,
 			"job coll1/job1: every week (minutes 30, hours 2, weekDays monday,friday) in Europe/Berlin, 10 times, until 2027-01-01T00:00:00Z → PUT http://h:8080/x"},
+		{"cron with exclusions", `{"properties":{"action":{"type":"Http","request":{"uri":"https://example.com/","method":"POST"}},
+			"recurrence":{"cron":"0 9 * * MON-FRI","timeZone":"Europe/Berlin","exclusions":[{"date":"2026-12-25"}]}}}`,
+			"job coll1/job1: cron 0 9 * * MON-FRI in Europe/Berlin, except 1 exclusion(s) → POST https://example.com/"},
 		{"monthly occurrences", `{"properties":{"action":{"type":"Http","request":{"uri":"https://example.com/","method":"POST"}},
 			"recurrence":{"frequency":"Month","interval":2,"schedule":{"monthlyOccurrences":[{"day":"Friday","occurrence":-1},{"day":"Monday"}],"monthDays":[1]}}}}`,
 			"job coll1/job1: every 2 months (monthDays 1, monthlyOccurrences friday -1,monday) → POST https://example.com/"},
@@ -66,10 +69,10 @@ func TestSummariesNameNoSecret(t *testing.T) {
 		"recurrence":{"frequency":"Minute","interval":5}}}`)
 	next := time.Date(2026, 11, 21, 10, 5, 0, 0, time.UTC)
 	state := &jobs.JobState{Job: j, Next: &next}
-	run := jobs.RunInput{Key: summaryKey, Nominal: next, Action: *j.Properties.Action}
 	for name, s := range map[string]string{
 		"job":         jobs.JobSummary(summaryKey, j),
-		"run":         jobs.RunSummary(run),
+		"occurrence":  jobs.OccurrenceSummary(summaryKey, next, jobs.MainAction, j.Properties.Action.ActionSpec),
+		"errorAction": jobs.OccurrenceSummary(summaryKey, next, jobs.ErrorAction, *j.Properties.Action.ErrorAction),
 		"details":     state.Details(),
 		"error":       jobs.DescribeAction(*j.Properties.Action.ErrorAction),
 		"unparseable": jobs.PublicURL("https://SECRET@%zz/"),
@@ -77,21 +80,20 @@ func TestSummariesNameNoSecret(t *testing.T) {
 		require.NotContains(t, s, "SECRET", name)
 	}
 	require.Equal(t, "job coll1/job1: every 5 minutes → POST https://example.com/hook", jobs.JobSummary(summaryKey, j))
-	require.Equal(t, "occurrence 2026-11-21T10:05:00Z of coll1/job1 → POST https://example.com/hook", jobs.RunSummary(run))
+	require.Equal(t, "occurrence 2026-11-21T10:05:00Z of coll1/job1 → POST https://example.com/hook",
+		jobs.OccurrenceSummary(summaryKey, next, jobs.MainAction, j.Properties.Action.ActionSpec))
 	require.Equal(t, "**Enabled**, next occurrence 2026-11-21T10:05:00Z\n\n"+
 		"- schedule: every 5 minutes\n"+
 		"- action: POST https://example.com/hook\n"+
 		"- error action: POST https://example.com/err\n", state.Details())
 }
 
-func TestRunSummaryPostponed(t *testing.T) {
-	j := normalized(t, `{"properties":{"action":{"type":"Http","request":{"uri":"https://example.com/hook","method":"GET"}},"recurrence":{"frequency":"Minute"}}}`)
-	in := jobs.RunInput{Key: summaryKey, Nominal: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), Action: *j.Properties.Action,
-		Postponed: "the previous run was still running (overlapPolicy Skip)"}
-	require.Equal(t, "postponed occurrence 2026-11-21T10:00:00Z of coll1/job1 → GET https://example.com/hook", jobs.RunSummary(in))
-	require.Equal(t, "Postponed: the previous run was still running (overlapPolicy Skip)", jobs.RunDetails(in))
-	in.Postponed = ""
-	require.Empty(t, jobs.RunDetails(in))
+func TestOccurrenceSummaryOfTheErrorAction(t *testing.T) {
+	j := normalized(t, `{"properties":{"action":{"type":"Http","request":{"uri":"https://example.com/hook","method":"GET"},
+		"errorAction":{"type":"Http","request":{"uri":"https://example.com/err","method":"POST"}}},"recurrence":{"frequency":"Minute"}}}`)
+	nominal := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	require.Equal(t, "error action of occurrence 2026-11-21T10:00:00Z of coll1/job1 → POST https://example.com/err",
+		jobs.OccurrenceSummary(summaryKey, nominal, jobs.ErrorAction, *j.Properties.Action.ErrorAction))
 }
 
 func TestJobDetailsCountsAndFinalStates(t *testing.T) {

@@ -55,7 +55,6 @@ func TestWorkflowTargetsNeverAllowTheSystem(t *testing.T) {
 		{"batcher in recur's own namespace", "", "Temporal-Sys-Batch-Workflow", "q", "workflowType"},
 		{"per-namespace system queue", "other", "any", "temporal-sys-per-ns-tq", "taskQueue"},
 		{"recur's job queue", "", "any", jobs.TaskQueue, "taskQueue"},
-		{"recur's run queue", "recur-ns", "any", jobs.RunTaskQueue, "taskQueue"},
 		{"another namespace's queue of recur's name", "other", "any", jobs.TaskQueue, "taskQueue"},
 	} {
 		e := checkError(t, all, workflowJob(tc.namespace, tc.typ, tc.queue))

@@ -21,6 +21,9 @@ var benchRules = []struct{ name, recurrence string }{
 	{"Year", `{"frequency":"Year","interval":1}`},
 	{"DayBerlin", `{"frequency":"Day","schedule":{"hours":[2,14],"minutes":[30]},"timeZone":"Europe/Berlin"}`},
 	{"MonthNewYork", `{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"sunday","occurrence":2}],"hours":[2],"minutes":[30]},"timeZone":"America/New_York"}`},
+	{"CronWeekdays", `{"cron":"*/15 9-17 * * MON-FRI"}`},
+	{"CronLastWeekdayBerlin", `{"cron":"30 2 LW * *","timeZone":"Europe/Berlin"}`},
+	{"DayExclusions", `{"frequency":"Day","exclusions":[{"from":"2026-12-24","to":"2027-01-01"},{"date":"2027-05-01"}]}`},
 }
 
 // BenchmarkNext measures one Next call, stepping along the occurrences, for

@@ -17,17 +17,26 @@ func compile(def Definition, created time.Time) (*Rule, error) {
 		r.zone = newZone(time.UTC)
 		return r, nil
 	}
-	r.immediate = def.StartTime == nil
+	// A cron runs at its times only: without startTime, not at C too.
+	r.immediate = def.StartTime == nil && rec.Cron == ""
 	loc, err := LoadLocation(rec.TimeZone)
 	if err != nil {
 		return nil, err
 	}
 	r.zone = newZone(loc)
+	if p := rec.DST; p != nil {
+		r.zone.gap, r.zone.repeat = p.Gap, p.Repeat
+	}
 	if rec.Count != nil {
 		r.count = *rec.Count
 	}
 	if rec.EndTime != nil {
 		r.end = rec.EndTime.In(loc)
+	}
+	r.excluded = excludedDays(rec.Exclusions)
+	if rec.Cron != "" {
+		r.gen, err = newCronGenerator(rec.Cron, r.zone, r.anchor)
+		return r, err
 	}
 	r.gen = newGenerator(rec, r.zone, r.anchor)
 	return r, nil

@@ -32,6 +32,9 @@ type daySelector struct {
 	aYear   int
 	aMonthY time.Month
 	aDayM   int
+
+	// cron: the expression's days (cronFrequency).
+	cron *cronSpec
 }
 
 // next returns the first selected day at or after d (d >= aDay), and false
@@ -44,6 +47,8 @@ func (s *daySelector) next(d int64) (int64, bool) {
 		return s.nextInWeeks(d), true
 	case Month:
 		return s.nextInMonths(d)
+	case cronFrequency:
+		return s.nextCronDay(d)
 	default:
 		return s.nextInYears(d)
 	}

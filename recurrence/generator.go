@@ -209,12 +209,16 @@ func (g *generator) nextCalendar(minSec int64) (int64, bool) {
 func (g *generator) dayFirst(day, minSec int64, ps []piece) (int64, bool) {
 	l0 := day * secondsPerDay
 	best, found := int64(math.MaxInt64), false
-	for i, p := range ps {
-		lo, hi := max(p.from, l0), l0+secondsPerDay
-		if i+1 < len(ps) {
-			hi = min(hi, ps[i+1].from)
-		}
+	for _, p := range ps {
+		lo, hi := max(p.from, l0), min(p.to, l0+secondsPerDay)
 		if lo >= hi {
+			continue
+		}
+		if p.atTransition {
+			// Any of the day's times in the gap runs at the transition.
+			if j := searchOffsets(g.times, lo-l0); j < len(g.times) && l0+int64(g.times[j]) < hi && p.at >= minSec && p.at < best {
+				best, found = p.at, true
+			}
 			continue
 		}
 		// wall - off >= minSec and wall >= lo, wall < hi.

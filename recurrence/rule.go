@@ -1,6 +1,9 @@
 package recurrence
 
 import (
+	"cmp"
+	"slices"
+	"sort"
 	"time"
 )
 
@@ -18,7 +21,11 @@ type Rule struct {
 	end       time.Time // zero = no endTime
 	zone      zone
 	gen       generator
+	excluded  []dayRange // sorted, disjoint
 }
+
+// dayRange is an inclusive range of wall-clock day numbers.
+type dayRange struct{ from, to int64 }
 
 // Compile validates def and returns its Rule for a job created (or last
 // redefined) at created. created is truncated to whole seconds; it is the
@@ -82,6 +89,7 @@ func (r *Rule) Next(after time.Time) (time.Time, bool) {
 }
 
 func (r *Rule) within(t time.Time, ok bool) (time.Time, bool) {
+	t, ok = r.skipExcluded(t, ok)
 	if !ok || (!r.end.IsZero() && t.After(r.end)) {
 		return time.Time{}, false
 	}
@@ -138,4 +146,44 @@ func (r *Rule) ShortestGap(from time.Time, n int) (time.Duration, bool) {
 		}
 	}
 	return shortest, found
+}
+
+// skipExcluded returns t, or, when t falls on an excluded day of the
+// rule's zone, the first occurrence after the days excluded.
+func (r *Rule) skipExcluded(t time.Time, ok bool) (time.Time, bool) {
+	for ok && len(r.excluded) > 0 {
+		day := floorDiv(r.zone.wall(t.Unix()), secondsPerDay)
+		i := sort.Search(len(r.excluded), func(i int) bool { return r.excluded[i].to >= day })
+		if i == len(r.excluded) || r.excluded[i].from > day {
+			return t, true
+		}
+		next := r.zone.instant((r.excluded[i].to + 1) * secondsPerDay)
+		t, ok = r.gen.atOrAfter(time.Unix(next, 0))
+	}
+	return t, ok
+}
+
+// excludedDays returns the day ranges of valid exclusions, sorted and
+// merged.
+func excludedDays(list []Exclusion) []dayRange {
+	var out []dayRange
+	for _, e := range list {
+		from, to := e.From, e.To
+		if e.Date != "" {
+			from, to = e.Date, e.Date
+		}
+		f, _ := time.Parse(time.DateOnly, from)
+		l, _ := time.Parse(time.DateOnly, to)
+		out = append(out, dayRange{civilDays(f.Date()), civilDays(l.Date())})
+	}
+	slices.SortFunc(out, func(a, b dayRange) int { return cmp.Compare(a.from, b.from) })
+	merged := out[:0]
+	for _, d := range out {
+		if n := len(merged); n > 0 && d.from <= merged[n-1].to+1 {
+			merged[n-1].to = max(merged[n-1].to, d.to)
+			continue
+		}
+		merged = append(merged, d)
+	}
+	return merged
 }

@@ -24,6 +24,11 @@ func (d Definition) Clone() Definition {
 	if d.Recurrence != nil {
 		r := *d.Recurrence
 		r.Interval, r.Count = cloneInt(r.Interval), cloneInt(r.Count)
+		r.Exclusions = slices.Clone(r.Exclusions)
+		if r.DST != nil {
+			dst := *r.DST
+			r.DST = &dst
+		}
 		if r.EndTime != nil {
 			end := *r.EndTime
 			r.EndTime = &end
@@ -51,15 +56,54 @@ func cloneInt(p *int) *int {
 	return &v
 }
 
-// Recurrence is a job's recurrence object. TimeZone is recur's extension;
-// Azure Scheduler read every schedule field in UTC.
+// Recurrence is a job's recurrence object. TimeZone, Cron and Exclusions
+// are recur's extensions: Azure Scheduler read every schedule field in
+// UTC, and knew no cron nor exclusion. Cron replaces Frequency, Interval
+// and Schedule.
 type Recurrence struct {
+	Cron      string    `json:"cron,omitempty"`
 	Frequency Frequency `json:"frequency,omitempty"`
 	Interval  *int      `json:"interval,omitempty"`
 	Schedule  *Schedule `json:"schedule,omitempty"`
 	Count     *int      `json:"count,omitempty"`
 	EndTime   *DateTime `json:"endTime,omitempty"`
 	TimeZone  string    `json:"timeZone,omitempty"`
+	// Exclusions are days without occurrences, in TimeZone (recur's
+	// extension).
+	Exclusions []Exclusion `json:"exclusions,omitempty"`
+	// DST says how the wall-clock times a DST transition skips or repeats
+	// run (recur's extension); nil is DefaultDST.
+	DST *DSTPolicy `json:"dst,omitempty"`
+}
+
+// DSTPolicy says how a schedule's wall-clock times meet DST transitions:
+// a time the clocks skip (Gap) runs shifted forward by the gap's length,
+// not at all, or at the transition; a time they repeat (Repeat) runs at
+// its first instant, its last, or both. It applies to the times of the
+// day a Day, Week, Month, Year or cron recurrence places; Minute and Hour
+// step in absolute time and meet no such time.
+type DSTPolicy struct {
+	Gap    string `json:"gap,omitempty"`
+	Repeat string `json:"repeat,omitempty"`
+}
+
+// DST policy values.
+const (
+	DSTShiftForward = "shiftForward"
+	DSTSkip         = "skip"
+	DSTAtTransition = "atTransition"
+	DSTFirst        = "first"
+	DSTLast         = "last"
+	DSTBoth         = "both"
+)
+
+// Exclusion is a day (Date) or an inclusive range of days (From, To),
+// "2026-12-25", whose occurrences are no occurrences: not run, not
+// counted, not recorded.
+type Exclusion struct {
+	Date string `json:"date,omitempty"`
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
 }
 
 // Schedule is a recurrence's advanced schedule. Each field either limits or

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,16 +41,21 @@ func Parse(data []byte) (Definition, error) {
 }
 
 // PreviewJob is Preview of the job properties, or of a whole job definition
-// ({"properties": {...}}, the member name in any letter case), in data; for
-// the latter, error paths start with "properties".
-func PreviewJob(data []byte, created, from time.Time, n int) ([]time.Time, error) {
+// ({"properties": {...}}, the member name in any letter case), in data,
+// with the Shifts among the times; for the latter, error paths start with
+// "properties".
+func PreviewJob(data []byte, created, from time.Time, n int) ([]time.Time, []Shifted, error) {
 	props, prefix := splitJob(data)
 	def, err := Parse(props)
-	var times []time.Time
-	if err == nil {
-		times, err = Preview(def, created, from, n)
+	if err != nil {
+		return nil, nil, withPrefix(err, prefix)
 	}
-	return times, withPrefix(err, prefix)
+	r, err := Compile(def, created)
+	if err != nil {
+		return nil, nil, withPrefix(err, prefix)
+	}
+	times := r.Preview(from, n)
+	return times, r.Shifts(times), nil
 }
 
 // splitJob returns the job properties in data and their JSON path.
@@ -99,9 +105,11 @@ func describeType(goType string) string {
 // field would otherwise be silently ignored and the job run at the wrong
 // times. JSON field names match in any letter case, as encoding/json does.
 var (
-	recurrenceFields = []string{"frequency", "interval", "schedule", "count", "endTime", "timeZone"}
+	recurrenceFields = []string{"cron", "frequency", "interval", "schedule", "count", "endTime", "timeZone", "exclusions", "dst"}
 	scheduleFields   = []string{"minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences"}
 	occurrenceFields = []string{"day", "occurrence"}
+	exclusionFields  = []string{"date", "from", "to"}
+	dstFields        = []string{"gap", "repeat"}
 )
 
 // checkUnknownFields runs on JSON that decoded, so only the shapes of the
@@ -115,6 +123,20 @@ func checkUnknownFields(data []byte) error {
 	}
 	if err := unknownField("recurrence", rec, recurrenceFields); err != nil {
 		return err
+	}
+	var dst map[string]json.RawMessage
+	if json.Unmarshal(fieldFold(rec, "dst"), &dst) == nil {
+		if err := unknownField("recurrence.dst", dst, dstFields); err != nil {
+			return err
+		}
+	}
+	var exclusions []map[string]json.RawMessage
+	if json.Unmarshal(fieldFold(rec, "exclusions"), &exclusions) == nil {
+		for i, e := range exclusions {
+			if err := unknownField(fmt.Sprintf("recurrence.exclusions[%d]", i), e, exclusionFields); err != nil {
+				return err
+			}
+		}
 	}
 	if json.Unmarshal(fieldFold(rec, "schedule"), &sched) != nil {
 		return nil
@@ -200,16 +222,91 @@ func (d *Definition) Validate() error {
 		return invalid("recurrence.endTime", CodeEndBeforeStart,
 			fmt.Sprintf("%s is before startTime %s", r.EndTime, d.StartTime))
 	}
+	if err := validateExclusions(r.Exclusions); err != nil {
+		return err
+	}
+	if err := r.DST.validate(); err != nil {
+		return err
+	}
 	if r.Schedule != nil {
 		return r.Schedule.validate(r.Frequency)
 	}
 	return nil
 }
 
+// maxExclusions bounds a recurrence's exclusions.
+const maxExclusions = 1000
+
+// validateExclusions checks that each exclusion is a date, or a from and
+// a to, not after it; dates are YYYY-MM-DD.
+func validateExclusions(list []Exclusion) error {
+	if len(list) > maxExclusions {
+		return invalid("recurrence.exclusions", CodeOutOfRange, fmt.Sprintf("has %d items; at most %d", len(list), maxExclusions))
+	}
+	for i, e := range list {
+		path := fmt.Sprintf("recurrence.exclusions[%d]", i)
+		switch {
+		case e.Date != "" && (e.From != "" || e.To != ""):
+			return invalid(path, CodeInvalidValue, "is either a date or a from and a to, not both")
+		case e.Date != "":
+			if _, err := time.Parse(time.DateOnly, e.Date); err != nil {
+				return invalid(path+".date", CodeInvalidDateTime, fmt.Sprintf("%q is not a date: use YYYY-MM-DD", e.Date))
+			}
+		case e.From == "" || e.To == "":
+			return invalid(path, CodeRequired, "needs a date, or a from and a to")
+		default:
+			from, err := time.Parse(time.DateOnly, e.From)
+			if err != nil {
+				return invalid(path+".from", CodeInvalidDateTime, fmt.Sprintf("%q is not a date: use YYYY-MM-DD", e.From))
+			}
+			to, err := time.Parse(time.DateOnly, e.To)
+			if err != nil {
+				return invalid(path+".to", CodeInvalidDateTime, fmt.Sprintf("%q is not a date: use YYYY-MM-DD", e.To))
+			}
+			if to.Before(from) {
+				return invalid(path+".to", CodeEndBeforeStart, fmt.Sprintf("%s is before from %s", e.To, e.From))
+			}
+		}
+	}
+	return nil
+}
+
 func (r *Recurrence) validateBasics() error {
+	if r.Cron != "" {
+		if err := r.validateCron(); err != nil {
+			return err
+		}
+	} else if err := r.validateFrequency(); err != nil {
+		return err
+	}
+	if r.Count != nil && *r.Count < 1 {
+		return invalid("recurrence.count", CodeOutOfRange, fmt.Sprintf("must be at least 1, not %d", *r.Count))
+	}
+	if r.EndTime != nil && r.EndTime.invalid != "" {
+		return invalid("recurrence.endTime", CodeInvalidDateTime, badDateTime(r.EndTime.invalid))
+	}
+	return nil
+}
+
+// validateCron checks a cron recurrence: the expression parses, and no
+// frequency, interval or schedule comes with it.
+func (r *Recurrence) validateCron() error {
+	for _, f := range []struct {
+		path  string
+		given bool
+	}{{"recurrence.frequency", r.Frequency != ""}, {"recurrence.interval", r.Interval != nil}, {"recurrence.schedule", r.Schedule != nil}} {
+		if f.given {
+			return invalid(f.path, CodeNotAllowed, "is not allowed with recurrence.cron: give either cron or frequency")
+		}
+	}
+	_, err := parseCron(r.Cron)
+	return err
+}
+
+func (r *Recurrence) validateFrequency() error {
 	if r.Frequency == "" {
 		return invalid("recurrence.frequency", CodeRequired,
-			"is required when recurrence is given: one of Minute, Hour, Day, Week, Month, Year")
+			"is required when recurrence is given: one of Minute, Hour, Day, Week, Month, Year (or give recurrence.cron)")
 	}
 	f, ok := r.Frequency.normalize()
 	if !ok {
@@ -222,12 +319,6 @@ func (r *Recurrence) validateBasics() error {
 			return invalid("recurrence.interval", CodeOutOfRange,
 				fmt.Sprintf("must be between 1 and %d for frequency %s, not %d", limit, f.title(), iv))
 		}
-	}
-	if r.Count != nil && *r.Count < 1 {
-		return invalid("recurrence.count", CodeOutOfRange, fmt.Sprintf("must be at least 1, not %d", *r.Count))
-	}
-	if r.EndTime != nil && r.EndTime.invalid != "" {
-		return invalid("recurrence.endTime", CodeInvalidDateTime, badDateTime(r.EndTime.invalid))
 	}
 	return nil
 }
@@ -342,4 +433,30 @@ func pathSchedule(def Definition) string {
 		return "recurrence.schedule"
 	}
 	return "recurrence"
+}
+
+// validate checks the policy's values, written back in their canonical
+// case; nil is valid.
+func (p *DSTPolicy) validate() error {
+	if p == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		value *string
+		path  string
+		known []string
+	}{
+		{&p.Gap, "recurrence.dst.gap", []string{DSTShiftForward, DSTSkip, DSTAtTransition}},
+		{&p.Repeat, "recurrence.dst.repeat", []string{DSTFirst, DSTLast, DSTBoth}},
+	} {
+		if *f.value == "" {
+			continue
+		}
+		i := slices.IndexFunc(f.known, func(k string) bool { return strings.EqualFold(k, *f.value) })
+		if i < 0 {
+			return invalid(f.path, CodeInvalidValue, fmt.Sprintf("%q is not one of %s", *f.value, strings.Join(f.known, ", ")))
+		}
+		*f.value = f.known[i]
+	}
+	return nil
 }

@@ -62,6 +62,10 @@ type zone struct {
 	loc   *time.Location
 	fixed bool  // the location never changes its offset
 	off   int64 // the offset when fixed
+	// gap and repeat are the recurrence's DST policy (DSTPolicy): how a
+	// wall-clock time a transition skips or repeats maps to instants;
+	// empty is the default, shiftForward and first.
+	gap, repeat string
 }
 
 func newZone(loc *time.Location) zone {
@@ -140,45 +144,79 @@ func (z zone) offset(unix int64) int64 {
 // wall returns the wall-clock seconds of an instant.
 func (z zone) wall(unix int64) int64 { return unix + z.offset(unix) }
 
-// piece is a stretch of wall-clock seconds, from its start up to the next
-// piece's, that maps to instants by one offset: instant = wall - off.
+// piece is a stretch of wall-clock seconds [from, to) that maps to
+// instants by one offset: instant = wall - off; or, when atTransition, to
+// the one instant at (the DST policy's atTransition for a gap).
 type piece struct {
-	from int64 // first wall-clock second of the piece
-	off  int64
+	from, to     int64
+	off          int64
+	at           int64
+	atTransition bool
 }
 
 // dayPieces returns the pieces covering the wall-clock day starting at
-// wall second l0, in order; the first starts at or before l0. With one
-// transition from offset ob to oa at instant t, walls before
-// t + max(ob, oa) use ob (that covers both the gap rule and the first
-// instant of an overlap) and later walls use oa. buf avoids allocation.
+// wall second l0. With one transition from offset ob to oa at instant t
+// and the default policy, walls before t + max(ob, oa) use ob (that
+// covers both the gap rule and the first instant of an overlap) and later
+// walls use oa; the DST policy moves these bounds (transition). Pieces
+// may overlap (repeat both): a wall then has two instants. buf avoids
+// allocation.
 func (z zone) dayPieces(l0 int64, buf []piece) []piece {
 	buf = buf[:0]
 	if z.fixed {
-		return append(buf, piece{from: math.MinInt64, off: z.off})
+		return append(buf, piece{from: math.MinInt64, to: math.MaxInt64, off: z.off})
 	}
 	// Every instant of the day's walls lies within a day either side.
 	s := z.span(l0 - secondsPerDay)
-	buf = append(buf, piece{from: math.MinInt64, off: s.off})
+	cur := piece{from: math.MinInt64, off: s.off}
 	for s.end <= l0+2*secondsPerDay {
 		next := z.span(s.end)
 		if next.off != s.off {
-			buf = append(buf, piece{from: s.end + max(s.off, next.off), off: next.off})
+			buf, cur = z.transition(buf, cur, s.end, s.off, next.off)
 		}
 		s = next
 	}
-	return buf
+	cur.to = math.MaxInt64
+	return append(buf, cur)
+}
+
+// transition ends the piece cur at a transition at instant t from offset
+// ob to oa, as the DST policy says, and returns the piece after it.
+func (z zone) transition(buf []piece, cur piece, t, ob, oa int64) ([]piece, piece) {
+	after := piece{from: t + max(ob, oa), off: oa}
+	switch {
+	case ob < oa && z.gap == DSTSkip:
+		// The walls of the gap, [t+ob, t+oa), have no instant.
+		cur.to = t + ob
+		buf = append(buf, cur)
+	case ob < oa && z.gap == DSTAtTransition:
+		cur.to = t + ob
+		buf = append(buf, cur, piece{from: t + ob, to: t + oa, at: t, atTransition: true})
+	case ob > oa && z.repeat == DSTLast:
+		// The walls repeated, [t+oa, t+ob), take their second instant.
+		cur.to = t + oa
+		buf = append(buf, cur)
+		after.from = t + oa
+	case ob > oa && z.repeat == DSTBoth:
+		cur.to = t + ob
+		buf = append(buf, cur, piece{from: t + oa, to: t + ob, off: oa})
+	default:
+		cur.to = t + max(ob, oa)
+		buf = append(buf, cur)
+	}
+	return buf, after
 }
 
 // instant returns the instant of wall-clock second w.
 func (z zone) instant(w int64) int64 {
 	var buf [4]piece
-	ps := z.dayPieces(floorDiv(w, secondsPerDay)*secondsPerDay, buf[:0])
-	off := ps[0].off
-	for _, p := range ps[1:] {
-		if w >= p.from {
-			off = p.off
+	// A date's midnight (endTime, exclusions) follows the default rule,
+	// whatever the schedule's DST policy.
+	z.gap, z.repeat = "", ""
+	for _, p := range z.dayPieces(floorDiv(w, secondsPerDay)*secondsPerDay, buf[:0]) {
+		if w >= p.from && w < p.to {
+			return w - p.off
 		}
 	}
-	return w - off
+	return w - z.offset(w)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
@@ -20,6 +19,8 @@ import (
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/recurhq/recur/internal/freeport"
 )
 
 // clusterName names the single local cluster. It is persisted in the
@@ -100,59 +101,16 @@ type servicePorts struct {
 	history, matching, worker int
 }
 
-// internalPorts picks free ports on host, below the kernel's ephemeral
-// port range where it can tell. A port the kernel hands out for ":0" is
-// ephemeral: between this check and the service's own bind, an outgoing
-// connection of any process may take it, and the service then fails to
-// listen, which the Temporal server survives with a nil listener and a
-// panic. Fixed offsets from the frontend port would clash when tests run
-// several servers at once.
+// internalPorts picks free ports on host for the internal services. They
+// come from below the kernel's ephemeral port range (freeport.Pick): an
+// outgoing connection that took one between the pick and the service's
+// bind would leave the Temporal server with a nil listener and a panic.
 func internalPorts(host string) (servicePorts, error) {
-	var ports [3]int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			_ = l.Close()
-		}
-	}()
-	low, high := belowEphemeral()
-	// All are held open together so that no port is picked twice.
-	for i := range ports {
-		l, err := listenFree(host, low, high)
-		if err != nil {
-			return servicePorts{}, fmt.Errorf("pick a free port on %s: %w", host, err)
-		}
-		listeners = append(listeners, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+	ports, err := freeport.Pick(host, 3)
+	if err != nil {
+		return servicePorts{}, err
 	}
 	return servicePorts{history: ports[0], matching: ports[1], worker: ports[2]}, nil
-}
-
-// listenFree listens on a free port of [low, high) chosen at random, or
-// on one the kernel picks when the range is empty or full.
-func listenFree(host string, low, high int) (net.Listener, error) {
-	for i := 0; low < high && i < 64; i++ {
-		if l, err := net.Listen("tcp", hostPort(host, low+rand.IntN(high-low))); err == nil {
-			return l, nil
-		}
-	}
-	return net.Listen("tcp", hostPort(host, 0))
-}
-
-// belowEphemeral is the range of ports [low, high) under Linux's
-// ephemeral ports, or an empty one when they cannot be read or start too
-// low to leave room.
-func belowEphemeral() (low, high int) {
-	const floor = 10000
-	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0, 0
-	}
-	var first, last int
-	if _, err := fmt.Sscan(string(data), &first, &last); err != nil || first < floor+1000 {
-		return 0, 0
-	}
-	return floor, first
 }
 
 // Sync says when SQLite's commits are synced to the disk (Config.Sync).

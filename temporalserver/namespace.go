@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -83,6 +84,45 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 			return fmt.Errorf("wait for search attributes %v: %w", slices.Sorted(maps.Keys(missing)), ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// SearchAttributesUsable succeeds once the namespace accepts a visibility
+// query naming every attribute of want. Registered attributes are listed
+// at once, but the frontend maps their names through its namespace cache,
+// which learns of them at its next refresh (every 10 s by default): until
+// then, a workflow started with them fails with "no mapping defined for
+// search attribute". The query meets the same mapping.
+func SearchAttributesUsable(ctx context.Context, c client.Client, namespace string, want map[string]enums.IndexedValueType) error {
+	if len(want) == 0 {
+		return nil
+	}
+	terms := make([]string, 0, len(want))
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		terms = append(terms, name+" = "+zeroLiteral(want[name]))
+	}
+	_, err := c.WorkflowService().ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: namespace,
+		PageSize:  1,
+		Query:     strings.Join(terms, " AND "),
+	})
+	if err != nil {
+		return fmt.Errorf("query namespace %s by recur's search attributes: %w", namespace, err)
+	}
+	return nil
+}
+
+// zeroLiteral is a value of type typ in the visibility query language.
+func zeroLiteral(typ enums.IndexedValueType) string {
+	switch typ {
+	case enums.INDEXED_VALUE_TYPE_INT, enums.INDEXED_VALUE_TYPE_DOUBLE:
+		return "0"
+	case enums.INDEXED_VALUE_TYPE_BOOL:
+		return "false"
+	case enums.INDEXED_VALUE_TYPE_DATETIME:
+		return "'1970-01-01T00:00:00Z'"
+	default:
+		return "''"
 	}
 }
 

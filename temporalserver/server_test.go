@@ -130,6 +130,11 @@ func TestStartServesFrontendUINamespaceAndSearchAttributes(t *testing.T) {
 	for name, typ := range attrs {
 		require.Equal(t, typ, custom[name], "search attribute %s", name)
 	}
+	// Registered and mapped: a query naming them all is accepted, of every
+	// type; one naming an attribute nobody registered is not.
+	require.NoError(t, temporalserver.SearchAttributesUsable(t.Context(), c, "recur-test", attrs))
+	require.Error(t, temporalserver.SearchAttributesUsable(t.Context(), c, "recur-test",
+		map[string]enums.IndexedValueType{"RecurNeverRegistered": enums.INDEXED_VALUE_TYPE_KEYWORD}))
 
 	// What jobs must never call: every listener answers, and the
 	// frontend's HTTP API, which nothing of recur needs, is off.

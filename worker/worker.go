@@ -3,9 +3,6 @@
 package worker
 
 import (
-	"sync"
-
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -15,59 +12,33 @@ import (
 	"github.com/recurhq/recur/workflows"
 )
 
-// Worker is recur's worker: one SDK worker per task queue of recur's,
-// each with the options' pollers and limits.
-type Worker struct {
-	workers []sdkworker.Worker
-}
-
-// New returns the workers of jobs.TaskQueue and jobs.RunTaskQueue with
-// every workflow and activity registered on both: runs started before
-// runs had a queue of their own still finish on the jobs' queue. The
+// New returns the worker of jobs.TaskQueue with every workflow and
+// activity registered. It polls for workflow tasks only: the activities
+// run as local activities of the workflows (workflows/occurrence.go). The
 // caller starts and stops it.
-func New(c client.Client, acts *activities.Activities, opts sdkworker.Options) *Worker {
-	w := &Worker{}
-	for _, q := range []string{jobs.TaskQueue, jobs.RunTaskQueue} {
-		sw := sdkworker.New(c, q, opts)
-		Register(sw, acts)
-		w.workers = append(w.workers, sw)
-	}
+func New(c client.Client, acts *activities.Activities, opts sdkworker.Options) sdkworker.Worker {
+	w := sdkworker.New(c, jobs.TaskQueue, Options(opts))
+	Register(w, acts)
 	return w
 }
 
-// Start starts polling every task queue; when one fails to start, it
-// stops the ones it started.
-func (w *Worker) Start() error {
-	for i, sw := range w.workers {
-		if err := sw.Start(); err != nil {
-			for _, started := range w.workers[:i] {
-				started.Stop()
-			}
-			return err
-		}
-	}
-	return nil
+// Options returns opts as recur's worker needs them: polling for workflow
+// tasks only, and actions' failure messages kept among their encrypted
+// details (failureMessages).
+func Options(opts sdkworker.Options) sdkworker.Options {
+	opts.LocalActivityWorkerOnly = true
+	opts.Interceptors = append(opts.Interceptors, &failureMessages{})
+	return opts
 }
 
-// Stop stops polling and waits for the tasks in flight, up to the
-// options' stop timeout.
-func (w *Worker) Stop() {
-	var wg sync.WaitGroup
-	for _, sw := range w.workers {
-		wg.Go(sw.Stop)
-	}
-	wg.Wait()
-}
-
-// Register registers recur's workflows and activities on r under the
-// names of package jobs: names are a wire contract.
+// Register registers recur's workflows on r under the names of package
+// jobs and its activities under their method names: names are a wire
+// contract, which the recorded histories of workflows/testdata hold.
 func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.Collection, workflow.RegisterOptions{Name: jobs.CollectionWorkflowName})
 	r.RegisterWorkflowWithOptions(workflows.Job, workflow.RegisterOptions{Name: jobs.JobWorkflowName})
-	r.RegisterWorkflowWithOptions(workflows.Run, workflow.RegisterOptions{Name: jobs.RunWorkflowName})
-	r.RegisterActivityWithOptions(acts.HTTP, activity.RegisterOptions{Name: jobs.HTTPActivityName})
-	r.RegisterActivityWithOptions(acts.StorageQueue, activity.RegisterOptions{Name: jobs.StorageQueueActivity})
-	r.RegisterActivityWithOptions(acts.ServiceBus, activity.RegisterOptions{Name: jobs.ServiceBusActivity})
-	r.RegisterActivityWithOptions(acts.StartWorkflow, activity.RegisterOptions{Name: jobs.StartWorkflowActivity})
-	r.RegisterActivityWithOptions(acts.FinishedJobRetention, activity.RegisterOptions{Name: jobs.FinishedRetentionActivity})
+	// Under their method names: workflow code names them by methods of a
+	// nil *activities.Activities, which the SDK resolves to those names
+	// in a worker and in a replayer alike (a replayer knows no aliases).
+	r.RegisterActivity(acts)
 }

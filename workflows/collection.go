@@ -1,5 +1,5 @@
 // Package workflows holds recur's Temporal workflows: one per job
-// collection, one per job, one per occurrence (DESIGN.md, "Temporal model").
+// collection and one per job (DESIGN.md, "Temporal model").
 //
 // Running workflows replay their histories on every worker restart, so a
 // change to the commands a workflow issues (their order, kind or number)
@@ -12,6 +12,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -25,19 +26,22 @@ import (
 const maxCollectionUpdates = 500
 
 // Collection is the workflow that owns a job collection: its definition
-// and the names of its jobs. Adding a job goes through it, so quota checks
-// are atomic under concurrent PUTs.
+// and the names of its jobs. Every definition of a job is admitted by it
+// (MembershipRequest), one at a time, so quota checks are atomic under
+// concurrent PUTs.
 func Collection(ctx workflow.Context, in jobs.CollectionInput) error {
-	c := &collection{CollectionInput: in}
+	c := &collection{CollectionInput: in, firstRun: workflow.GetInfo(ctx).FirstRunID}
 	return c.run(ctx)
 }
 
 type collection struct {
 	jobs.CollectionInput
-	updates   int
-	deleted   bool
-	gone      workflow.ReceiveChannel // jobs that deleted themselves (JobGoneSignal)
-	published []byte                  // the public view last written to the memo (memo.go)
+	firstRun   string // the first run ID of the workflow's chain, for ETags
+	updates    int
+	deleted    bool
+	membership workflow.ReceiveChannel // its jobs' MembershipRequests
+	answering  int                     // admissions whose answer is on its way
+	published  []byte                  // the public view last written to the memo (memo.go)
 }
 
 func (c *collection) run(ctx workflow.Context) error {
@@ -50,16 +54,23 @@ func (c *collection) run(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-		return err
+	// Requests received but not yet handled would be lost with this run:
+	// a deleted collection refuses them, others carry on. Answering one
+	// may let more arrive.
+	for {
+		var req jobs.MembershipRequest
+		for c.membership.ReceiveAsync(&req) {
+			c.handle(ctx, req)
+		}
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && c.answering == 0 }); err != nil {
+			return err
+		}
+		if c.membership.Len() == 0 {
+			break
+		}
 	}
 	if c.deleted {
 		return nil
-	}
-	// Signals received but not yet handled would be lost with this run.
-	var sig jobs.JobGoneSignal
-	for c.gone.ReceiveAsync(&sig) {
-		c.forget(sig.Job)
 	}
 	return workflow.NewContinueAsNewError(ctx, jobs.CollectionWorkflowName, c.CollectionInput)
 }
@@ -77,10 +88,6 @@ func (c *collection) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: c.validatePut}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateAddJob, c.addJob,
-		workflow.UpdateHandlerOptions{Validator: c.validateAddJob}); err != nil {
-		return err
-	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateCollectionState, c.setState,
 		workflow.UpdateHandlerOptions{Validator: c.validateSetState}); err != nil {
 		return err
@@ -89,15 +96,36 @@ func (c *collection) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: c.validateExists}); err != nil {
 		return err
 	}
-	c.gone = workflow.GetSignalChannel(ctx, jobs.SignalJobGone)
+	c.membership = workflow.GetSignalChannel(ctx, jobs.SignalMembership)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
-			var sig jobs.JobGoneSignal
-			c.gone.Receive(ctx, &sig)
-			c.forget(sig.Job)
+			var req jobs.MembershipRequest
+			c.membership.Receive(ctx, &req)
+			c.handle(ctx, req)
 		}
 	})
-	return workflow.SetUpdateHandler(ctx, jobs.UpdateRemoveJob, c.removeJob)
+	return nil
+}
+
+// handle admits or forgets a job, and answers an admission.
+func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
+	if req.Leave {
+		c.forget(req.Job)
+		return
+	}
+	answer := jobs.AdmitAnswer{Seq: req.Seq, Error: c.admit(req)}
+	k := c.Key
+	k.Job = req.Job
+	c.answering++
+	f := workflow.SignalExternalWorkflow(ctx, k.JobWorkflowID(), "", jobs.SignalAdmitted, answer)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		if err := f.Get(ctx, nil); err != nil {
+			// The job's workflow waits for the answer; it can only be
+			// gone if it was terminated.
+			workflow.GetLogger(ctx).Warn("answer a job's admission", "job", req.Job, "error", err)
+		}
+		c.answering--
+	})
 }
 
 // validatePut refuses a PUT that reaches a deleted collection whose
@@ -108,10 +136,36 @@ func (c *collection) validatePut(_ workflow.Context, req jobs.PutCollectionReque
 	if c.deleted {
 		return jobs.NotFound("job collection " + c.Key.Collection).ToApplicationError()
 	}
+	if err := c.preconditions(req.Preconditions); err != nil {
+		return err
+	}
 	if err := req.Collection.Normalize(c.Key); err != nil {
 		return toWire(err)
 	}
 	return nil
+}
+
+// etag is the collection's ETag, empty when it does not exist.
+func (c *collection) etag() string {
+	if c.Collection == nil || c.deleted {
+		return ""
+	}
+	return c.Collection.ETag
+}
+
+// preconditions refuses a write whose If-Match or If-None-Match the
+// collection fails.
+func (c *collection) preconditions(p jobs.Preconditions) error {
+	if err := p.Check(c.etag(), "job collection "+c.Key.Collection); err != nil {
+		return err.ToApplicationError()
+	}
+	return nil
+}
+
+// revise gives the definition its next revision and ETag: it changed.
+func (c *collection) revise() {
+	c.Revision++
+	c.Collection.ETag = jobs.NewETag(c.firstRun, c.Revision)
 }
 
 func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (jobs.PutResult, error) {
@@ -122,53 +176,46 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 	created := c.Collection == nil
 	changed := !created && c.Collection.Properties.State != req.Collection.Properties.State
 	c.Collection = &req.Collection
+	c.revise()
 	c.publish(ctx)
-	if changed && workflow.GetVersion(ctx, changePutStateFansOut, workflow.DefaultVersion, 1) >= 1 {
+	if changed {
 		// A state set by PUT or PATCH reaches the jobs, as POST enable
 		// and disable do; a suspended collection's jobs are disabled.
 		c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.JobsState(req.Collection.Properties.State)})
 	}
 	err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.Collection.Properties.State))
-	return jobs.PutResult{Created: created}, err
+	return jobs.PutResult{Collection: *c.Collection, Created: created}, err
 }
 
-func (c *collection) validateAddJob(_ workflow.Context, req jobs.AddJobRequest) error {
-	if c.Collection == nil || c.deleted {
-		return (&jobs.Error{Code: jobs.CodeCollectionMissing,
-			Message: "job collection " + c.Key.Collection + " was not found"}).ToApplicationError()
-	}
-	return nil
-}
-
-// addJob records a job, refusing it when the collection is full. It never
-// blocks, so concurrent updates run one after the other.
-func (c *collection) addJob(_ workflow.Context, req jobs.AddJobRequest) (jobs.PutResult, error) {
+// admit records a job with a new definition, or refuses it: the
+// collection is gone, or full, or the job would run more often than it
+// allows. A job it holds already does not count twice.
+func (c *collection) admit(req jobs.MembershipRequest) *jobs.Error {
 	c.updates++
-	if err := c.validateAddJob(nil, req); err != nil {
-		return jobs.PutResult{}, err
+	if c.Collection == nil || c.deleted {
+		return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + c.Key.Collection + " was not found"}
 	}
 	if err := c.Collection.CheckRecurrence(req.ShortestGap); err != nil {
-		return jobs.PutResult{}, toWire(err)
+		var e *jobs.Error
+		if errors.As(err, &e) {
+			return e
+		}
+		return &jobs.Error{Code: jobs.CodeInvalidRequest, Message: err.Error()}
 	}
 	i, found := slices.BinarySearch(c.Jobs, req.Job)
 	if found {
-		return jobs.PutResult{Created: false}, nil
+		return nil
 	}
 	if limit := c.Collection.MaxJobs(); limit > 0 && len(c.Jobs) >= limit {
-		return jobs.PutResult{}, (&jobs.Error{Code: jobs.CodeQuotaExceeded, Target: "properties.quota.maxJobCount",
-			Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", c.Key.Collection, limit)}).ToApplicationError()
+		return &jobs.Error{Code: jobs.CodeQuotaExceeded, Target: "properties.quota.maxJobCount",
+			Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", c.Key.Collection, limit)}
 	}
 	c.Jobs = slices.Insert(c.Jobs, i, req.Job)
-	return jobs.PutResult{Created: true}, nil
-}
-
-func (c *collection) removeJob(_ workflow.Context, req jobs.RemoveJobRequest) (struct{}, error) {
-	c.forget(req.Job)
-	return struct{}{}, nil
+	return nil
 }
 
 // forget drops a job from the collection: a DELETE's, or that of a
-// finished job past its retention.
+// finished job past its retention, as the job asks.
 func (c *collection) forget(job string) {
 	c.updates++
 	if i, found := slices.BinarySearch(c.Jobs, job); found {
@@ -176,11 +223,11 @@ func (c *collection) forget(job string) {
 	}
 }
 
-func (c *collection) validateExists(workflow.Context, jobs.DeleteCollectionRequest) error {
+func (c *collection) validateExists(_ workflow.Context, req jobs.DeleteCollectionRequest) error {
 	if c.Collection == nil || c.deleted {
 		return jobs.NotFound("job collection " + c.Key.Collection).ToApplicationError()
 	}
-	return nil
+	return c.preconditions(req.Preconditions)
 }
 
 func (c *collection) validateSetState(ctx workflow.Context, req jobs.CollectionStateRequest) error {
@@ -197,6 +244,7 @@ func (c *collection) validateSetState(ctx workflow.Context, req jobs.CollectionS
 func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequest) (struct{}, error) {
 	c.updates++
 	c.Collection.Properties.State = req.State
+	c.revise()
 	c.publish(ctx)
 	c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(req.State)})
 	return struct{}{}, workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.State))

@@ -5,154 +5,260 @@ import (
 	"fmt"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
 )
 
-// maxRunsPerExecution bounds a job workflow's history: after that many
-// occurrences it continues as new.
-const maxRunsPerExecution = 200
+// maxOccurrencesPerRun bounds a job workflow run's history, which the API
+// reads back as the job's history: after that many occurrences it
+// continues as new.
+const maxOccurrencesPerRun = 100
 
-// Job is the workflow of one job: it sleeps on a durable timer until the
-// next occurrence, starts its run workflow, updates the status and repeats.
-// Nominal times come from the recurrence engine, never from when a run
-// actually happened.
+// Job is the workflow of one job. It sleeps on a durable timer until the
+// next occurrence and runs the job's action as local activities of its
+// own, the error action after it when it fails for good; each occurrence
+// writes its history rows and the job's status to the memo in the task
+// that handled it. Nominal times come from the recurrence engine, never
+// from when a run actually happened.
+//
+// The workflow is one loop (run): message handlers and runs that end only
+// leave work in j.pending; step does all of it in one place, flush writes
+// what changed, and wake plans when the loop must next wake up.
 func Job(ctx workflow.Context, in jobs.JobInput) error {
-	j := &job{key: in.Key, state: in.State}
+	j := &job{key: in.Key, state: in.State, firstRun: workflow.GetInfo(ctx).FirstRunID}
 	return j.run(ctx)
 }
 
 type job struct {
-	key        jobs.Key
-	state      *jobs.JobState // nil until the first PUT
-	deleted    bool
-	generation int        // bumped by every change the loop must notice
-	fired      int        // occurrences handled in this execution
-	running    int        // run workflows in flight
-	starting   int        // run workflows asked for and not yet started
-	postponing int        // Postponed rows (run workflows) not yet written
-	folded     *foldedRow // occurrences postponed while behind, not yet written
-	lastRunNow time.Time
-	runNowSeq  int       // runs now before this one at lastRunNow
-	retention  retention // of a finished job (retention.go)
-	published  []byte    // the public view last written to the memo (memo.go)
+	key       jobs.Key
+	firstRun  string         // the first run ID of the workflow's chain, for ETags
+	state     *jobs.JobState // nil until the first PUT; carried across continue-as-new
+	pending   pending
+	running   int                  // occurrences whose actions run now
+	deleted   bool                 // by DELETE, by the collection, or past the retention of a finished job
+	forgotten bool                 // by the collection that deleted it
+	admission admission            // (admission.go)
+	fired     int                  // occurrences fired by this run of the workflow
+	outcome   jobs.ExecutionStatus // of the last run that ended in this run of the workflow
+	runNowIDs runNowIDs
+	retention retention
+	memo      memo  // what the memo holds (memo.go)
+	ahead     ahead // occurrences planned after the next one (plan.go)
+	timer     timer // the durable timer of the next wake-up
 }
+
+// timer is the loop's durable timer: it stays while the wake-up it was
+// started for stays, so that a loop woken by a message or a run's end
+// costs no new timer.
+type timer struct {
+	at     time.Time
+	fired  workflow.Future // nil when there is no timer
+	cancel workflow.CancelFunc
+}
+
+// set makes the timer fire at at (zero for none), starting or cancelling
+// a timer only when the wake-up changed. It reports false when at is
+// already past: the loop must not sleep.
+func (t *timer) set(ctx workflow.Context, at time.Time) bool {
+	if t.fired != nil && (t.fired.IsReady() || !t.at.Equal(at)) {
+		t.cancel() // a no-op once fired; free while its command is unsent
+		*t = timer{}
+	}
+	if at.IsZero() || t.fired != nil {
+		return true
+	}
+	d := at.Sub(workflow.Now(ctx))
+	if d <= 0 {
+		return false
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	*t = timer{at: at, fired: workflow.NewTimer(tctx, d), cancel: cancel}
+	return true
+}
+
+func (t *timer) ready() bool { return t.fired != nil && t.fired.IsReady() }
+
+// pending is the work the loop has been left and not yet done.
+type pending struct {
+	runsNow []time.Time       // runs now answered, not yet started (their nominal times)
+	ended   []ended           // occurrences whose actions ended, not yet counted
+	rows    []jobs.HistoryRow // history rows not yet written
+	changed bool              // a message changed the definition or the state
+}
+
+func (p *pending) any() bool {
+	return len(p.runsNow) > 0 || len(p.ended) > 0 || len(p.rows) > 0 || p.changed
+}
+
+// errDeleted ends the loop of a deleted job.
+var errDeleted = errors.New("job deleted")
 
 func (j *job) run(ctx workflow.Context) error {
 	if err := j.register(ctx); err != nil {
 		return err
 	}
 	for {
-		gen := j.generation
-		changed := func() bool { return j.generation != gen || j.deleted }
-		var err error
-		if next, waiting := j.due(); waiting {
-			var woke bool
-			woke, err = workflow.AwaitWithTimeout(ctx, next.Sub(workflow.Now(ctx)), changed)
-			if err == nil && !woke {
-				err = j.fire(ctx, next)
-			}
-		} else if until, expires := j.expiry(ctx); expires {
-			// Completed or faulted: readable, with its counters, until its
-			// retention has passed, and not while a run now still runs.
-			woke := false
-			if wait := until.Sub(workflow.Now(ctx)); wait > 0 {
-				woke, err = workflow.AwaitWithTimeout(ctx, wait, changed)
-			}
-			if err == nil && !woke && j.finished() {
-				j.expire(ctx)
-			}
-		} else {
-			// Disabled, not yet defined, finished and kept, or running:
-			// wait for a change, or for the job to finish (its last run
-			// ending) when that would start its retention.
-			err = workflow.Await(ctx, func() bool { return changed() || j.finished() && j.retention.pending() })
-		}
-		if err != nil {
+		if err := j.step(ctx); err != nil {
 			return err
 		}
-		if j.deleted {
-			j.publish(ctx)
-			// Runs in flight finish on their own (parent close: abandon).
-			return j.drain(ctx, false)
-		}
-		if j.fired >= maxRunsPerExecution || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			if err := j.drain(ctx, true); err != nil {
-				return err
+		j.flush(ctx)
+		end := j.ending(ctx)
+		if end != nil && j.idle(ctx) {
+			if errors.Is(end, errDeleted) {
+				j.leave(ctx)
+				return nil
 			}
-			return workflow.NewContinueAsNewError(ctx, jobs.JobWorkflowName, jobs.JobInput{Key: j.key, State: j.state})
+			return end
+		}
+		if err := j.sleep(ctx, end != nil); err != nil {
+			return err
 		}
 	}
 }
 
+// step does the pending work: counts the occurrences that ended, starts
+// the runs now and a buffered occurrence, fires the occurrence that is
+// due, settles the state and deletes a finished job past its retention.
+func (j *job) step(ctx workflow.Context) error {
+	p := &j.pending
+	p.changed = false
+	for _, e := range p.ended {
+		j.count(e)
+	}
+	p.ended = nil
+	for _, at := range p.runsNow {
+		j.start(ctx, at, runNow)
+	}
+	p.runsNow = nil
+	if j.state == nil && !workflow.Now(ctx).Before(undefinedUntil(ctx)) && workflow.AllHandlersFinished(ctx) {
+		j.deleted = true // never defined
+	}
+	if j.state == nil || j.deleted {
+		return nil
+	}
+	if j.state.Buffered != nil && j.mayStart() {
+		next := *j.state.Buffered
+		j.state.Buffered = nil
+		j.start(ctx, next, scheduled)
+	}
+	if next, ok := j.due(); ok && !j.startOf(next).After(workflow.Now(ctx)) && j.ending(ctx) == nil {
+		if err := j.fire(ctx, next); err != nil {
+			return err
+		}
+	}
+	// After the schedule's occurrence, which comes first.
+	j.startBackfill(ctx)
+	j.settle()
+	if until, ok := j.expiry(ctx); ok && !until.After(workflow.Now(ctx)) {
+		j.expire()
+	}
+	return nil
+}
+
+// ending returns how the workflow ends once it is idle: errDeleted, a
+// continue-as-new, or nil while it goes on.
+func (j *job) ending(ctx workflow.Context) error {
+	switch {
+	case j.deleted:
+		return errDeleted
+	case j.fired >= maxOccurrencesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested():
+		return workflow.NewContinueAsNewError(ctx, jobs.JobWorkflowName, jobs.JobInput{Key: j.key, State: j.state})
+	}
+	return nil
+}
+
+// idle reports whether nothing is in flight: no action runs, no message
+// handler runs and nothing is pending, so the workflow may end.
+func (j *job) idle(ctx workflow.Context) bool {
+	return j.running == 0 && !j.pending.any() && workflow.AllHandlersFinished(ctx)
+}
+
+// sleep waits for pending work or, unless the workflow is ending, for its
+// next wake-up.
+func (j *job) sleep(ctx workflow.Context, ending bool) error {
+	if ending {
+		j.timer.set(ctx, time.Time{})
+		return workflow.Await(ctx, func() bool { return j.pending.any() || j.idle(ctx) })
+	}
+	at, _ := j.wake(ctx)
+	if !j.timer.set(ctx, at) {
+		return nil
+	}
+	return workflow.Await(ctx, func() bool { return j.pending.any() || j.timer.ready() })
+}
+
+// wake is the one planner of the loop: when it must next wake up with
+// nothing pending. That is the next occurrence of an enabled job, when a
+// finished job's retention ends, or when a job never defined gives up;
+// ok is false when only a message can wake it (disabled, finished and
+// kept).
+func (j *job) wake(ctx workflow.Context) (at time.Time, ok bool) {
+	if j.state == nil && !j.deleted {
+		return undefinedUntil(ctx), true
+	}
+	if next, ok := j.due(); ok {
+		return j.startOf(next), true
+	}
+	return j.expiry(ctx)
+}
+
+// startOf is when the occurrence due at nominal starts: later by its
+// jitter offset, if the job has a jitter.
+func (j *job) startOf(nominal time.Time) time.Time {
+	return j.state.Job.Properties.StartOf(j.key.JobWorkflowID(), nominal)
+}
+
 // due returns the next nominal run time when the job is waiting for one.
 func (j *job) due() (time.Time, bool) {
-	if j.state == nil || j.state.Job.Properties.State != jobs.Enabled || j.state.Next == nil {
+	if j.state == nil || j.deleted || j.state.Job.Properties.State != jobs.Enabled || j.state.Next == nil {
 		return time.Time{}, false
 	}
 	return *j.state.Next, true
 }
 
-// drain waits until no message handler runs, no run waits to be started
-// (and, with runs, no run is in flight), so that continue-as-new or the
-// end never cuts one short. Occurrences waiting folded get their row
-// first: the ones in flight are written whether the job goes on or not.
-func (j *job) drain(ctx workflow.Context, runs bool) error {
-	starts := workflow.GetVersion(ctx, changeStartsBeforeEnd, workflow.DefaultVersion, 1) >= 1
-	j.writeFolded(ctx)
-	return workflow.Await(ctx, func() bool {
-		return workflow.AllHandlersFinished(ctx) && (!runs || j.running == 0) && (!starts || j.starting == 0)
-	})
-}
-
 // fire handles the occurrence due at nominal, and any later ones that fell
-// due while the workflow could not run (recur was down): the most recent
-// runs if it is within the catch-up window, the others are recorded as
-// Postponed. Then it plans the next occurrence.
+// due while the workflow could not run (recur was down or behind): the
+// most recent runs if it is within the catch-up window, the others are
+// recorded as Postponed. Then it plans the next occurrence.
 func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
-	if _, waiting := j.due(); !waiting {
-		return nil // a run that just ended changed the state
-	}
 	j.fired++
 	now := workflow.Now(ctx)
-	plan, err := j.catchUp(ctx, nominal, now)
+	// An occurrence due within the last jitter may not have reached its
+	// start yet: only those before are missed.
+	jitter := j.state.Job.Properties.JitterDuration()
+	plan, err := j.catchUp(ctx, nominal, now.Add(-jitter))
 	if err != nil {
 		return err
 	}
-	// A Postponed row from an earlier occurrence not yet written means
-	// Temporal is behind: this occurrence's Postponed rows, if any, wait
-	// and are folded into one. (A catch-up that leaves occurrences out of
-	// its list says so in its own rows, and is not folded.)
-	fold := plan.Skipped == 0 && j.postponing > 0 &&
-		workflow.GetVersion(ctx, changeFoldPostponed, workflow.DefaultVersion, 1) >= 1
 	window := j.state.Job.Properties.CatchUp()
 	for i, o := range plan.Due {
+		if h := j.state.Handled; h != nil && !o.After(*h) {
+			continue
+		}
+		j.state.Handled = &o
 		switch last := i == len(plan.Due)-1; {
 		case !last:
 			reason := "missed: recur was down or too busy to run it on time; only the most recent missed occurrence may run"
 			if i == len(plan.Due)-2 && plan.Skipped > 0 {
 				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, plan.Skipped)
 			}
-			j.postpone(ctx, o, reason, fold)
-		case now.Sub(o) > window:
-			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(o).Round(time.Second), window), fold)
+			j.postpone(ctx, o, reason)
+		case now.Sub(j.startOf(o)) > window:
+			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(j.startOf(o)).Round(time.Second), window))
 		default:
-			j.dispatch(ctx, o, fold)
+			j.dispatch(ctx, o)
 		}
 	}
-	if c := j.count(); c > 0 && j.state.Runs >= c {
+	if c := j.countLimit(); c > 0 && j.state.Runs >= c {
 		plan.Next = nil // the count is used up
 	}
 	j.setNext(plan.Next)
-	j.settle(ctx)
 	return nil
 }
 
-// count returns the recurrence's count, 0 for none.
-func (j *job) count() int {
+// countLimit returns the recurrence's count, 0 for none.
+func (j *job) countLimit() int {
 	if r := j.state.Job.Properties.Recurrence; r != nil && r.Count != nil {
 		return *r.Count
 	}
@@ -160,176 +266,70 @@ func (j *job) count() int {
 }
 
 // dispatch runs an occurrence unless the previous run still runs; then
-// the overlap policy decides; fold as for postpone.
-func (j *job) dispatch(ctx workflow.Context, nominal time.Time, fold bool) {
-	policy := j.state.Job.Properties.OverlapPolicy
+// the overlap policy decides.
+func (j *job) dispatch(ctx workflow.Context, nominal time.Time) {
+	p := j.state.Job.Properties
 	switch {
-	case j.running == 0 || policy == jobs.OverlapAllowAll:
+	case j.mayStart():
 		j.state.Runs++
-		j.start(ctx, nominal, false)
-	case policy == jobs.OverlapBufferOne && j.state.Buffered == nil:
+		j.start(ctx, nominal, scheduled)
+	case p.OverlapPolicy == jobs.OverlapBufferOne && j.state.Buffered == nil:
 		j.state.Runs++
 		j.state.Buffered = &nominal
-	case policy == jobs.OverlapBufferOne:
-		j.postpone(ctx, nominal, "the previous run was still running and another occurrence was already waiting for it", fold)
+	case p.OverlapPolicy == jobs.OverlapBufferOne:
+		j.postpone(ctx, nominal, "the previous run was still running and another occurrence was already waiting for it")
+	case p.MaxConcurrentRuns > 0:
+		j.postpone(ctx, nominal, fmt.Sprintf("%d runs were still running (maxConcurrentRuns)", j.running))
 	default:
-		j.postpone(ctx, nominal, "the previous run was still running (overlapPolicy Skip)", fold)
+		j.postpone(ctx, nominal, "the previous run was still running (overlapPolicy Skip)")
 	}
 }
 
-// start runs an occurrence in its own workflow, in the background, and
-// applies the outcome to the status when it ends.
-func (j *job) start(ctx workflow.Context, nominal time.Time, manual bool) {
-	j.running++
-	started := workflow.Now(ctx)
+// mayStart reports whether another run may start: fewer run than the
+// job's limit.
+func (j *job) mayStart() bool {
+	limit := j.state.Job.Properties.RunLimit()
+	return limit == 0 || j.running < limit
+}
+
+// start runs an occurrence's actions in the background; the loop counts
+// it when it ends.
+func (j *job) start(ctx workflow.Context, nominal time.Time, kind runKind) {
 	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
-	if manual {
-		id += j.runNowSuffix(ctx, nominal)
+	if kind == runNow {
+		id += j.runNowIDs.suffix(nominal)
 	}
-	in := jobs.RunInput{Key: j.key, Nominal: nominal, Action: *j.state.Job.Properties.Action,
-		Repeat: j.status().ExecutionCount + j.running}
-	j.starting++
+	j.running++
+	o := occurrence{key: j.key, id: id, nominal: nominal, action: *j.state.Job.Properties.Action,
+		repeat: j.status().ExecutionCount + j.running, kind: kind, started: workflow.Now(ctx)}
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		result := j.execute(ctx, id, in)
+		e := o.run(ctx)
 		j.running--
-		if result != nil {
-			j.apply(*result, started, manual)
-			j.recordOutcome(ctx, result.Status)
-		}
-		if j.running == 0 && j.state.Buffered != nil {
-			next := *j.state.Buffered
-			j.state.Buffered = nil
-			j.start(ctx, next, false)
-		}
-		j.settle(ctx)
+		j.pending.ended = append(j.pending.ended, e)
 	})
 }
 
-// runNowSuffix ends the ID of a run now at nominal: "/run-now", then
-// "/run-now-2", "/run-now-3" for the others at the same time.
-func (j *job) runNowSuffix(ctx workflow.Context, nominal time.Time) string {
-	if !nominal.Equal(j.lastRunNow) {
-		j.lastRunNow, j.runNowSeq = nominal, 0
-		return "/run-now"
-	}
-	j.runNowSeq++
-	if workflow.GetVersion(ctx, changeRunNowIDs, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return "/run-now"
-	}
-	return fmt.Sprintf("/run-now-%d", j.runNowSeq+1)
-}
-
-// postpone records an occurrence that does not run as a Postponed history
-// row: a run workflow that runs nothing. With fold (the job is behind), the
-// occurrence is folded into the next row instead.
-func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string, fold bool) {
-	if fold {
-		if j.folded == nil {
-			j.folded = &foldedRow{first: nominal, reason: reason}
-		} else {
-			j.folded.more++
-		}
-		j.folded.last = nominal
-		return
-	}
-	j.writePostponed(ctx, jobs.RunInput{Key: j.key, Nominal: nominal, Action: *j.state.Job.Properties.Action, Postponed: reason})
-}
-
-// writePostponed starts the run workflow of a Postponed row; when the last
-// row in flight is written, the occurrences folded meanwhile get theirs.
-func (j *job) writePostponed(ctx workflow.Context, in jobs.RunInput) {
-	id := jobs.OccurrenceID(j.key.JobWorkflowID(), in.Nominal)
-	j.starting++
-	j.postponing++
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		j.execute(ctx, id, in)
-		j.postponing--
-		if j.postponing == 0 {
-			j.writeFolded(ctx)
-		}
+// postpone records an occurrence that does not run as a Postponed row.
+func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
+	observePostponed(ctx, j.key, nominal, reason)
+	j.pending.rows = append(j.pending.rows, jobs.HistoryRow{
+		ExpectedExecutionTime: nominal, ActionName: jobs.MainAction,
+		Status: jobs.Postponed, Message: reason, RepeatCount: j.status().ExecutionCount + j.running,
 	})
 }
 
-// foldedRow is the occurrences a job postponed while an earlier Postponed
-// row was still being written: under a load Temporal cannot keep up with,
-// a run workflow for each would add to the load that made them late.
-// Schedules skip such occurrences without a trace; recur writes them as
-// one row.
-type foldedRow struct {
-	first, last time.Time
-	more        int // occurrences after first, up to last
-	reason      string
-}
-
-// writeFolded writes the occurrences folded so far as one Postponed row.
-func (j *job) writeFolded(ctx workflow.Context) {
-	f := j.folded
-	if f == nil {
-		return
-	}
-	j.folded = nil
-	reason := f.reason
-	if f.more > 0 {
-		occurrences := "occurrences"
-		if f.more == 1 {
-			occurrences = "occurrence"
-		}
-		reason = fmt.Sprintf("%s; this row also stands for the %d %s after it, up to %s, postponed while recur was behind",
-			reason, f.more, occurrences, f.last.UTC().Format(time.RFC3339))
-	}
-	j.writePostponed(ctx, jobs.RunInput{Key: j.key, Nominal: f.first, Action: *j.state.Job.Properties.Action,
-		Postponed: reason, Folded: f.more})
-}
-
-// execute runs the run workflow id and returns its result; nil when the
-// occurrence had already been handled before a restart (its ID exists).
-// The caller counted the run in j.starting before it let the workflow
-// go on: drain must see it at once.
-func (j *job) execute(ctx workflow.Context, id string, in jobs.RunInput) *jobs.RunResult {
-	queue := "" // the parent's
-	if workflow.GetVersion(ctx, changeRunTaskQueue, workflow.DefaultVersion, 1) >= 1 {
-		queue = jobs.RunTaskQueue
-	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:            id,
-		TaskQueue:             queue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		TypedSearchAttributes: j.key.SearchAttributes(jobs.KindRun, jobs.AttrNominalTime.ValueSet(in.Nominal)),
-		StaticSummary:         jobs.RunSummary(in), // metadata only: no new command, replay unchanged
-		StaticDetails:         jobs.RunDetails(in),
-	})
-	var result jobs.RunResult
-	run := workflow.ExecuteChildWorkflow(cctx, jobs.RunWorkflowName, in)
-	_ = run.GetChildWorkflowExecution().Get(ctx, nil) // a failed start fails run too
-	j.starting--
-	err := run.Get(ctx, &result)
-	var appErr *temporal.ApplicationError
-	switch {
-	case err == nil:
-		return &result
-	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
-		workflow.GetLogger(ctx).Warn("occurrence already handled", "occurrence", id)
-		return nil
-	case errors.As(err, &appErr) && appErr.Type() == errTypeRunFailed && appErr.Details(&result) == nil:
-		return &result
-	default:
-		return &jobs.RunResult{Status: jobs.Failed, Faulted: true, FailedAttempts: 1, Message: err.Error()}
-	}
-}
-
-// apply counts a finished run in the status (DESIGN.md: executionCount
-// counts runs, failureCount failed attempts, faultedCount runs whose main
-// action failed after all retries) and faults the job when its rules say.
-func (j *job) apply(r jobs.RunResult, started time.Time, manual bool) {
-	if r.Status == jobs.Postponed {
-		return
-	}
+// count applies an occurrence that ended to the status (DESIGN.md:
+// executionCount counts runs, failureCount failed attempts, faultedCount
+// runs whose main action failed after all retries), takes its rows, and
+// faults the job when its rules say.
+func (j *job) count(e ended) {
+	j.pending.rows = append(j.pending.rows, e.rows...)
+	j.outcome = e.result.Status
 	st := j.status()
 	st.ExecutionCount++
-	st.LastExecutionTime = &started
-	st.FailureCount += r.FailedAttempts
-	if !r.Faulted {
+	st.LastExecutionTime = &e.started
+	st.FailureCount += e.result.FailedAttempts
+	if !e.result.Faulted {
 		j.state.ConsecutiveFaults = 0
 		return
 	}
@@ -337,31 +337,40 @@ func (j *job) apply(r jobs.RunResult, started time.Time, manual bool) {
 	j.state.ConsecutiveFaults++
 	p := &j.state.Job.Properties
 	switch {
-	case manual:
-	case p.Recurrence == nil,
-		p.MaxConsecutiveFaults > 0 && j.state.ConsecutiveFaults >= p.MaxConsecutiveFaults:
-		p.State = jobs.Faulted
+	case e.kind != scheduled:
+	case p.Recurrence == nil:
+		p.State, p.StateReason = jobs.Faulted, "its one run failed after its retries"
+		j.revise()
 		j.setNext(nil)
-		j.generation++ // the loop may be waiting for the next occurrence
+	case p.MaxConsecutiveFaults > 0 && j.state.ConsecutiveFaults >= p.MaxConsecutiveFaults:
+		p.State = jobs.Faulted
+		p.StateReason = fmt.Sprintf("%d runs in a row failed after their retries (maxConsecutiveFaults)", j.state.ConsecutiveFaults)
+		j.revise()
+		j.setNext(nil)
 	}
 }
 
-// settle completes an enabled job that has nothing left to run, and keeps
-// the state search attribute current.
-func (j *job) settle(ctx workflow.Context) {
+// settle completes an enabled job that has nothing left to run.
+func (j *job) settle() {
 	p := &j.state.Job.Properties
-	if p.State == jobs.Enabled && j.state.Next == nil && j.running == 0 && j.state.Buffered == nil {
+	if p.State == jobs.Enabled && j.state.Next == nil && j.running == 0 && j.state.Buffered == nil && len(j.state.Backfill) == 0 {
 		p.State = jobs.Completed
+		j.revise()
 	}
-	j.describe(ctx)
-	j.publish(ctx)
-	onChange := workflow.GetVersion(ctx, changeStateUpsertOnChange, workflow.DefaultVersion, 1) >= 1
-	if current, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(jobs.AttrState); onChange && ok && current == string(p.State) {
-		return
+}
+
+// revise gives the definition its next revision and ETag: it changed.
+func (j *job) revise() {
+	j.state.Revision++
+	j.state.Job.ETag = jobs.NewETag(j.firstRun, j.state.Revision)
+}
+
+// etag is the job's ETag, empty when it does not exist.
+func (j *job) etag() string {
+	if j.state == nil || j.deleted {
+		return ""
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(string(p.State))); err != nil {
-		workflow.GetLogger(ctx).Error("upsert state", "error", err)
-	}
+	return j.state.Job.ETag
 }
 
 func (j *job) status() *jobs.Status {
@@ -377,17 +386,18 @@ func (j *job) setNext(next *time.Time) {
 	j.status().NextExecutionTime = next
 }
 
-// recordOutcome keeps the outcome of the job's last run in its RecurStatus
-// search attribute, so that failing jobs are one visibility filter away
-// (RecurKind="job" AND RecurStatus="Failed"); upserted only on a change.
-func (j *job) recordOutcome(ctx workflow.Context, status jobs.ExecutionStatus) {
-	if current, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(jobs.AttrStatus); ok && current == string(status) {
-		return
+// runNowIDs tells apart the runs now that share a nominal time (the
+// workflow task's clock): "/run-now", then "/run-now-2", "/run-now-3".
+type runNowIDs struct {
+	last time.Time
+	seq  int // runs now before the last one at last
+}
+
+func (r *runNowIDs) suffix(nominal time.Time) string {
+	if !nominal.Equal(r.last) {
+		r.last, r.seq = nominal, 0
+		return "/run-now"
 	}
-	if workflow.GetVersion(ctx, changeJobLastStatus, workflow.DefaultVersion, 1) < 1 {
-		return
-	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrStatus.ValueSet(string(status))); err != nil {
-		workflow.GetLogger(ctx).Error("upsert the last outcome", "error", err)
-	}
+	r.seq++
+	return fmt.Sprintf("/run-now-%d", r.seq+1)
 }

@@ -8,6 +8,10 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
+// Message handlers change the job's state and leave the rest to the loop
+// (j.pending), so that the loop sees each change at its next step. Only a
+// PUT blocks, while its collection admits the definition.
+
 func (j *job) register(ctx workflow.Context) error {
 	j.describe(ctx)
 	if err := workflow.SetQueryHandler(ctx, jobs.QueryJob, j.query); err != nil {
@@ -24,6 +28,10 @@ func (j *job) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: j.validateRunNow}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateBackfill, j.backfillQueue,
+		workflow.UpdateHandlerOptions{Validator: j.validateBackfill}); err != nil {
+		return err
+	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateDeleteJob, j.delete,
 		workflow.UpdateHandlerOptions{Validator: j.validateDelete}); err != nil {
 		return err
@@ -36,6 +44,14 @@ func (j *job) register(ctx workflow.Context) error {
 			j.onCollection(ctx, sig)
 		}
 	})
+	admitted := workflow.GetSignalChannel(ctx, jobs.SignalAdmitted)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var a jobs.AdmitAnswer
+			admitted.Receive(ctx, &a)
+			j.admission.answers[a.Seq] = a
+		}
+	})
 	return nil
 }
 
@@ -45,13 +61,14 @@ func (j *job) register(ctx workflow.Context) error {
 func (j *job) onCollection(ctx workflow.Context, sig jobs.CollectionSignal) {
 	switch {
 	case sig.Deleted:
-		j.deleted = true
-		j.generation++
+		j.deleted, j.forgotten = true, true
+		j.pending.changed = true
 	case j.state == nil:
 	case sig.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
-		j.state.Job.Properties.State = jobs.Disabled
-		j.generation++
-		j.settle(ctx)
+		p := &j.state.Job.Properties
+		p.State, p.StateReason = jobs.Disabled, "job collection "+j.key.Collection+" was disabled"
+		j.revise()
+		j.pending.changed = true
 	case sig.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
 		def := j.state.Job
 		def.Properties.State = jobs.Enabled
@@ -75,7 +92,8 @@ func (j *job) preview(req jobs.PreviewRequest) ([]time.Time, error) {
 	if j.state == nil || j.deleted {
 		return nil, jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
-	return jobs.Upcoming(j.state.Job, j.state.Created, j.state.Runs, j.state.Next, req.Count), nil
+	times, _ := jobs.UpcomingStarts(j.key, j.state.Job, j.state.Created, j.state.Runs, j.state.Next, req.Count)
+	return times, nil
 }
 
 // view returns the job as the API shows it: status always present.
@@ -89,19 +107,34 @@ func (j *job) view() jobs.Job {
 // created is C: the workflow's clock at the update, in whole seconds.
 func created(ctx workflow.Context) time.Time { return workflow.Now(ctx).UTC().Truncate(time.Second) }
 
-// validatePut rejects bad definitions before they reach history, and any
-// change to a job that has ended: completed and faulted are final.
+// validatePut rejects bad definitions before they reach history, a PATCH
+// of a job not defined, and any change to a job that has ended: completed
+// and faulted are final.
 func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	if err := j.exists(); err != nil {
 		return err
 	}
+	if req.Existing && j.state == nil {
+		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	}
+	if err := j.preconditions(req.Preconditions); err != nil {
+		return err
+	}
+	if err := j.redefinable(); err != nil {
+		return err
+	}
+	return toWire(req.Job.NormalizeNew(j.key, created(ctx)))
+}
+
+// redefinable refuses a new definition of a job that has ended.
+func (j *job) redefinable() error {
 	if j.state != nil {
 		if st := j.state.Job.Properties.State; st == jobs.Completed || st == jobs.Faulted {
 			return (&jobs.Error{Code: jobs.CodeConflict, Target: "properties.state",
 				Message: "job " + j.key.Job + " is " + string(st) + ", which is final: delete it and create it again"}).ToApplicationError()
 		}
 	}
-	return toWire(req.Job.NormalizeNew(j.key, created(ctx)))
+	return nil
 }
 
 // exists rejects messages to a deleted job.
@@ -112,12 +145,27 @@ func (j *job) exists() error {
 	return nil
 }
 
-// put defines or redefines the job: the new definition is planned from
-// now (C) and takes effect from its next occurrence; the status counters
-// stay. A disabled job enabled again resumes at the next occurrence to
-// come.
-func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.Job, error) {
-	return j.define(ctx, req.Job)
+// put defines or redefines the job once its collection has admitted the
+// definition: the new definition is planned from now (C) and takes effect
+// from its next occurrence; the status counters stay. A disabled job
+// enabled again resumes at the next occurrence to come.
+func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResult, error) {
+	if err := j.admit(ctx, req.Job); err != nil {
+		return jobs.PutJobResult{}, err
+	}
+	// The job may have changed while its collection answered.
+	if err := j.exists(); err != nil {
+		return jobs.PutJobResult{}, err
+	}
+	if err := j.preconditions(req.Preconditions); err != nil {
+		return jobs.PutJobResult{}, err
+	}
+	if err := j.redefinable(); err != nil {
+		return jobs.PutJobResult{}, err
+	}
+	created := j.state == nil
+	job, err := j.define(ctx, req.Job)
+	return jobs.PutJobResult{Job: job, Created: created}, err
 }
 
 // define makes def the job's definition, planned from now.
@@ -131,14 +179,19 @@ func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 	if old != nil {
 		j.state.Job.Properties.Status = old.Job.Properties.Status
 		j.state.ConsecutiveFaults = old.ConsecutiveFaults
+		j.state.Handled = old.Handled
+		j.state.Revision = old.Revision
+		j.state.Backfill = old.Backfill
 	}
+	j.revise()
 	next, err := j.first(ctx, c)
 	if err != nil {
 		return jobs.Job{}, err
 	}
+	j.ahead = ahead{}
 	j.setNext(next)
-	j.generation++
-	j.settle(ctx)
+	j.settle()
+	j.pending.changed = true
 	return j.view(), nil
 }
 
@@ -153,22 +206,33 @@ func (j *job) validateRunNow(workflow.Context, jobs.RunNowRequest) error {
 }
 
 // validateDelete lets only the first of concurrent DELETEs through: the
-// others answer 404, as they would one after the other. Each DELETE that
-// succeeds makes the collection forget the job next; a second one would
-// forget a job that a PUT had created again meanwhile. A job never
+// others answer 404, as they would one after the other. A job never
 // defined may be deleted: that ends its workflow.
-func (j *job) validateDelete(workflow.Context, jobs.DeleteJobRequest) error {
-	return j.exists()
+func (j *job) validateDelete(_ workflow.Context, req jobs.DeleteJobRequest) error {
+	if err := j.exists(); err != nil {
+		return err
+	}
+	return j.preconditions(req.Preconditions)
 }
 
-// runNow runs the job once at once, outside its schedule.
+// preconditions refuses a write whose If-Match or If-None-Match the job
+// fails.
+func (j *job) preconditions(p jobs.Preconditions) error {
+	if err := p.Check(j.etag(), "job "+j.key.Job); err != nil {
+		return err.ToApplicationError()
+	}
+	return nil
+}
+
+// runNow runs the job once at once, outside its schedule: the loop starts
+// it before anything else, a DELETE that follows included.
 func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, error) {
-	j.start(ctx, workflow.Now(ctx).UTC(), true)
+	j.pending.runsNow = append(j.pending.runsNow, workflow.Now(ctx).UTC())
 	return struct{}{}, nil
 }
 
 func (j *job) delete(workflow.Context, jobs.DeleteJobRequest) (struct{}, error) {
 	j.deleted = true
-	j.generation++
+	j.pending.changed = true
 	return struct{}{}, nil
 }

@@ -19,6 +19,9 @@ import (
 
 var key = jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 
+// acts names activities for mocks, as workflow code names them.
+var acts *activities.Activities
+
 func hourly(start time.Time, count int) jobs.Job {
 	return jobs.Job{Properties: jobs.Properties{
 		StartTime:  recurrence.At(start),
@@ -28,6 +31,35 @@ func hourly(start time.Time, count int) jobs.Job {
 }
 
 var updates int
+
+// collectionStandIn answers for the job's collection in env: it admits
+// every definition unless refuse says why not, and records the requests.
+type collectionStandIn struct {
+	env      *testsuite.TestWorkflowEnvironment
+	refuse   func(jobs.MembershipRequest) *jobs.Error
+	requests []jobs.MembershipRequest
+	left     []time.Time // when the job asked to be forgotten
+}
+
+func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionStandIn {
+	c := &collectionStandIn{env: env}
+	env.OnSignalExternalWorkflow(mock.Anything, key.CollectionWorkflowID(), "", jobs.SignalMembership, mock.Anything).Return(
+		func(_, _, _, _ string, arg any) error {
+			req := arg.(jobs.MembershipRequest)
+			c.requests = append(c.requests, req)
+			if req.Leave {
+				c.left = append(c.left, env.Now().UTC())
+				return nil
+			}
+			answer := jobs.AdmitAnswer{Seq: req.Seq}
+			if c.refuse != nil {
+				answer.Error = c.refuse(req)
+			}
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(jobs.SignalAdmitted, answer) }, 0)
+			return nil
+		}).Maybe()
+	return c
+}
 
 // update sends an update from within the test environment and fails the
 // test if it is rejected.
@@ -49,9 +81,10 @@ func TestJobRunsEveryOccurrenceOnceUnderItsID(t *testing.T) {
 	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	env.SetStartTime(start.Add(-30 * time.Minute))
 	worker.Register(env, &activities.Activities{})
+	newCollectionStandIn(env)
 
 	var ids []string
-	env.OnActivity(jobs.HTTPActivityName, mock.Anything, mock.Anything).Return(
+	env.OnActivity(acts.HTTP, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in jobs.HTTPRequestInput) (jobs.HTTPResponse, error) {
 			ids = append(ids, in.OccurrenceID)
 			return jobs.HTTPResponse{StatusCode: 200, Attempt: 1}, nil
@@ -84,6 +117,7 @@ func TestJobRejectsAnInvalidDefinition(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	worker.Register(env, &activities.Activities{})
+	newCollectionStandIn(env)
 	bad := hourly(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), 0) // count 0 is invalid
 	var rejected error
 	env.RegisterDelayedCallback(func() {
@@ -113,8 +147,9 @@ func TestJobRejectsTimeSpansOutOfRange(t *testing.T) {
 	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	env.SetStartTime(start.Add(-30 * time.Minute))
 	worker.Register(env, &activities.Activities{})
+	newCollectionStandIn(env)
 	var ran []string
-	env.OnActivity(jobs.HTTPActivityName, mock.Anything, mock.Anything).Return(
+	env.OnActivity(acts.HTTP, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in jobs.HTTPRequestInput) (jobs.HTTPResponse, error) {
 			ran = append(ran, in.OccurrenceID)
 			return jobs.HTTPResponse{StatusCode: 200, Attempt: 1}, nil

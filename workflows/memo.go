@@ -4,20 +4,73 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
 )
 
-// publish writes the job's public view to its memo when it differs from
-// the one last written: an upsert is a history event and a write to the
-// visibility store.
-func (j *job) publish(ctx workflow.Context) {
+// memo is what a job's memo holds, as last written: the API reads the
+// job's public view there (describe, visibility) and its history from the
+// upserts' events, so that no read needs a worker.
+type memo struct {
+	job, status []byte // encodings of the JobView and the StatusView
+}
+
+// flush writes what changed since the last flush, in one upsert of the
+// memo and one of the search attributes at most: the definition's public
+// view, the status, and the history rows of the occurrences handled. It
+// shows the job as its current details too, which costs no event.
+//
+// An occurrence that has just started leaves the status to its end, which
+// most often comes in the same workflow task: then the occurrence costs one
+// upsert, with its rows.
+func (j *job) flush(ctx workflow.Context) {
+	j.describe(ctx)
 	if j.state == nil {
 		return
 	}
-	view := jobs.JobView{Job: j.view().Redacted(), Deleted: j.deleted, Created: j.state.Created, Runs: j.state.Runs}
-	j.published = upsertMemo(ctx, jobs.MemoJob, view, j.published)
+	fields := map[string]any{}
+	view := jobs.JobView{Job: j.view().Redacted(), Deleted: j.deleted, Created: j.state.Created}
+	view.Job.Properties.Status = nil // under MemoStatus
+	if enc, ok := changed(view, j.memo.job); ok {
+		fields[jobs.MemoJob], j.memo.job = view, enc
+	}
+	starting := j.running > 0 && len(j.pending.rows) == 0 && len(fields) == 0
+	status := jobs.StatusView{Status: *j.status(), Runs: j.state.Runs}
+	if enc, ok := changed(status, j.memo.status); ok && !starting {
+		fields[jobs.MemoStatus], j.memo.status = status, enc
+	}
+	if len(j.pending.rows) > 0 {
+		fields[jobs.MemoRows] = j.pending.rows
+		j.pending.rows = nil
+	}
+	if len(fields) > 0 {
+		if err := workflow.UpsertMemo(ctx, fields); err != nil {
+			workflow.GetLogger(ctx).Error("upsert the memo", "error", err)
+		}
+	}
+	j.upsertAttributes(ctx)
+}
+
+// upsertAttributes keeps the job's state and the outcome of its last run
+// in its search attributes (RecurState, RecurStatus: failing jobs are one
+// visibility filter away), upserted on a change only.
+func (j *job) upsertAttributes(ctx workflow.Context) {
+	current := workflow.GetTypedSearchAttributes(ctx)
+	var updates []temporal.SearchAttributeUpdate
+	if st, ok := current.GetKeyword(jobs.AttrState); !ok || st != string(j.state.Job.Properties.State) {
+		updates = append(updates, jobs.AttrState.ValueSet(string(j.state.Job.Properties.State)))
+	}
+	if o, ok := current.GetKeyword(jobs.AttrStatus); j.outcome != "" && (!ok || o != string(j.outcome)) {
+		updates = append(updates, jobs.AttrStatus.ValueSet(string(j.outcome)))
+	}
+	if len(updates) == 0 {
+		return
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+		workflow.GetLogger(ctx).Error("upsert search attributes", "error", err)
+	}
 }
 
 // publish writes the collection's public view to its memo when it
@@ -26,26 +79,28 @@ func (c *collection) publish(ctx workflow.Context) {
 	if c.Collection == nil {
 		return
 	}
-	c.published = upsertMemo(ctx, jobs.MemoCollection, jobs.CollectionView{Collection: *c.Collection, Deleted: c.deleted}, c.published)
+	view := jobs.CollectionView{Collection: *c.Collection, Deleted: c.deleted}
+	enc, ok := changed(view, c.published)
+	if !ok {
+		return
+	}
+	if err := workflow.UpsertMemo(ctx, map[string]any{jobs.MemoCollection: view}); err != nil {
+		workflow.GetLogger(ctx).Error("upsert the public view", "error", err)
+		return
+	}
+	c.published = enc
 }
 
-// upsertMemo sets the memo's key to view unless last is view's encoding,
-// and returns the encoding now in the memo. A workflow's own history
-// replays the same encodings, so the comparison is deterministic.
-func upsertMemo(ctx workflow.Context, key string, view any, last []byte) []byte {
+// changed returns view's encoding and whether it differs from last. A
+// workflow's own history replays the same encodings, so the comparison is
+// deterministic.
+func changed(view any, last []byte) ([]byte, bool) {
 	// encoding/json caches encoders with sync and reflect, which
 	// workflowcheck takes for nondeterminism; its output for a value is
 	// always the same.
 	encoded, err := json.Marshal(view) //workflowcheck:ignore
-	if err != nil || bytes.Equal(encoded, last) {
-		return last
+	if err != nil {
+		return last, false
 	}
-	if workflow.GetVersion(ctx, changePublicMemo, workflow.DefaultVersion, 1) < 1 {
-		return last
-	}
-	if err := workflow.UpsertMemo(ctx, map[string]any{key: view}); err != nil {
-		workflow.GetLogger(ctx).Error("upsert the public view", "memo", key, "error", err)
-		return last
-	}
-	return encoded
+	return encoded, !bytes.Equal(encoded, last)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
-// Series the run workflow emits through workflow.GetMetricsHandler, which
+// Series the job workflow emits through workflow.GetMetricsHandler, which
 // drops them while a history replays: each occurrence counts once. The
 // SDK adds namespace, task_queue and workflow_type labels; recur adds
 // none, so that the series stay few whatever the number of jobs.
@@ -23,15 +23,15 @@ const (
 
 // observeStart counts an occurrence whose action is about to run and how
 // late it starts.
-func observeStart(ctx workflow.Context, in jobs.RunInput) {
+func observeStart(ctx workflow.Context, o occurrence) {
 	m := workflow.GetMetricsHandler(ctx)
 	m.Counter(MetricOccurrences).Inc(1)
-	m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(in.Nominal), 0))
+	m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.nominal), 0))
 }
 
 // observeEnd counts a run's failed attempts and fault, and logs its
 // outcome with the job and occurrence IDs.
-func observeEnd(ctx workflow.Context, in jobs.RunInput, r jobs.RunResult) {
+func observeEnd(ctx workflow.Context, o occurrence, r jobs.RunResult) {
 	m := workflow.GetMetricsHandler(ctx)
 	if r.FailedAttempts > 0 {
 		m.Counter(MetricFailures).Inc(int64(r.FailedAttempts))
@@ -39,19 +39,18 @@ func observeEnd(ctx workflow.Context, in jobs.RunInput, r jobs.RunResult) {
 	if r.Faulted {
 		m.Counter(MetricFaults).Inc(1)
 	}
-	runLogger(ctx, in).Info("occurrence ran", "status", r.Status, "attempts", r.Attempts, "httpStatus", r.HTTPStatus)
+	occurrenceLogger(ctx, o.key, o.id, o.nominal).Info("occurrence ran", "status", r.Status, "attempts", r.Attempts, "httpStatus", r.HTTPStatus)
 }
 
 // observePostponed counts an occurrence recorded as Postponed.
-func observePostponed(ctx workflow.Context, in jobs.RunInput) {
-	workflow.GetMetricsHandler(ctx).Counter(MetricPostponed).Inc(int64(1 + in.Folded))
-	runLogger(ctx, in).Info("occurrence postponed", "reason", in.Postponed, "folded", in.Folded)
+func observePostponed(ctx workflow.Context, k jobs.Key, nominal time.Time, reason string) {
+	workflow.GetMetricsHandler(ctx).Counter(MetricPostponed).Inc(1)
+	occurrenceLogger(ctx, k, jobs.OccurrenceID(k.JobWorkflowID(), nominal), nominal).Info("occurrence postponed", "reason", reason)
 }
 
-// runLogger is the run workflow's logger with the job's and the
-// occurrence's IDs (the run workflow's own), as activities log them.
-func runLogger(ctx workflow.Context, in jobs.RunInput) log.Logger {
+// occurrenceLogger is the job workflow's logger with the job's and the
+// occurrence's IDs, as activities log them.
+func occurrenceLogger(ctx workflow.Context, k jobs.Key, id string, nominal time.Time) log.Logger {
 	return log.With(workflow.GetLogger(ctx),
-		"jobId", in.Key.JobWorkflowID(), "occurrenceId", workflow.GetInfo(ctx).WorkflowExecution.ID,
-		"nominal", in.Nominal.UTC().Format(time.RFC3339))
+		"jobId", k.JobWorkflowID(), "occurrenceId", id, "nominal", nominal.UTC().Format(time.RFC3339))
 }

@@ -9,9 +9,14 @@ import (
 )
 
 // Every computation of occurrences runs in a SideEffect: a later fix to the
-// engine never changes the history of a running job.
+// engine never changes the history of a running job. One SideEffect plans
+// many occurrences ahead (j.ahead), as the Temporal scheduler caches its
+// next times: an occurrence costs no marker of its own.
 
 const (
+	// planAhead is how many occurrences one SideEffect plans after the
+	// next one.
+	planAhead = maxOccurrencesPerRun
 	// maxListed bounds the Postponed rows of one catch-up; the rest are
 	// counted in the message of the last listed one.
 	maxListed = 50
@@ -24,6 +29,29 @@ type catchUpPlan struct {
 	Due     []time.Time // from the occurrence on, at most maxListed; the last is the most recent
 	Skipped int         // missed occurrences between Due's last two, not listed
 	Next    *time.Time  // the first occurrence after now; nil when none is left
+}
+
+// due adds an occurrence that fell due: listed while there is room, else
+// counted, the most recent always listed last.
+func (p *catchUpPlan) due(t time.Time) {
+	if len(p.Due) < maxListed {
+		p.Due = append(p.Due, t)
+		return
+	}
+	p.Skipped++
+	p.Due[len(p.Due)-1] = t
+}
+
+// ahead is the occurrences planned after the job's next one.
+type ahead struct {
+	Times []time.Time // in order
+	End   bool        // the rule has no occurrence after the last of Times
+}
+
+// covers reports whether the plan ahead knows the first occurrence after
+// now, or that there is none.
+func (a ahead) covers(now time.Time) bool {
+	return a.End || len(a.Times) > 0 && a.Times[len(a.Times)-1].After(now)
 }
 
 // first returns the job's first run when planned at c.
@@ -41,30 +69,60 @@ func (j *job) first(ctx workflow.Context, c time.Time) (*time.Time, error) {
 	return next, err
 }
 
-// catchUp lists the occurrences from nominal up to now and the next one.
+// catchUp lists the occurrences from nominal (the job's next) up to now
+// and the next one: from the plan ahead when it covers now, else from a
+// new plan that looks ahead again.
 func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan, error) {
-	var plan catchUpPlan
-	err := j.sideEffect(ctx, &plan, func(r *recurrence.Rule) any {
+	if j.ahead.covers(now) {
 		p := catchUpPlan{Due: []time.Time{nominal}}
+		times := j.ahead.Times
+		for len(times) > 0 && !times[0].After(now) {
+			p.due(times[0])
+			times = times[1:]
+		}
+		if len(times) > 0 {
+			next := times[0]
+			p.Next, times = &next, times[1:]
+		}
+		j.ahead.Times = times
+		return p, nil
+	}
+	var planned plannedAhead
+	err := j.sideEffect(ctx, &planned, func(r *recurrence.Rule) any {
+		out := plannedAhead{Plan: catchUpPlan{Due: []time.Time{nominal}}, Ahead: ahead{End: true}}
 		if r == nil {
-			return p
+			return out
 		}
 		t, ok := r.Next(nominal)
 		for steps := 0; ok && !t.After(now) && steps < maxCatchUpSteps; steps++ {
-			if len(p.Due) < maxListed {
-				p.Due = append(p.Due, t)
-			} else {
-				p.Skipped++
-				p.Due[len(p.Due)-1] = t
-			}
+			out.Plan.due(t)
 			t, ok = r.Next(t)
 		}
-		if ok {
-			p.Next = &t
+		if !ok {
+			return out
 		}
-		return p
+		next := t
+		out.Plan.Next = &next
+		for len(out.Ahead.Times) < planAhead {
+			if t, ok = r.Next(t); !ok {
+				return out
+			}
+			out.Ahead.Times = append(out.Ahead.Times, t)
+		}
+		out.Ahead.End = false
+		return out
 	})
-	return plan, err
+	if err != nil {
+		return catchUpPlan{}, err
+	}
+	j.ahead = planned.Ahead
+	return planned.Plan, nil
+}
+
+// plannedAhead is what one SideEffect of catchUp records.
+type plannedAhead struct {
+	Plan  catchUpPlan
+	Ahead ahead
 }
 
 // sideEffect compiles the job's rule and records what ask returns; ask

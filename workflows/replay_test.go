@@ -26,7 +26,6 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 			r := sdkworker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(workflows.Collection, workflow.RegisterOptions{Name: jobs.CollectionWorkflowName})
 			r.RegisterWorkflowWithOptions(workflows.Job, workflow.RegisterOptions{Name: jobs.JobWorkflowName})
-			r.RegisterWorkflowWithOptions(workflows.Run, workflow.RegisterOptions{Name: jobs.RunWorkflowName})
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, file))
 		})
 	}

@@ -14,10 +14,6 @@ type retention struct {
 	until time.Time // when it deletes itself; zero to keep it
 }
 
-// pending reports whether a job that finishes has its retention still to
-// ask or to wait out.
-func (r retention) pending() bool { return !r.known || !r.until.IsZero() }
-
 // finished reports whether the job has ended for good, its last run too.
 func (j *job) finished() bool {
 	if j.state == nil {
@@ -35,14 +31,12 @@ func (j *job) expiry(ctx workflow.Context) (time.Time, bool) {
 	}
 	if !j.retention.known {
 		j.retention.known = true
-		if workflow.GetVersion(ctx, changeFinishedRetention, workflow.DefaultVersion, 1) >= 1 {
-			if j.state.Finished == nil {
-				now := workflow.Now(ctx)
-				j.state.Finished = &now
-			}
-			if d := finishedRetention(ctx); d > 0 {
-				j.retention.until = j.state.Finished.Add(d)
-			}
+		if j.state.Finished == nil {
+			now := workflow.Now(ctx)
+			j.state.Finished = &now
+		}
+		if d := finishedRetention(ctx); d > 0 {
+			j.retention.until = j.state.Finished.Add(d)
 		}
 	}
 	return j.retention.until, !j.retention.until.IsZero()
@@ -53,7 +47,7 @@ func (j *job) expiry(ctx workflow.Context) (time.Time, bool) {
 func finishedRetention(ctx workflow.Context) time.Duration {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{ScheduleToCloseTimeout: time.Minute})
 	var d time.Duration
-	if err := workflow.ExecuteLocalActivity(lctx, jobs.FinishedRetentionActivity).Get(ctx, &d); err != nil {
+	if err := workflow.ExecuteLocalActivity(lctx, acts.FinishedJobRetention).Get(ctx, &d); err != nil {
 		workflow.GetLogger(ctx).Error("finished job retention; the job is kept", "error", err)
 		return 0
 	}
@@ -61,15 +55,8 @@ func finishedRetention(ctx workflow.Context) time.Duration {
 }
 
 // expire deletes a finished job past its retention: its collection
-// forgets it (its quota slot is free again), its workflow ends. Its runs'
+// forgets it as the workflow ends (its quota slot is free again). Its
 // history rows stay until the namespace's retention, as a deleted job's.
-func (j *job) expire(ctx workflow.Context) {
-	err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalJobGone,
-		jobs.JobGoneSignal{Job: j.key.Job}).Get(ctx, nil)
-	if err != nil {
-		// The collection is gone (deleted meanwhile): nothing to forget.
-		workflow.GetLogger(ctx).Warn("tell the collection the job is gone", "error", err)
-	}
+func (j *job) expire() {
 	j.deleted = true
-	j.generation++
 }

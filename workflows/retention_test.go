@@ -13,17 +13,11 @@ import (
 
 const sixtyDays = 60 * 24 * time.Hour
 
-// keepFor makes the worker's finished-job retention d, and records when
+// keepFor makes the worker's finished-job retention d, and returns when
 // the job tells its collection it is gone.
 func keepFor(h *harness, d time.Duration) *[]time.Time {
-	h.env.OnActivity(jobs.FinishedRetentionActivity, mock.Anything).Return(d, nil)
-	var gone []time.Time
-	h.env.OnSignalExternalWorkflow(mock.Anything, key.CollectionWorkflowID(), "", jobs.SignalJobGone, jobs.JobGoneSignal{Job: key.Job}).
-		Return(func(string, string, string, string, any) error {
-			gone = append(gone, h.env.Now())
-			return nil
-		})
-	return &gone
+	h.env.OnActivity(acts.FinishedJobRetention, mock.Anything).Return(d, nil)
+	return &h.collection.left
 }
 
 // TestFinishedJobsAreDeletedAfterTheirRetention: a completed job and a
@@ -92,7 +86,7 @@ func TestDisabledJobsAndRetentionZeroAreKept(t *testing.T) {
 		var v jobs.Job
 		h.at(92*24*time.Hour, func() { v = h.view() })
 		h.run(93*24*time.Hour, jobs.JobInput{Key: key})
-		require.Empty(t, *gone)
+		require.Equal(t, []time.Time{now.Add(93 * 24 * time.Hour)}, *gone, "its collection forgets it at the DELETE only")
 		require.Equal(t, jobs.Enabled, v.Properties.State)
 		require.Equal(t, occurrences("2026-08-30T12:00:00Z", "2026-08-31T12:00:00Z", "2026-09-01T12:00:00Z", "2026-09-02T12:00:00Z"),
 			h.ids(), "nothing ran while disabled; it runs again from the enable (day 90, 12:00) on")
@@ -104,7 +98,7 @@ func TestDisabledJobsAndRetentionZeroAreKept(t *testing.T) {
 		var v jobs.Job
 		h.at(400*24*time.Hour, func() { v = h.view() })
 		h.run(401*24*time.Hour, jobs.JobInput{Key: key})
-		require.Empty(t, *gone)
+		require.Equal(t, []time.Time{now.Add(401 * 24 * time.Hour)}, *gone, "its collection forgets it at the DELETE only")
 		require.Equal(t, jobs.Completed, v.Properties.State)
 	})
 }

@@ -22,7 +22,6 @@ import (
 // and every version marker of testdata names an ID versions.go has.
 func TestEveryVersionHasARecordedHistory(t *testing.T) {
 	declared := versionIDs(t)
-	require.NotEmpty(t, declared)
 	recorded := map[string][]string{} // version ID -> files
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)

@@ -247,7 +247,8 @@
       el('span', { className: 'hint', text: ' ' + (action.type || '') }));
     const row = el('tr', { 'data-job': k.job, className: 'job' },
       name,
-      el('td', {}, el('span', { className: `badge state state-${String(p.state || '').toLowerCase()}`, text: p.state || '' })),
+      el('td', {}, el('span', { className: `badge state state-${String(p.state || '').toLowerCase()}`, text: p.state || '' }),
+        p.stateReason ? el('span', { className: 'hint state-reason', text: ' ' + p.stateReason }) : ''),
       timeCell(s.nextExecutionTime),
       timeCell(s.lastExecutionTime),
       el('td', { className: 'counts', text: `${s.executionCount ?? 0} / ${s.failureCount ?? 0} / ${s.faultedCount ?? 0}` }),
@@ -321,17 +322,30 @@
 
   // ---- preview ----
 
+  // shiftText says what a DST transition did to a run, as recur preview does.
+  function shiftText(s) {
+    switch (s.change) {
+      case 'moved': return 'DST moved it: ' + s.wallClock + ' did not exist';
+      case 'doubled': return 'DST doubled it: ' + s.wallClock + ' came twice and runs at both';
+      default: return 'DST: ' + s.wallClock + ' came twice and runs once';
+    }
+  }
+
   async function preview(event) {
     event.preventDefault();
     const f = event.target.elements;
-    const recurrence = { frequency: f.frequency.value, interval: Number(f.interval.value || 1) };
+    const cron = f.cron.value.trim();
+    const recurrence = cron ? { cron } : { frequency: f.frequency.value, interval: Number(f.interval.value || 1) };
     if (f.timeZone.value.trim()) recurrence.timeZone = f.timeZone.value.trim();
+    if (f.dstGap.value !== 'shiftForward' || f.dstRepeat.value !== 'first') {
+      recurrence.dst = { gap: f.dstGap.value, repeat: f.dstRepeat.value };
+    }
     const body = { recurrence };
     if (f.startTime.value.trim()) body.startTime = f.startTime.value.trim();
     const out = $('preview-result');
     out.replaceChildren();
     try {
-      if (f.schedule.value.trim()) {
+      if (!cron && f.schedule.value.trim()) {
         try { recurrence.schedule = JSON.parse(f.schedule.value); } catch (e) {
           throw Object.assign(new Error('the schedule is not valid JSON: ' + e.message), { target: 'recurrence.schedule' });
         }
@@ -340,7 +354,16 @@
       const data = await call('POST', '/recur/v1/preview?count=' + count, body);
       showError('preview-error', null);
       const times = (data && data.value) || [];
-      for (const t of times) out.append(el('li', {}, el('time', { datetime: t, text: fmtTime(t) })));
+      const shifts = new Map(((data && data.dst) || []).map((s) => [s.time, s]));
+      for (const t of times) {
+        const li = el('li', {}, el('time', { datetime: t, text: fmtTime(t) }));
+        const s = shifts.get(t);
+        if (s) {
+          li.dataset.dst = s.change;
+          li.append(' ', el('span', { className: 'dst', text: shiftText(s) }));
+        }
+        out.append(li);
+      }
       if (!times.length) out.append(el('li', { className: 'hint', text: 'no occurrence: this schedule never runs again' }));
       out.dataset.count = String(times.length);
     } catch (err) {

@@ -215,6 +215,7 @@ func clip(s string, n int) string {
 // recurrenceShape is what a table shows of a recurrence (or of a
 // collection's maxRecurrence).
 type recurrenceShape struct {
+	Cron      string `json:"cron"`
 	Frequency string `json:"frequency"`
 	Interval  *int   `json:"interval"`
 	Schedule  *struct {
@@ -232,13 +233,16 @@ type recurrenceShape struct {
 // summary is a recurrence in a few words: "every 2 days; hours 2;
 // minutes 30; Europe/Berlin; until ...". No recurrence runs once.
 func (r *recurrenceShape) summary() string {
-	if r == nil || r.Frequency == "" {
+	if r == nil || (r.Frequency == "" && r.Cron == "") {
 		return "once"
 	}
 	unit := strings.ToLower(r.Frequency)
 	parts := []string{"every " + unit}
 	if r.Interval != nil && *r.Interval != 1 {
 		parts[0] = fmt.Sprintf("every %d %ss", *r.Interval, unit)
+	}
+	if r.Cron != "" {
+		parts[0] = "cron " + r.Cron
 	}
 	if s := r.Schedule; s != nil {
 		parts = appendList(parts, "minutes", s.Minutes)

@@ -23,6 +23,7 @@ type devProcess struct {
 	api      string
 	ui       string
 	temporal string // the frontend's host:port, for dev
+	dir      string // the working directory; the test's when empty
 	output   *syncBuffer
 	done     chan error
 }

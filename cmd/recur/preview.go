@@ -35,7 +35,7 @@ func runPreview(args []string, stdin io.Reader, stdout, stderr io.Writer, now fu
 		fmt.Fprintf(stderr, "recur preview: %v\n%s\n", err, previewSynopsis)
 		return 2
 	}
-	times, err := preview(opts, stdin)
+	times, shifts, err := preview(opts, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "recur preview: %v\n", err)
 		return 2
@@ -43,6 +43,12 @@ func runPreview(args []string, stdin io.Reader, stdout, stderr io.Writer, now fu
 	var b strings.Builder
 	for _, t := range times {
 		b.WriteString(t.In(opts.out).Format(time.RFC3339Nano))
+		// A run a DST transition moved or repeated says so after the
+		// time, as a comment that line-by-line readers can cut off.
+		if len(shifts) > 0 && shifts[0].Time.Equal(t) {
+			b.WriteString("  # " + shifts[0].String())
+			shifts = shifts[1:]
+		}
 		b.WriteByte('\n')
 	}
 	if _, err := io.WriteString(stdout, b.String()); err != nil {
@@ -109,10 +115,10 @@ Flags:
 // preview reads the input and computes its occurrences. The job is taken
 // as created at opts.now, so past start times follow rule 3 of
 // RECURRENCE.md and a job without startTime runs at once.
-func preview(opts previewOptions, stdin io.Reader) ([]time.Time, error) {
+func preview(opts previewOptions, stdin io.Reader) ([]time.Time, []recurrence.Shifted, error) {
 	data, err := readInput(opts.file, stdin)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return recurrence.PreviewJob(data, opts.now, opts.now, opts.count)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/metrics"
+	"github.com/recurhq/recur/temporalserver"
 	"github.com/recurhq/recur/worker"
 )
 
@@ -95,7 +96,7 @@ func listen(addr string) (net.Listener, error) {
 // serveRoles runs the worker and/or the API on c until ctx ends, then
 // stops the API (finishing requests in flight) and drains the worker.
 func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, namespace string, log *slog.Logger) error {
-	var w *worker.Worker
+	var w sdkworker.Worker
 	if r.worker {
 		acts := activities.New(r.egress)
 		if r.authority != "" {
@@ -113,15 +114,20 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
-		log.Info("worker polling", "taskQueues", []string{jobs.TaskQueue, jobs.RunTaskQueue}, "namespace", namespace)
+		log.Info("worker polling", "taskQueue", jobs.TaskQueue, "namespace", namespace)
 		logEgress(log, r.egress, r.workflowTargets)
 	}
 	var srv *http.Server
 	errc := make(chan error, 1)
 	if r.api {
+		// Another process may have registered the search attributes a
+		// moment ago: listed is not yet usable.
+		ready := func(ctx context.Context) error {
+			return temporalserver.SearchAttributesUsable(ctx, c, namespace, jobs.SearchAttributeTypes())
+		}
 		srv = httpServer(api.New(c, api.Options{Namespace: namespace, Logger: log,
 			Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
-			Metrics: r.metrics.Registry, WorkflowTargets: r.workflowTargets}), writeTimeout)
+			Metrics: r.metrics.Registry, WorkflowTargets: r.workflowTargets, Ready: ready}), writeTimeout)
 		srv.TLSConfig = r.apiConfig.tls
 		ln = limitListener(ln, r.limits, "api", log)
 		scheme := "http://"

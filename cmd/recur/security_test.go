@@ -193,6 +193,7 @@ func TestDevServesHTTPSWithTokens(t *testing.T) {
 func (p *devProcess) launchEnv(t *testing.T, bin string, env []string, args ...string) {
 	t.Helper()
 	p.cmd = exec.Command(bin, args...)
+	p.cmd.Dir = p.dir
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
 	require.NoError(t, p.cmd.Start())

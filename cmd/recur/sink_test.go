@@ -23,13 +23,14 @@ type sink struct {
 	mu        sync.Mutex
 	raw       map[string]int
 	completed map[string]int
-	arrivals  []string       // keys in order of arrival
-	hold      map[string]int // path → deliveries still to hold until the client goes away
-	held      chan string    // the key of each held delivery, as it arrives
+	arrivals  []string          // keys in order of arrival
+	remotes   map[string]string // key → the client address of its last delivery
+	hold      map[string]int    // path → deliveries still to hold until the client goes away
+	held      chan string       // the key of each held delivery, as it arrives
 }
 
 func newSink(t *testing.T) *sink {
-	s := &sink{raw: map[string]int{}, completed: map[string]int{}, hold: map[string]int{}, held: make(chan string, 16)}
+	s := &sink{raw: map[string]int{}, completed: map[string]int{}, remotes: map[string]string{}, hold: map[string]int{}, held: make(chan string, 16)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -49,6 +50,7 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.raw[key]++
 	s.arrivals = append(s.arrivals, key)
+	s.remotes[key] = r.RemoteAddr
 	holding := s.hold[r.URL.Path] > 0
 	if holding {
 		s.hold[r.URL.Path]--
@@ -73,6 +75,13 @@ func (s *sink) counts(key string) (raw, completed int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.raw[key], s.completed[key]
+}
+
+// remoteOf returns the client address key's last delivery came from.
+func (s *sink) remoteOf(key string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.remotes[key]
 }
 
 // keysOf returns the distinct keys delivered for jobName, in order of

@@ -17,7 +17,6 @@ import (
 type workerFlags struct {
 	cache            int
 	workflowPollers  int
-	activityPollers  int
 	maxActivities    int
 	maxWorkflowTasks int
 	// finishedRetention is how long completed and faulted jobs are kept;
@@ -30,11 +29,9 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&w.cache, "workflow-cache", envInt("RECUR_WORKFLOW_CACHE", 10000),
 		"workflows kept in memory between their tasks; an evicted job replays its history at its next occurrence (RECUR_WORKFLOW_CACHE)")
 	fs.IntVar(&w.workflowPollers, "workflow-pollers", envInt("RECUR_WORKFLOW_POLLERS", 4),
-		"concurrent long polls for workflow tasks, per task queue (RECUR_WORKFLOW_POLLERS)")
-	fs.IntVar(&w.activityPollers, "activity-pollers", envInt("RECUR_ACTIVITY_POLLERS", 4),
-		"concurrent long polls for activity tasks, that is actions, per task queue (RECUR_ACTIVITY_POLLERS)")
+		"concurrent long polls for workflow tasks (RECUR_WORKFLOW_POLLERS)")
 	fs.IntVar(&w.maxActivities, "max-concurrent-actions", envInt("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
-		"actions (activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
+		"actions (local activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
 	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", envInt("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
 		"workflow tasks running at once in this worker (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
 	w.finishedRetention = jobs.DefaultFinishedRetention
@@ -60,7 +57,7 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		name  string
 		value int
 	}{
-		{"--workflow-cache", w.cache}, {"--activity-pollers", w.activityPollers}, {"--max-concurrent-actions", w.maxActivities}, {"--max-concurrent-workflow-tasks", w.maxWorkflowTasks},
+		{"--workflow-cache", w.cache}, {"--max-concurrent-actions", w.maxActivities}, {"--max-concurrent-workflow-tasks", w.maxWorkflowTasks},
 	} {
 		if f.value < 1 {
 			return sdkworker.Options{}, fmt.Errorf("%s must be at least 1, not %d", f.name, f.value)
@@ -72,9 +69,8 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 	}
 	sdkworker.SetStickyWorkflowCacheSize(w.cache)
 	return sdkworker.Options{
-		MaxConcurrentWorkflowTaskPollers:       w.workflowPollers,
-		MaxConcurrentActivityTaskPollers:       w.activityPollers,
-		MaxConcurrentActivityExecutionSize:     w.maxActivities,
-		MaxConcurrentWorkflowTaskExecutionSize: w.maxWorkflowTasks,
+		MaxConcurrentWorkflowTaskPollers:        w.workflowPollers,
+		MaxConcurrentLocalActivityExecutionSize: w.maxActivities,
+		MaxConcurrentWorkflowTaskExecutionSize:  w.maxWorkflowTasks,
 	}, nil
 }

@@ -14,25 +14,24 @@ import (
 )
 
 func TestWorkerFlagsSizeTheWorker(t *testing.T) {
-	t.Setenv("RECUR_ACTIVITY_POLLERS", "6")
+	t.Setenv("RECUR_WORKFLOW_CACHE", "300")
 	var w workerFlags
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	w.register(fs)
-	require.NoError(t, fs.Parse([]string{"--workflow-pollers", "8", "--max-concurrent-actions", "50", "--workflow-cache", "20000"}))
+	require.NoError(t, fs.Parse([]string{"--workflow-pollers", "8", "--max-concurrent-actions", "50", "--max-concurrent-workflow-tasks", "70"}))
 	opts, err := w.options()
 	require.NoError(t, err)
 	require.Equal(t, 8, opts.MaxConcurrentWorkflowTaskPollers)
-	require.Equal(t, 6, opts.MaxConcurrentActivityTaskPollers, "from RECUR_ACTIVITY_POLLERS")
-	require.Equal(t, 50, opts.MaxConcurrentActivityExecutionSize)
-	require.Equal(t, 1000, opts.MaxConcurrentWorkflowTaskExecutionSize, "the default")
+	require.Equal(t, 50, opts.MaxConcurrentLocalActivityExecutionSize, "actions run as local activities")
+	require.Equal(t, 70, opts.MaxConcurrentWorkflowTaskExecutionSize)
+	require.Equal(t, 300, w.cache, "from RECUR_WORKFLOW_CACHE")
 }
 
 func TestBadWorkerFlagsStopAtStart(t *testing.T) {
 	for _, args := range [][]string{
 		{"--workflow-pollers", "1"},
 		{"--workflow-cache", "0"},
-		{"--activity-pollers", "-3"},
 		{"--max-concurrent-actions", "0"},
 		{"--max-concurrent-workflow-tasks", "0"},
 	} {

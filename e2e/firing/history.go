@@ -79,10 +79,11 @@ func countAll(ctx context.Context, c client.Client, id string) (int, error) {
 }
 
 // countSample counts the histories of a sample of a phase's scheduling
-// workflows: parentID maps a name to its job (schedule) workflow ID, and
-// the deliveries' Idempotency-Keys are the IDs of the per-occurrence
-// workflows. Only occurrences due in [from, to) count.
-func countSample(ctx context.Context, c client.Client, names []string, parentID func(string) string, ds []delivery, from, to time.Time) eventCount {
+// workflows: parentID maps a name to its job (schedule) workflow ID and,
+// with perOccurrence, the deliveries' Idempotency-Keys are the IDs of the
+// per-occurrence workflows (a Schedule's; recur runs an occurrence in its
+// job's workflow). Only occurrences due in [from, to) count.
+func countSample(ctx context.Context, c client.Client, names []string, parentID func(string) string, perOccurrence bool, ds []delivery, from, to time.Time) eventCount {
 	var ec eventCount
 	if len(names) == 0 {
 		return ec
@@ -108,13 +109,16 @@ func countSample(ctx context.Context, c client.Client, names []string, parentID 
 		}
 		ec.parent += n
 		for key := range keys[name] {
+			ec.occurrences++
+			if !perOccurrence {
+				continue
+			}
 			n, err := countAll(ctx, c, key)
 			if err != nil {
 				ec.err = err
 				return ec
 			}
 			ec.children += n
-			ec.occurrences++
 		}
 	}
 	return ec

@@ -1,14 +1,18 @@
 // Command firing measures firing precision and throughput on the embedded
-// server: N every-minute recur jobs against a local HTTP sink, then, on the
-// same `recur dev` in the same run, N native Temporal Schedules starting a
+// server, or with -cluster on a Temporal cluster on PostgreSQL: N
+// every-minute recur jobs against a local HTTP sink, then, on the same
+// server in the same run, N native Temporal Schedules starting a
 // trivial workflow that makes the same HTTP call (the peer). For each phase
 // it prints the occurrences expected and delivered, lateness (arrival at
 // the sink minus nominal time) p50/p99/max, occurrences per second
-// sustained, CPU and RSS, and history events per occurrence.
+// sustained, CPU and RSS, and history events per occurrence. On the
+// cluster, CPU is split into recur (`recur serve`), the Temporal server
+// process and PostgreSQL.
 //
 // It is a bench command, not a test; run it from the repository root:
 //
 //	go run ./e2e/firing -jobs 1000 -minutes 3
+//	go run ./e2e/firing -jobs 1000 -minutes 3 -cluster
 //	task firing -- -jobs 10000 -minutes 5
 package main
 
@@ -19,6 +23,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +32,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/recurhq/recur/internal/recurproc"
+	"github.com/recurhq/recur/internal/temporalcluster"
 )
 
 // config is what the flags ask for.
@@ -45,6 +51,9 @@ type config struct {
 	startAfter time.Duration
 	// catchUp, when set, is the recur jobs' catchUpWindow (ISO 8601).
 	catchUp string
+	// cluster runs recur serve against a Temporal server process on
+	// PostgreSQL (internal/temporalcluster) instead of recur dev.
+	cluster bool
 }
 
 func main() {
@@ -57,6 +66,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
 	flag.DurationVar(&c.startAfter, "start-after", 0, "hold every job's (schedule's) first occurrence back until the first minute boundary this long after its phase starts creating; by default each begins at its next slot once created")
 	flag.StringVar(&c.catchUp, "catch-up", "", "the recur jobs' catchUpWindow (ISO 8601, P365D is Schedules' default); by default recur's, one period: an occurrence a loaded server starts later than that is recorded as Postponed, not run")
+	flag.BoolVar(&c.cluster, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's CPU profile over each phase's window, and its heap at the window's end, in")
 	flag.Parse()
 	if c.jobs < 1 || c.minutes < 1 || c.startAfter < 0 {
@@ -66,13 +76,16 @@ func main() {
 	recurproc.Main("firing", func(ctx context.Context) error { return run(ctx, c) })
 }
 
-// firing is one run: recur dev, the sink, and clients of both.
+// firing is one run: recur, the sink, and clients of both.
 type firing struct {
 	cfg      config
 	proc     *recurproc.Process
 	sink     *sink
 	api      *restClient
 	temporal client.Client
+	// cluster is the Temporal server and PostgreSQL with -cluster; nil on
+	// recur dev, whose process holds its server.
+	cluster *temporalcluster.Cluster
 }
 
 func run(ctx context.Context, c config) error {
@@ -95,20 +108,43 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer sink.close()
-	proc, err := recurproc.Start(bin, work+"/data", work+"/recur.log", c.profile != "")
+	var (
+		proc      *recurproc.Process
+		cluster   *temporalcluster.Cluster
+		namespace = "default"
+	)
+	if c.cluster {
+		// Durable: PostgreSQL syncs its commits, as a production database
+		// does and as recur dev's SQLite does.
+		cluster, err = temporalcluster.Launch(ctx, temporalcluster.Options{Durable: true})
+		if err != nil {
+			return err
+		}
+		defer cluster.Close()
+		namespace = cluster.Namespace()
+		log.Printf("cluster: Temporal %s (pid %d) on PostgreSQL %s (pid %d)", cluster.FrontendAddress(), cluster.Server.PID(),
+			cluster.Postgres.Address(), cluster.Postgres.PID())
+		keys := work + "/keys.json"
+		if out, err := exec.Command(bin, "keygen", keys).CombinedOutput(); err != nil {
+			return fmt.Errorf("recur keygen: %w\n%s", err, out)
+		}
+		proc, err = recurproc.StartServe(bin, cluster.FrontendAddress(), namespace, keys, work+"/recur.log", c.profile != "")
+	} else {
+		proc, err = recurproc.Start(bin, work+"/data", work+"/recur.log", c.profile != "")
+	}
 	if err != nil {
 		return err
 	}
 	defer proc.Kill()
 	// A plain client: counting events needs no payload decoded, and the
 	// peer's payloads are not encrypted.
-	tc, err := client.DialContext(ctx, client.Options{HostPort: proc.Temporal, Namespace: "default",
+	tc, err := client.DialContext(ctx, client.Options{HostPort: proc.Temporal, Namespace: namespace,
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	if err != nil {
 		return fmt.Errorf("connect to Temporal at %s: %w", proc.Temporal, err)
 	}
 	defer tc.Close()
-	f := &firing{cfg: c, proc: proc, sink: sink, temporal: tc,
+	f := &firing{cfg: c, proc: proc, sink: sink, temporal: tc, cluster: cluster,
 		api: &restClient{recurproc.NewClient(proc.API)}}
 	var results []*phaseResult
 	for _, p := range []struct {
@@ -150,7 +186,7 @@ func (f *firing) recurPhase(ctx context.Context) (*phaseResult, error) {
 		var i int
 		_, _ = fmt.Sscanf(name, "job-%d", &i)
 		return jobKey(i).JobWorkflowID()
-	}, f.sink.of("recur"), r.from, r.to)
+	}, false, f.sink.of("recur"), r.from, r.to)
 	log.Printf("recur: deleting the collections")
 	if err := f.deleteCollections(ctx, n); err != nil {
 		log.Printf("recur: could not delete the collections: %v", err)
@@ -182,7 +218,7 @@ func (f *firing) peerPhase(ctx context.Context) (*phaseResult, error) {
 	r.created = created
 	r.events = countSample(ctx, f.temporal, ok, func(name string) string {
 		return scheduleWorkflowPrefix + name
-	}, f.sink.of("peer"), r.from, r.to)
+	}, true, f.sink.of("peer"), r.from, r.to)
 	log.Printf("peer: deleting the schedules")
 	if err := f.deleteSchedules(ctx, ok); err != nil {
 		log.Printf("peer: could not delete every schedule: %v", err)

@@ -34,6 +34,7 @@ type phaseResult struct {
 	late        []time.Duration // first arrival minus nominal, per delivered occurrence
 
 	recurCPU, selfCPU         time.Duration // CPU used over the window
+	serverCPU, postgresCPU    time.Duration // on a cluster: the Temporal server's and PostgreSQL's
 	recurRSSPeak, recurRSSEnd int           // kB
 	selfRSSPeak, selfRSSEnd   int           // kB
 	load                      string        // load average at the end of the window
@@ -57,6 +58,7 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 	profiled := f.profile(ctx, phase, r.to.Sub(r.from))
 	self := os.Getpid()
 	recurCPU, selfCPU := f.proc.CPU(), recurproc.CPUOf(self)
+	serverCPU, postgresCPU := f.clusterCPU()
 	for time.Now().Before(r.to) && ctx.Err() == nil {
 		r.recurRSSPeak = max(r.recurRSSPeak, f.proc.RSS())
 		r.selfRSSPeak = max(r.selfRSSPeak, recurproc.RSSOf(self))
@@ -67,6 +69,8 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 		sleepUntil(ctx, next)
 	}
 	r.recurCPU, r.selfCPU = f.proc.CPU()-recurCPU, recurproc.CPUOf(self)-selfCPU
+	serverEnd, postgresEnd := f.clusterCPU()
+	r.serverCPU, r.postgresCPU = serverEnd-serverCPU, postgresEnd-postgresCPU
 	r.recurRSSEnd, r.selfRSSEnd = f.proc.RSS(), recurproc.RSSOf(self)
 	r.recurRSSPeak, r.selfRSSPeak = max(r.recurRSSPeak, r.recurRSSEnd), max(r.selfRSSPeak, r.selfRSSEnd)
 	r.load = recurproc.LoadAverage()
@@ -186,11 +190,21 @@ func printResults(c config, rs []*phaseResult) {
 	row("firing process CPU (window)", func(r *phaseResult) string {
 		return fmt.Sprintf("%.1f s = %.0f%% of a core", r.selfCPU.Seconds(), 100*r.selfCPU.Seconds()/secs(r))
 	})
-	row("CPU per occurrence (both processes)", func(r *phaseResult) string {
+	onCluster := len(rs) > 0 && rs[0].serverCPU > 0
+	if onCluster {
+		row("Temporal server process CPU (window)", func(r *phaseResult) string {
+			return fmt.Sprintf("%.1f s = %.0f%% of a core", r.serverCPU.Seconds(), 100*r.serverCPU.Seconds()/secs(r))
+		})
+		row("PostgreSQL CPU (window)", func(r *phaseResult) string {
+			return fmt.Sprintf("%.1f s = %.0f%% of a core", r.postgresCPU.Seconds(), 100*r.postgresCPU.Seconds()/secs(r))
+		})
+	}
+	row("CPU per occurrence (every process)", func(r *phaseResult) string {
 		if r.delivered == 0 {
 			return "n/a"
 		}
-		return fmt.Sprintf("%.1f ms", float64((r.recurCPU+r.selfCPU).Milliseconds())/float64(r.delivered))
+		all := r.recurCPU + r.selfCPU + r.serverCPU + r.postgresCPU
+		return fmt.Sprintf("%.1f ms", float64(all.Milliseconds())/float64(r.delivered))
 	})
 	row("recur RSS end / peak", func(r *phaseResult) string { return kb(r.recurRSSEnd) + " / " + kb(r.recurRSSPeak) })
 	row("firing RSS end / peak", func(r *phaseResult) string { return kb(r.selfRSSEnd) + " / " + kb(r.selfRSSPeak) })
@@ -200,8 +214,8 @@ func printResults(c config, rs []*phaseResult) {
 	}
 	fmt.Println(`counted: for a sample of jobs (schedules) spread over the N, the events of their job workflow
 (recur) or scheduler workflow temporal-sys-scheduler:<id> (peer), all runs, timestamped in the
-window, plus every event of the run workflow (recur) or started workflow (peer) of each sampled
-occurrence due in the window; divided by those occurrences. The peer's worker runs inside the
+window, plus every event of the started workflow of each sampled occurrence due in the window
+(the peer's; recur runs an occurrence in its job's workflow); divided by those occurrences. The peer's worker runs inside the
 firing process, recur's inside the recur process: compare recur CPU + firing CPU of each phase.`)
 }
 
@@ -235,4 +249,14 @@ func (f *firing) profile(ctx context.Context, phase string, d time.Duration) <-c
 		log.Printf("%s: profiles saved in %s (go tool pprof -top %s)", phase, f.cfg.profile, cpu)
 	}()
 	return done
+}
+
+// clusterCPU returns the CPU time the cluster's Temporal server and
+// PostgreSQL (its backends included) used so far; zero on recur dev, whose
+// server runs in the recur process.
+func (f *firing) clusterCPU() (server, postgres time.Duration) {
+	if f.cluster == nil {
+		return 0, 0
+	}
+	return recurproc.CPUOf(f.cluster.Server.PID()), recurproc.TreeCPUOf(f.cluster.Postgres.PID())
 }

@@ -31,12 +31,12 @@ const (
 // postRequest is the activity's one argument.
 type postRequest struct {
 	URL     string
-	Key     string // the workflow ID, as recur sends its run workflow ID
+	Key     string // the workflow ID, as recur sends its occurrence ID
 	Nominal time.Time
 }
 
 // pingWorkflow is the trivial workflow the schedules start: one activity
-// making the same HTTP POST recur's run workflow makes. The schedule
+// making the same HTTP POST recur's job workflow makes. The schedule
 // appends the nominal time (UTC, whole seconds, RFC 3339) to the workflow
 // ID, so the workflow reads it from there.
 func pingWorkflow(ctx workflow.Context, url string) error {

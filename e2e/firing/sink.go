@@ -21,7 +21,7 @@ const (
 type delivery struct {
 	phase   string    // from the path, /hit/{phase}/{name}
 	name    string    // the job or schedule
-	key     string    // Idempotency-Key: recur's run workflow ID, the peer's workflow ID
+	key     string    // Idempotency-Key: recur's occurrence ID, the peer's workflow ID
 	nominal time.Time // the nominal time the sender says it is for; zero when absent
 	arrived time.Time
 }

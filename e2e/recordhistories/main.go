@@ -7,14 +7,13 @@
 // still replay.
 //
 //	go run ./e2e/recordhistories
-//	go run ./e2e/recordhistories -tag run-task-queue   # job-run-task-queue.json, ...
+//	go run ./e2e/recordhistories -tag overlap   # job-overlap.json, ...
 //
 // -tag names a new set beside the old ones instead of overwriting them.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -42,7 +41,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json and run-failed-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json and job-behind-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -64,8 +63,6 @@ func record(dir, tag string) error {
 	}
 	defer st.Stop()
 	c := st.Temporal.GetDefaultClient()
-	behind := make(chan error, 1)
-	go func() { behind <- recordBehind(ctx, dir, tag) }()
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/fail") {
 			w.WriteHeader(http.StatusInternalServerError)
@@ -74,13 +71,12 @@ func record(dir, tag string) error {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer target.Close()
+	behind := make(chan error, 1)
+	go func() { behind <- recordBehind(ctx, dir, tag, target.URL) }()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
 		jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: jobs.Collection{}}); err != nil {
-		return err
-	}
-	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateAddJob, jobs.AddJobRequest{Job: k.Job}); err != nil {
 		return err
 	}
 	// A job whose main action fails once without retries, runs its error
@@ -98,19 +94,15 @@ func record(dir, tag string) error {
 	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
 		return err
 	}
-	run := c.GetWorkflow(ctx, jobs.OccurrenceID(k.JobWorkflowID(), start), "")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if err := run.Get(ctx, nil); err != nil && !strings.Contains(err.Error(), "not found") || err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the run of %s never ended", start)
-		}
-	}
-	if err := runNowTogether(ctx, c, k); err != nil {
+	if err := waitRuns(ctx, c, k, 1); err != nil {
 		return err
 	}
-	time.Sleep(2 * time.Second)
+	if err := runsNowTogether(ctx, c, k); err != nil {
+		return err
+	}
+	if err := waitRuns(ctx, c, k, 5); err != nil {
+		return err
+	}
 	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
 		return err
 	}
@@ -121,9 +113,6 @@ func record(dir, tag string) error {
 	// itself: its collection hears of it.
 	gone := k
 	gone.Job = "gone"
-	if err := put(ctx, c, gone, "", nil, k.CollectionWorkflowID(), jobs.UpdateAddJob, jobs.AddJobRequest{Job: gone.Job}); err != nil {
-		return err
-	}
 	once := jobs.Job{Properties: jobs.Properties{Action: &jobs.Action{
 		ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/once", Method: "POST"}}}}}
 	if err := put(ctx, c, gone, jobs.JobWorkflowName, jobs.JobInput{Key: gone}, gone.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: once}); err != nil {
@@ -144,7 +133,6 @@ func record(dir, tag string) error {
 	files := map[string]string{
 		"collection": k.CollectionWorkflowID(),
 		"job":        k.JobWorkflowID(),
-		"run-failed": jobs.OccurrenceID(k.JobWorkflowID(), start),
 		"job-gone":   gone.JobWorkflowID(),
 	}
 	for name, id := range files {
@@ -207,66 +195,62 @@ func save(ctx context.Context, c client.Client, id, path string) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-// runNowTogether runs job k now several times at once until two of them
-// share a workflow task, and so a nominal time: each gets its own run.
-func runNowTogether(ctx context.Context, c client.Client, k jobs.Key) error {
-	for range 5 {
-		errs := make(chan error, 4)
-		for range cap(errs) {
-			go func() { errs <- put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{}) }()
-		}
-		for range cap(errs) {
-			if err := <-errs; err != nil {
-				return err
-			}
-		}
-		if together, err := hasVersion(ctx, c, k.JobWorkflowID(), "2026-11-21-run-now-ids"); together || err != nil {
+// runsNowTogether runs job k now four times at once: some share a
+// workflow task, and so a nominal time, and each gets its own ID.
+func runsNowTogether(ctx context.Context, c client.Client, k jobs.Key) error {
+	errs := make(chan error, 4)
+	for range cap(errs) {
+		go func() { errs <- put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{}) }()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
 			return err
 		}
 	}
-	return errors.New("no two runs now shared a workflow task")
+	return nil
 }
 
-// hasVersion reports whether a workflow's history has a version marker
-// of change.
-func hasVersion(ctx context.Context, c client.Client, id, change string) (bool, error) {
-	iter := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for iter.HasNext() {
-		e, err := iter.Next()
+// waitRuns waits until job k has counted n runs in its memo's status.
+func waitRuns(ctx context.Context, c client.Client, k jobs.Key, n int) error {
+	for {
+		d, err := c.DescribeWorkflowExecution(ctx, k.JobWorkflowID(), "")
 		if err != nil {
-			return false, err
+			return err
 		}
-		m := e.GetMarkerRecordedEventAttributes()
-		if m.GetMarkerName() != "Version" {
-			continue
+		var st jobs.StatusView
+		if p, ok := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[jobs.MemoStatus]; ok {
+			if err := converter.GetDefaultDataConverter().FromPayload(p, &st); err != nil {
+				return err
+			}
 		}
-		var got string
-		if err := converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["change-id"], &got); err == nil && got == change {
-			return true, nil
+		if st.Status.ExecutionCount >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("job %s ran %d times, not %d: %w", k.Job, st.Status.ExecutionCount, n, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return false, nil
 }
 
-// recordBehind records job-behind.json: a job on a server whose runs
-// queue no worker polls, so that its Postponed rows are never written;
-// its first task comes two minutes late, and the occurrence due at the
-// next minute is folded. Then it is deleted.
-func recordBehind(ctx context.Context, dir, tag string) error {
-	st, err := recurtest.StartWith(recurtest.Config{Plain: true, NoRunWorker: true})
+// recordBehind records job-behind.json: an every-minute job whose first
+// task comes two minutes late, as on a Temporal far behind: it catches up
+// (two Postponed rows and a run in one task), runs once more, and is
+// deleted.
+func recordBehind(ctx context.Context, dir, tag, target string) error {
+	st, err := recurtest.StartWith(recurtest.Config{Plain: true})
 	if err != nil {
 		return err
 	}
 	defer st.Stop()
 	c := st.Temporal.GetDefaultClient()
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "behind"}
-	minute, err := recurtest.StartJobBehind(ctx, c, k)
-	if err != nil {
+	if err := startJobBehind(ctx, c, k, target); err != nil {
 		return err
 	}
-	time.Sleep(time.Until(minute.Add(time.Minute)) + 5*time.Second)
-	if folded, err := hasVersion(ctx, c, k.JobWorkflowID(), "2026-11-21-fold-postponed"); err != nil || !folded {
-		return fmt.Errorf("no occurrence was folded (%v)", err)
+	if err := waitRuns(ctx, c, k, 2); err != nil {
+		return err
 	}
 	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
 		return err
@@ -279,4 +263,24 @@ func recordBehind(ctx context.Context, dir, tag string) error {
 		name += "-" + tag
 	}
 	return save(ctx, c, k.JobWorkflowID(), filepath.Join(dir, name+".json"))
+}
+
+// startJobBehind starts, through c, the workflow of k: a job calling
+// target every minute whose first task comes two minutes late.
+func startJobBehind(ctx context.Context, c client.Client, k jobs.Key, target string) error {
+	minute := time.Now().UTC().Truncate(time.Minute)
+	created, late := minute.Add(-10*time.Minute), minute.Add(-2*time.Minute)
+	j := jobs.Job{Properties: jobs.Properties{
+		StartTime:  recurrence.At(created),
+		Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/behind", Method: "POST"}}},
+		Recurrence: &recurrence.Recurrence{Frequency: "Minute"},
+	}}
+	if err := j.Normalize(k, created); err != nil {
+		return err
+	}
+	j.Properties.Status = &jobs.Status{NextExecutionTime: &late}
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: k, State: &jobs.JobState{Job: j, Created: created, Next: &late}})
+	return err
 }

@@ -13,7 +13,7 @@ import (
 var loadMix = []struct {
 	name   string
 	weight int
-}{{"GET job", 6}, {"list jobs (first page)", 2}, {"PUT job (redefine)", 2}}
+}{{"GET job", 5}, {"list jobs (first page)", 2}, {"history (first page)", 1}, {"PUT job (redefine)", 2}}
 
 // loadResult is what the API load measured.
 type loadResult struct {
@@ -98,6 +98,8 @@ func (s *scale) request(ctx context.Context, op, i int) (int, time.Duration, err
 		return s.api.call(ctx, http.MethodGet, jobKey(i).JobID(), nil, nil)
 	case 1:
 		return s.api.call(ctx, http.MethodGet, jobKey(i).CollectionID()+"/jobs", nil, nil)
+	case 2:
+		return s.api.call(ctx, http.MethodGet, jobKey(i).JobID()+"/history", nil, nil)
 	default:
 		return s.api.call(ctx, http.MethodPut, jobKey(i).JobID(), s.jobBody(i, s.burst), nil)
 	}

@@ -70,6 +70,24 @@ func (c *restClient) getJob(ctx context.Context, name string) (jobView, error) {
 	return v, err
 }
 
+// history reads a job's newest history rows, up to the API's largest
+// page.
+func (c *restClient) history(ctx context.Context, name string) ([]jobs.HistoryRow, error) {
+	var page struct {
+		Value []struct {
+			Properties jobs.HistoryRow `json:"properties"`
+		} `json:"value"`
+	}
+	if err := c.Do(ctx, http.MethodGet, jobKey(name).JobID()+"/history", nil, &page, http.StatusOK); err != nil {
+		return nil, err
+	}
+	rows := make([]jobs.HistoryRow, len(page.Value))
+	for i, v := range page.Value {
+		rows[i] = v.Properties
+	}
+	return rows, nil
+}
+
 // disableCollection disables the collection and, through it, every job.
 // Disabling is idempotent, so a failure is tried again a few times.
 func (c *restClient) disableCollection(ctx context.Context) error {

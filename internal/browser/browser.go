@@ -11,7 +11,6 @@ import (
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/recurhq/recur/internal/filelock"
+	"github.com/recurhq/recur/internal/debian"
 )
 
 // Path is where Debian's chromium package puts the browser.
@@ -46,53 +45,14 @@ func Executable(t testing.TB) string {
 	return path
 }
 
-// install returns Path, running apt-get install when it is not there.
+// install returns Path, installing Debian's package when it is not there.
 func install() (string, error) {
-	if isExecutable(Path) {
-		return Path, nil
-	}
-	if os.Geteuid() != 0 {
-		return "", fmt.Errorf("%s is missing and the tests do not run as root, so they cannot install it: "+
-			"run `apt-get install -y --no-install-recommends %s` as root", Path, Package)
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		return "", fmt.Errorf("%s is missing and there is no apt-get to install Debian's %s package with", Path, Package)
-	}
-	unlock, err := filelock.Lock(filepath.Join(os.TempDir(), "recur-chromium-install.lock"))
-	if err != nil {
-		return "", fmt.Errorf("lock the install: %w", err)
-	}
-	defer unlock()
-	// Another test binary may have installed it while this one waited.
-	if isExecutable(Path) {
-		return Path, nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	// An old package list can name versions the mirror no longer has.
-	if out, err := aptGet(ctx, "update"); err != nil {
-		return "", fmt.Errorf("apt-get update: %w\n%s", err, out)
-	}
-	if out, err := aptGet(ctx, "install", "-y", "--no-install-recommends", Package); err != nil {
-		return "", fmt.Errorf("apt-get install %s: %w\n%s", Package, err, out)
-	}
-	if !isExecutable(Path) {
-		return "", fmt.Errorf("apt-get installed %s but %s is not there", Package, Path)
+	if err := debian.Install(ctx, Package, func() bool { return debian.Executable(Path) }); err != nil {
+		return "", err
 	}
 	return Path, nil
-}
-
-// aptGet runs apt-get without questions, waiting for a dpkg lock another
-// install holds rather than failing at once.
-func aptGet(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "apt-get", append([]string{"-q", "-o", "DPkg::Lock::Timeout=600"}, args...)...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	return cmd.CombinedOutput()
-}
-
-func isExecutable(path string) bool {
-	info, err := os.Stat(path)
-	return err == nil && !info.IsDir() && info.Mode()&0o111 != 0
 }
 
 // Width and Height are the browser window's size, in CSS pixels.

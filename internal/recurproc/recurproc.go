@@ -1,6 +1,6 @@
 // Package recurproc runs the real recur binary for the tools that measure
-// it (e2e/soak, e2e/firing): it builds cmd/recur, starts `recur dev` on
-// free ports, waits until it is ready, stops it, and reads its CPU time,
+// it (e2e/soak, e2e/firing): it builds cmd/recur, starts `recur dev` (or
+// `recur serve` against a cluster) on free ports, waits until it is ready, stops it, and reads its CPU time,
 // RSS, data directory and log.
 package recurproc
 
@@ -42,7 +42,7 @@ func Build(dir string) (string, error) {
 	return bin, nil
 }
 
-// Process is `recur dev` running as a child process.
+// Process is `recur dev` or `recur serve` running as a child process.
 type Process struct {
 	cmd      *exec.Cmd
 	API      string
@@ -60,22 +60,58 @@ type Process struct {
 // and waits until /readyz answers 200. With profile, the process serves
 // Go's profiles at Process.Pprof.
 func Start(bin, dataDir, logPath string, profile bool) (*Process, error) {
-	ports, err := freePorts(4)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
+	p := &Process{Temporal: "127.0.0.1:" + strconv.Itoa(ports[1]), UI: "http://127.0.0.1:" + strconv.Itoa(ports[2]), DataDir: dataDir}
+	args := []string{"dev", "--data-dir", dataDir,
+		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d"}
+	if err := p.launch(bin, args, ports[0], logPath, profile); err != nil {
+		return nil, err
+	}
+	log.Printf("recur dev (pid %d) ready: API %s, Temporal %s, Web UI %s, log %s", p.cmd.Process.Pid, p.API, p.Temporal, p.UI, logPath)
+	return p, nil
+}
+
+// StartServe starts `recur serve` against the Temporal frontend at
+// address, in namespace, with the encryption keys of keyFile, its API on a
+// free port and its output in logPath, and waits until /readyz answers
+// 200. With profile, the process serves Go's profiles at Process.Pprof.
+func StartServe(bin, address, namespace, keyFile, logPath string, profile bool) (*Process, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{Temporal: address}
+	// The measuring tools' HTTP targets listen on loopback, which serve
+	// refuses by default (dev allows it).
+	args := []string{"serve", "--temporal-address", address, "--namespace", namespace, "--encryption-key-file", keyFile,
+		"--egress-allow-loopback"}
+	if err := p.launch(bin, args, ports[0], logPath, profile); err != nil {
+		return nil, err
+	}
+	log.Printf("recur serve (pid %d) ready: API %s, Temporal %s namespace %s, log %s", p.cmd.Process.Pid, p.API, address, namespace, logPath)
+	return p, nil
+}
+
+// launch runs bin with args, its API on apiPort, and waits until it is
+// ready.
+func (p *Process) launch(bin string, args []string, apiPort int, logPath string, profile bool) error {
 	f, err := os.Create(logPath)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p := &Process{API: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Temporal: "127.0.0.1:" + strconv.Itoa(ports[1]),
-		UI: "http://127.0.0.1:" + strconv.Itoa(ports[2]), DataDir: dataDir, LogPath: logPath, logFile: f, done: make(chan error, 1)}
-	args := []string{"dev", "--data-dir", dataDir,
-		"--http-addr", "127.0.0.1:" + strconv.Itoa(ports[0]),
-		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d"}
+	p.API, p.LogPath, p.logFile, p.done = "http://127.0.0.1:"+strconv.Itoa(apiPort), logPath, f, make(chan error, 1)
+	args = append(args, "--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort))
 	if profile {
-		p.Pprof = "http://127.0.0.1:" + strconv.Itoa(ports[3]) + "/debug/pprof/"
-		args = append(args, "--pprof-addr", "127.0.0.1:"+strconv.Itoa(ports[3]))
+		ports, err := freePorts(1)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		p.Pprof = "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/debug/pprof/"
+		args = append(args, "--pprof-addr", "127.0.0.1:"+strconv.Itoa(ports[0]))
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = f, f
@@ -85,16 +121,14 @@ func Start(bin, dataDir, logPath string, profile bool) (*Process, error) {
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := p.cmd.Start(); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("start recur dev: %w", err)
+		return fmt.Errorf("start recur %s: %w", args[0], err)
 	}
 	go func() { p.done <- p.cmd.Wait() }()
 	if err := p.waitReady(90 * time.Second); err != nil {
 		p.Kill()
-		return nil, fmt.Errorf("%w\n%s", err, p.logTail(30))
+		return fmt.Errorf("%w\n%s", err, p.logTail(30))
 	}
-	log.Printf("recur dev (pid %d) ready: API %s, Temporal 127.0.0.1:%d, Web UI http://127.0.0.1:%d, log %s",
-		p.cmd.Process.Pid, p.API, ports[1], ports[2], logPath)
-	return p, nil
+	return nil
 }
 
 func (p *Process) waitReady(limit time.Duration) error {
@@ -103,7 +137,7 @@ func (p *Process) waitReady(limit time.Duration) error {
 		select {
 		case err := <-p.done:
 			p.exited = true
-			return fmt.Errorf("recur dev exited before it was ready: %v", err)
+			return fmt.Errorf("recur exited before it was ready: %v", err)
 		default:
 		}
 		resp, err := http.Get(p.API + "/readyz")
@@ -115,7 +149,7 @@ func (p *Process) waitReady(limit time.Duration) error {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return fmt.Errorf("recur dev was not ready within %s", limit)
+	return fmt.Errorf("recur was not ready within %s", limit)
 }
 
 // Alive tells whether the process still runs.
@@ -126,7 +160,7 @@ func (p *Process) Alive() bool {
 	select {
 	case err := <-p.done:
 		p.exited = true
-		log.Printf("recur dev exited on its own: %v\n%s", err, p.logTail(30))
+		log.Printf("recur exited on its own: %v\n%s", err, p.logTail(30))
 		return false
 	default:
 		return true
@@ -136,23 +170,23 @@ func (p *Process) Alive() bool {
 // Stop sends SIGTERM and waits for a clean exit.
 func (p *Process) Stop() error {
 	if !p.Alive() {
-		return errors.New("recur dev was no longer running at the end")
+		return errors.New("recur was no longer running at the end")
 	}
 	started := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return fmt.Errorf("signal recur dev: %w", err)
+		return fmt.Errorf("signal recur: %w", err)
 	}
 	select {
 	case err := <-p.done:
 		p.exited = true
 		if err != nil {
-			return fmt.Errorf("recur dev did not exit cleanly after SIGTERM: %w\n%s", err, p.logTail(30))
+			return fmt.Errorf("recur did not exit cleanly after SIGTERM: %w\n%s", err, p.logTail(30))
 		}
-		log.Printf("recur dev stopped cleanly on SIGTERM in %s", time.Since(started).Round(time.Millisecond))
+		log.Printf("recur stopped cleanly on SIGTERM in %s", time.Since(started).Round(time.Millisecond))
 		return nil
 	case <-time.After(60 * time.Second):
 		p.Kill()
-		return errors.New("recur dev did not stop within 60s of SIGTERM")
+		return errors.New("recur did not stop within 60s of SIGTERM")
 	}
 }
 
@@ -208,24 +242,79 @@ func RSSOf(pid int) int {
 }
 
 // CPUOf returns the CPU time (user + system) process pid used so far,
-// from /proc/<pid>/stat, counted in the kernel's usual 100 ticks a second.
-func CPUOf(pid int) time.Duration {
+// from /proc/<pid>/stat, counted in the kernel's usual 100 ticks a second;
+// -1 when it cannot be read.
+func CPUOf(pid int) time.Duration { return statCPU(pid, false) }
+
+// TreeCPUOf returns the CPU time process pid and its children used so far:
+// its own, what its children that ended used (the kernel adds it to
+// theirs when they are waited for) and what its live children used, as
+// a PostgreSQL server's backends. -1 when it cannot be read.
+func TreeCPUOf(pid int) time.Duration {
+	total := statCPU(pid, true)
+	if total < 0 {
+		return -1
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || parentOf(child) != pid {
+			continue
+		}
+		if d := statCPU(child, true); d > 0 {
+			total += d
+		}
+	}
+	return total
+}
+
+// statFields returns the fields of /proc/<pid>/stat after the command
+// name, which may hold spaces.
+func statFields(pid int) []string {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	_, rest, ok := strings.Cut(string(data), ") ")
+	if !ok {
+		return nil
+	}
+	return strings.Fields(rest)
+}
+
+// parentOf returns the parent of process pid, -1 when it cannot be read.
+func parentOf(pid int) int {
+	f := statFields(pid)
+	if len(f) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(f[1])
 	if err != nil {
 		return -1
 	}
-	// The command name may hold spaces; the fields after it do not.
-	_, rest, ok := strings.Cut(string(data), ") ")
-	fields := strings.Fields(rest)
-	if !ok || len(fields) < 13 {
+	return ppid
+}
+
+// statCPU returns user + system time of process pid, with that of its
+// waited-for children when children is set; -1 when it cannot be read.
+func statCPU(pid int, children bool) time.Duration {
+	f := statFields(pid)
+	if len(f) < 15 {
 		return -1
 	}
-	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
-	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
+	fields := f[11:13]
+	if children {
+		fields = f[11:15]
 	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	var ticks int64
+	for _, v := range fields {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return -1
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // LoadAverage returns the machine's 1-minute load average, as text.

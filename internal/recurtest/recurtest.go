@@ -37,7 +37,7 @@ type Stack struct {
 	// clients, worker, workflows and activities report into it.
 	Metrics *metrics.Set
 
-	workers []worker.Worker
+	worker worker.Worker
 }
 
 // Config configures a stack.
@@ -60,9 +60,6 @@ type Config struct {
 	// WorkflowTargets are where Workflow actions may start workflows,
 	// for the API and the activities alike; the zero value allows none.
 	WorkflowTargets jobs.WorkflowTargets
-	// NoRunWorker leaves jobs.RunTaskQueue unpolled: runs and Postponed
-	// rows start and never finish, as on a Temporal far behind.
-	NoRunWorker bool
 }
 
 // Egress is the policy of a stack's outbound calls unless opts set
@@ -122,29 +119,20 @@ func StartWith(cfg Config) (*Stack, error) {
 		_ = set.Close()
 		return nil, fmt.Errorf("register search attributes: %w", err)
 	}
-	queues := []string{jobs.TaskQueue, jobs.RunTaskQueue}
-	if cfg.NoRunWorker {
-		queues = queues[:1]
-	}
-	var workers []worker.Worker
-	for _, q := range queues {
-		workers = append(workers, ts.NewWorker(q, func(r worker.Registry) {
-			acts := activities.New(Egress)
-			acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
-			for _, opt := range opts {
-				opt(acts)
-			}
-			recurworker.Register(r, acts)
-		}))
-	}
-	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set, workers: workers}, nil
+	w := ts.NewWorkerWithOptions(jobs.TaskQueue, func(r worker.Registry) {
+		acts := activities.New(Egress)
+		acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
+		for _, opt := range opts {
+			opt(acts)
+		}
+		recurworker.Register(r, acts)
+	}, recurworker.Options(worker.Options{}))
+	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set, worker: w}, nil
 }
 
-// StopWorkers stops every worker of the stack: its API and Temporal go on.
+// StopWorkers stops the stack's worker: its API and Temporal go on.
 func (s *Stack) StopWorkers() {
-	for _, w := range s.workers {
-		w.Stop()
-	}
+	s.worker.Stop()
 }
 
 // Stop stops the API and the server.

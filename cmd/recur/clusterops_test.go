@@ -1,0 +1,431 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/temporalcli"
+	"github.com/recurhq/recur/internal/temporalcluster"
+	"github.com/recurhq/recur/jobs"
+)
+
+// readmeCluster is what the README's "Against a Temporal cluster" section
+// tells an operator to run: the recur commands by their first argument,
+// and the temporal CLI's command.
+type readmeCluster struct {
+	recur    map[string][]string // "keygen", "serve", "worker", "api" → the arguments after "recur"
+	temporal []string            // the arguments after "temporal"
+}
+
+// readmeClusterCommands reads the commands of the README's cluster
+// section, their comments left out.
+func readmeClusterCommands(t *testing.T) readmeCluster {
+	t.Helper()
+	f, err := os.Open("../../README.md")
+	require.NoError(t, err)
+	defer f.Close()
+	rc := readmeCluster{recur: map[string][]string{}}
+	var inSection, inBlock bool
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "## "):
+			inSection = line == "## Against a Temporal cluster"
+		case !inSection:
+		case strings.HasPrefix(line, "```"):
+			inBlock = !inBlock
+		case inBlock:
+			if i := strings.Index(line, "#"); i >= 0 {
+				line = line[:i]
+			}
+			words := strings.Fields(line)
+			switch {
+			case len(words) > 1 && words[0] == "recur":
+				rc.recur[words[1]] = words[1:]
+			case len(words) > 1 && words[0] == "temporal":
+				rc.temporal = words[1:]
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	for _, cmd := range []string{"keygen", "serve", "worker", "api"} {
+		require.Contains(t, rc.recur, cmd, "the README's cluster section runs recur %s", cmd)
+	}
+	require.NotEmpty(t, rc.temporal, "the README's cluster section registers the search attributes by hand")
+	return rc
+}
+
+// onCluster returns args with the README's example address replaced by
+// the cluster's, and its namespace checked against the cluster's.
+func onCluster(t *testing.T, c *temporalcluster.Cluster, args []string) []string {
+	t.Helper()
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, "temporal.example.com:7233", c.FrontendAddress())
+		if i > 0 && args[i-1] == "--namespace" {
+			require.Equal(t, c.Namespace(), a, "the README's namespace")
+		}
+	}
+	return out
+}
+
+// clusterProcess starts one recur process of the README's command role in
+// dir (where keys.json is), with what a test machine needs beside it: a
+// free API port for the roles that serve one, loopback targets for the
+// roles that run actions. It waits until the process serves, or polls.
+func clusterProcess(t *testing.T, bin, dir string, args []string) *devProcess {
+	t.Helper()
+	p := &devProcess{output: &syncBuffer{}, done: make(chan error, 1), dir: dir}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("recur %s's output:\n%s", args[0], lastLines(p.output.String(), 40))
+		}
+	})
+	args = append(args, "--log-format", "text")
+	if args[0] != "worker" {
+		port := freePort(t)
+		p.api = "http://127.0.0.1:" + strconv.Itoa(port)
+		args = append(args, "--http-addr", "127.0.0.1:"+strconv.Itoa(port))
+	}
+	if args[0] != "api" {
+		args = append(args, "--egress-allow-loopback")
+	}
+	if p.api != "" {
+		p.start(t, bin, args...)
+		return p
+	}
+	p.launch(t, bin, args...)
+	require.Eventually(t, func() bool { return strings.Contains(p.output.String(), "worker polling") },
+		60*time.Second, 100*time.Millisecond, "recur worker never polled:\n%s", p.output)
+	return p
+}
+
+// TestACluster runs recur as the README deploys it on a Temporal cluster
+// on PostgreSQL: every command of its cluster section (the search
+// attributes registered by hand, one key file for every process), two
+// `recur worker` and two `recur api` processes, and what a cluster lives
+// through: concurrent writes over both APIs, a worker killed with an
+// action in flight, every worker stopped, the Temporal server stopped for
+// 30 s, and a rolling restart of the workers onto a new build.
+func TestACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it starts PostgreSQL, a Temporal server and five recur processes")
+	}
+	bin := buildRecur(t)
+	readme := readmeClusterCommands(t)
+	c := temporalcluster.Start(t)
+	dir := t.TempDir()
+
+	out, err := runIn(dir, bin, readme.recur["keygen"]...)
+	require.NoError(t, err, "%s", out)
+	for name, typ := range jobs.SearchAttributeTypes() {
+		args := onCluster(t, c, readme.temporal)
+		args = setFlag(args, "--name", name)
+		args = setFlag(args, "--type", typ.String())
+		out, err := temporalcli.Run(t.Context(), append(args, "--address", c.FrontendAddress())...)
+		require.NoError(t, err, "temporal %s: %s", strings.Join(args, " "), out)
+	}
+
+	t.Run("serve", func(t *testing.T) {
+		p := clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["serve"]))
+		putUntilCreated(t, p)
+		p.stop(t, syscall.SIGTERM)
+	})
+
+	s := newSink(t)
+	workers := []*devProcess{
+		clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["worker"])),
+		clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["worker"])),
+	}
+	apis := []*devProcess{
+		clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["api"])),
+		clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["api"])),
+	}
+	// revive starts a new worker for each one a subtest stopped or killed:
+	// the processes outlive the subtests only when this test starts them.
+	revive := func() {
+		for i, w := range workers {
+			if w.cmd.ProcessState != nil {
+				workers[i] = clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["worker"]))
+			}
+		}
+	}
+	status, body := apis[0].do(t, http.MethodPut, crashCollection, map[string]any{"properties": map[string]any{
+		"sku": map[string]any{"name": "P20Premium"}}})
+	require.Equal(t, http.StatusCreated, status, body)
+
+	t.Run("jobs created through either API fire once each", func(t *testing.T) {
+		start := time.Now().Add(5 * time.Second).Truncate(time.Second)
+		var keys []string
+		for i := range 10 {
+			name := fmt.Sprintf("either-%d", i)
+			status, body := apis[i%2].do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, start, nil))
+			require.Equal(t, http.StatusCreated, status, body)
+			keys = append(keys, occurrenceKey(name, start))
+		}
+		requireDeliveredOnce(t, s, keys, 60*time.Second)
+	})
+
+	t.Run("a quota stays exact under PUTs over both APIs", func(t *testing.T) {
+		coll := "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/quota"
+		status, body := apis[1].do(t, http.MethodPut, coll, map[string]any{"properties": map[string]any{
+			"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": 10}}})
+		require.Equal(t, http.StatusCreated, status, body)
+		statuses := make([]int, 30)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			wg.Go(func() {
+				statuses[i], _ = apis[i%2].do(t, http.MethodPut, fmt.Sprintf("%s/jobs/q%02d", coll, i),
+					sinkJob(s, "quota", time.Now().Add(time.Hour), nil))
+			})
+		}
+		wg.Wait()
+		counts := map[int]int{}
+		for _, st := range statuses {
+			counts[st]++
+		}
+		require.Equal(t, map[int]int{http.StatusCreated: 10, http.StatusConflict: 20}, counts)
+		for _, api := range apis {
+			require.Eventually(t, func() bool {
+				status, list, err := api.get(coll + "/jobs")
+				items, _ := list["value"].([]any)
+				return err == nil && status == http.StatusOK && len(items) == 10
+			}, 20*time.Second, 250*time.Millisecond, "both APIs list the 10 jobs")
+		}
+	})
+
+	t.Run("the worker running an action is killed", func(t *testing.T) {
+		s.holdNext("/inflight", 1)
+		start := time.Now().Add(3 * time.Second).Truncate(time.Second)
+		status, body := apis[0].do(t, http.MethodPut, crashCollection+"/jobs/inflight", sinkJob(s, "inflight", start, nil))
+		require.Equal(t, http.StatusCreated, status, body)
+		key := s.waitHeld(t, 30*time.Second)
+		require.Equal(t, occurrenceKey("inflight", start), key)
+		i := workerOf(t, workers, s.remoteOf(key))
+		workers[i].kill(t)
+		// The other worker takes the job's workflow task once the dead
+		// one's times out, and runs the action again under the same key.
+		requireCounters(t, apis[1], "inflight", "completed", 1, 0, 0)
+		_, completed := s.counts(key)
+		require.Equal(t, 1, completed, "one delivery completed; the killed one never did")
+		requireHistoryRow(t, apis[1], "inflight", "Completed", "")
+	})
+	revive()
+
+	t.Run("with every worker stopped, reads answer", func(t *testing.T) {
+		for _, w := range workers {
+			w.stop(t, syscall.SIGTERM)
+		}
+		for _, api := range apis {
+			for _, path := range []string{
+				crashCollection, crashCollection + "/jobs/inflight", crashCollection + "/jobs",
+				crashCollection + "/jobs/inflight/history", "/subscriptions/s/providers/Microsoft.Scheduler/jobCollections",
+			} {
+				status, body, err := api.get(path)
+				require.NoError(t, err, path)
+				require.Equal(t, http.StatusOK, status, "%s: %v", path, body)
+			}
+		}
+		st, err := apis[0].status("inflight")
+		require.NoError(t, err)
+		require.Equal(t, "completed", st["state"], "the last written state")
+	})
+	revive()
+
+	t.Run("the Temporal server stops for 30 s", func(t *testing.T) {
+		start := time.Now().Add(15 * time.Second).Truncate(time.Second)
+		status, body := apis[1].do(t, http.MethodPut, crashCollection+"/jobs/outage", sinkJob(s, "outage", start, nil))
+		require.Equal(t, http.StatusCreated, status, body)
+		require.NoError(t, c.Server.Stop())
+		down := time.Now()
+		var answers int
+		for time.Since(down) < 30*time.Second {
+			for _, api := range apis {
+				resp, err := http.Get(api.api + crashCollection + "/jobs/outage?api-version=2016-03-01")
+				require.NoError(t, err)
+				resp.Body.Close()
+				require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "while Temporal is down")
+				require.NotEmpty(t, resp.Header.Get("Retry-After"))
+				answers++
+			}
+			time.Sleep(time.Second)
+		}
+		t.Logf("%d answers of 503 with Retry-After while Temporal was down", answers)
+		require.NoError(t, c.Server.Start(t.Context()))
+		// The occurrence fell due in the outage: the workers reconnect on
+		// their own and run it late, within the catch-up window.
+		requireDeliveredOnce(t, s, []string{occurrenceKey("outage", start)}, 2*time.Minute)
+		requireCounters(t, apis[0], "outage", "completed", 1, 0, 0)
+	})
+	revive()
+
+	t.Run("the workers restart one by one onto a new build under load", func(t *testing.T) {
+		// A binary of its own link, as a release's would be; the code is
+		// the same, as a rollout's is where workflows are concerned (a
+		// changed workflow keeps the old path: workflows/versions.go).
+		next := filepath.Join(t.TempDir(), "recur")
+		out, err := exec.Command("go", "build", "-ldflags=-X main.rolloutBuild=next", "-o", next, ".").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		// One job falls due every second while the workers restart.
+		first := time.Now().Add(8 * time.Second).Truncate(time.Second)
+		var keys []string
+		for i := range 30 {
+			name := fmt.Sprintf("rolling-%02d", i)
+			at := first.Add(time.Duration(i) * time.Second)
+			status, body := apis[i%2].do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, at, nil))
+			require.Equal(t, http.StatusCreated, status, body)
+			keys = append(keys, occurrenceKey(name, at))
+		}
+		ctx, stopLoad := context.WithCancel(t.Context())
+		loadDone := make(chan map[int]int)
+		go func() { loadDone <- readLoad(ctx, apis) }()
+		time.Sleep(time.Until(first.Add(5 * time.Second)))
+		for i, w := range workers {
+			w.stop(t, syscall.SIGTERM)
+			workers[i] = clusterProcess(t, next, dir, onCluster(t, c, readme.recur["worker"]))
+			time.Sleep(5 * time.Second)
+		}
+		requireDeliveredOnce(t, s, keys, time.Minute)
+		stopLoad()
+		answers := <-loadDone
+		t.Logf("reads during the restarts: %v", answers)
+		require.Equal(t, []int{http.StatusOK}, statusesOf(answers), "every read under load answered 200")
+		for _, k := range keys {
+			raw, _ := s.counts(k)
+			require.Equal(t, 1, raw, "%s: a graceful restart delivers nothing twice", k)
+		}
+	})
+	s.report(t)
+}
+
+// requireDeliveredOnce waits until every key has one completed delivery,
+// and fails if any has more.
+func requireDeliveredOnce(t *testing.T, s *sink, keys []string, within time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, k := range keys {
+			if _, completed := s.counts(k); completed == 0 {
+				return false
+			}
+		}
+		return true
+	}, within, 200*time.Millisecond, "every occurrence delivered")
+	for _, k := range keys {
+		_, completed := s.counts(k)
+		require.Equal(t, 1, completed, "%s completed once", k)
+	}
+}
+
+// readLoad GETs the jobs and their list over both APIs until ctx ends, and
+// counts the answers by status.
+func readLoad(ctx context.Context, apis []*devProcess) map[int]int {
+	counts := map[int]int{}
+	for i := 0; ctx.Err() == nil; i++ {
+		path := crashCollection + "/jobs"
+		if i%2 == 1 {
+			path += fmt.Sprintf("/rolling-%02d", i%30)
+		}
+		status, _, err := apis[i%2].get(path)
+		if err != nil {
+			status = -1
+		}
+		counts[status]++
+		time.Sleep(20 * time.Millisecond)
+	}
+	return counts
+}
+
+func statusesOf(m map[int]int) []int {
+	var keys []int
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// setFlag returns args with flag's value set to value, added when absent.
+func setFlag(args []string, flag, value string) []string {
+	out := append([]string(nil), args...)
+	for i := range out[:len(out)-1] {
+		if out[i] == flag {
+			out[i+1] = value
+			return out
+		}
+	}
+	return append(out, flag, value)
+}
+
+// runIn runs bin with args in dir.
+func runIn(dir, bin string, args ...string) ([]byte, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	return cmd.CombinedOutput()
+}
+
+// workerOf returns the index of the worker process that holds the TCP
+// connection whose local address is remote (the sink's view of it), read
+// from /proc: the connection's socket inode, then the process that has it
+// open.
+func workerOf(t *testing.T, workers []*devProcess, remote string) int {
+	t.Helper()
+	_, portText, err := net.SplitHostPort(remote)
+	require.NoError(t, err)
+	port, err := strconv.Atoi(portText)
+	require.NoError(t, err)
+	inode := socketInode(t, port)
+	for i, w := range workers {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", w.cmd.Process.Pid))
+		require.NoError(t, err)
+		for _, fd := range fds {
+			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", w.cmd.Process.Pid, fd.Name()))
+			if err == nil && link == "socket:["+inode+"]" {
+				return i
+			}
+		}
+	}
+	t.Fatalf("no worker holds the connection from %s", remote)
+	return -1
+}
+
+// socketInode returns the inode of the IPv4 TCP socket bound to local
+// port port, from /proc/net/tcp.
+func socketInode(t *testing.T, port int) string {
+	t.Helper()
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 {
+				continue
+			}
+			local := f[1]
+			if strings.HasSuffix(local, fmt.Sprintf(":%04X", port)) {
+				return f[9]
+			}
+		}
+	}
+	t.Fatalf("no socket on local port %d", port)
+	return ""
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -1,0 +1,64 @@
+// Package docker holds recur's container files; its test checks the
+// compose file with what runs without a Docker engine.
+package docker
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/debian"
+	"github.com/recurhq/recur/internal/temporalcluster"
+)
+
+// TestComposeFileIsValidAndRunsTheTestedServer checks compose.yaml as
+// Debian's docker-compose reads it, and that the Temporal server and its
+// admin tools are the version go.mod requires, the one the cluster tests
+// run (internal/temporalcluster).
+func TestComposeFileIsValidAndRunsTheTestedServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	const bin = "/usr/bin/docker-compose"
+	require.NoError(t, debian.Install(ctx, "docker-compose", func() bool { return debian.Executable(bin) }))
+
+	// A copy of the directory, with the secret files the compose file
+	// names: config fails when they are missing.
+	dir := t.TempDir()
+	for _, name := range []string{"compose.yaml", "postgresql-init.sql", "Dockerfile", "dynamicconfig/recur.yaml"} {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "secrets"), 0o700))
+	for _, name := range []string{"api-tokens.json", "encryption-keys.json"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "secrets", name), []byte("{}"), 0o600))
+	}
+	out, err := exec.CommandContext(ctx, bin, "-f", filepath.Join(dir, "compose.yaml"), "config").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	config := string(out)
+
+	gomod, err := os.ReadFile("../go.mod")
+	require.NoError(t, err)
+	server := regexp.MustCompile(`(?m)^\s*go\.temporal\.io/server v(\S+)`).FindStringSubmatch(string(gomod))
+	require.NotNil(t, server, "go.mod requires go.temporal.io/server")
+	for _, image := range []string{"temporalio/server", "temporalio/admin-tools"} {
+		tags := regexp.MustCompile(`image: `+regexp.QuoteMeta(image)+`:(\S+)`).FindAllStringSubmatch(config, -1)
+		require.NotEmpty(t, tags, "compose.yaml runs %s", image)
+		for _, tag := range tags {
+			require.Equal(t, server[1], tag[1], "%s's tag", image)
+		}
+	}
+	require.Contains(t, config, "image: postgres:"+temporalcluster.PostgresVersion+"\n", "PostgreSQL of the version the cluster tests run")
+	require.NotContains(t, config, "auto-setup", "the deprecated auto-setup image")
+	for _, service := range []string{"postgresql:", "temporal-schema:", "temporal:", "temporal-namespace:", "temporal-ui:", "recur:"} {
+		require.True(t, strings.Contains(config, "\n  "+service), "service %s", service)
+	}
+}

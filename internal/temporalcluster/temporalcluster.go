@@ -1,0 +1,220 @@
+// Package temporalcluster runs, for tests and measurements, a Temporal
+// cluster shaped like a production one: PostgreSQL for both persistence
+// and visibility, and the Temporal server as a process of its own, on
+// free loopback ports, with the namespace registered through the API.
+//
+// The server is the version recur's go.mod requires, built once from this
+// module into the user's cache (internal/temporalcluster/temporal-server).
+// PostgreSQL is the system's: when its binaries are missing and the
+// process runs as root, they are installed with apt-get.
+//
+// Unlike temporalserver (the embedded server of `recur dev`), nothing here
+// bends the server's defaults for recur: the namespace cache refreshes on
+// its own schedule, as it does on the clusters recur is deployed to.
+package temporalcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Defaults applied to zero fields of Options.
+const (
+	DefaultNamespace     = "recur"
+	DefaultRetention     = 60 * 24 * time.Hour
+	DefaultHistoryShards = 4
+	DefaultLogLevel      = "warn"
+)
+
+// StartTimeout bounds Start when the caller's context has no earlier
+// deadline: the server build when the cache lacks it (BuildTimeout) and an
+// install of PostgreSQL come on top.
+const StartTimeout = 3 * time.Minute
+
+// Options say how Launch sets the cluster up. Zero fields take defaults.
+type Options struct {
+	// Namespace is registered at start; default "recur".
+	Namespace string
+	// Retention is the namespace's workflow retention; default 60 days,
+	// recur's own default. The server refuses less than an hour unless
+	// DynamicConfig lowers system.namespaceMinRetentionLocal.
+	Retention time.Duration
+	// HistoryShards is the server's number of history shards; default 4.
+	// It is written into the database at the first start and cannot change.
+	HistoryShards int
+	// DynamicConfig overrides the server's dynamic config, key to value,
+	// e.g. "frontend.namespaceRPS": 2400. Default: the server's defaults.
+	DynamicConfig map[string]any
+	// LogLevel is the server's log level (debug, info, warn, error);
+	// default "warn". The log goes to Server.LogPath.
+	LogLevel string
+	// Durable makes PostgreSQL sync its commits to the disk. Off by
+	// default: a test cluster lives in a temporary directory, and the
+	// crashes tests inflict are the Temporal server's, which PostgreSQL
+	// survives without syncing; only a crash of the machine loses commits.
+	Durable bool
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.HistoryShards == 0 {
+		o.HistoryShards = DefaultHistoryShards
+	}
+	if o.HistoryShards < 1 {
+		return o, fmt.Errorf("history shards %d is below 1", o.HistoryShards)
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = DefaultLogLevel
+	}
+	return o, nil
+}
+
+// Cluster is a running PostgreSQL and Temporal server with the namespace
+// registered and usable.
+type Cluster struct {
+	// Postgres is the database server; it runs until Close.
+	Postgres *Postgres
+	// Server is the Temporal server process, which tests may stop, kill
+	// and start again: the database keeps its state meanwhile.
+	Server *Server
+
+	namespace string
+	dir       string
+}
+
+// Start launches a cluster with the default Options and closes it when t
+// ends. It never skips: a test that needs a cluster fails without one.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith launches a cluster with opts and closes it when t ends; when
+// t has failed, the tails of the server's and PostgreSQL's logs are logged
+// first.
+func StartWith(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout+BuildTimeout)
+	defer cancel()
+	c, err := Launch(ctx, opts)
+	if err != nil {
+		t.Fatalf("temporal cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("temporal server log (%s), last lines:\n%s", c.Server.LogPath(), tail(c.Server.LogPath(), 60))
+			t.Logf("postgresql log (%s), last lines:\n%s", c.Postgres.LogPath(), tail(c.Postgres.LogPath(), 20))
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("close temporal cluster: %v", err)
+		}
+	})
+	return c
+}
+
+// Launch builds the server if the cache lacks it, installs PostgreSQL if
+// the system lacks it, starts both in a new temporary directory, sets up
+// the schemas, registers the namespace and returns once it is usable. ctx
+// bounds all of it. On any error nothing is left running or on disk; on
+// success the caller must Close the cluster.
+func Launch(ctx context.Context, opts Options) (c *Cluster, err error) {
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout+BuildTimeout)
+	defer cancel()
+	bin, err := serverBinary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pgBin, err := postgresBinaries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := makeClusterDir()
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{namespace: opts.Namespace, dir: dir}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Close())
+			c = nil
+		}
+	}()
+	if c.Postgres, err = startPostgres(ctx, pgBin, filepath.Join(dir, "postgres"), opts.Durable); err != nil {
+		return c, err
+	}
+	if c.Server, err = newServer(bin, filepath.Join(dir, "temporal"), c.Postgres, opts); err != nil {
+		return c, err
+	}
+	if err := c.Server.setupSchema(ctx); err != nil {
+		return c, err
+	}
+	if err := c.Server.start(ctx, false); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// FrontendAddress is the host:port of the Temporal frontend's gRPC API.
+func (c *Cluster) FrontendAddress() string { return c.Server.FrontendAddress() }
+
+// Namespace is the namespace Launch registered.
+func (c *Cluster) Namespace() string { return c.namespace }
+
+// Close kills the Temporal server, stops PostgreSQL and removes the
+// cluster's directory. The server is killed rather than stopped: its state
+// is about to be deleted, and a graceful stop takes seconds.
+func (c *Cluster) Close() error {
+	var errs []error
+	if c.Server != nil {
+		if err := c.Server.Kill(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Postgres != nil {
+		if err := c.Postgres.stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.dir != "" {
+		if err := os.RemoveAll(c.dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tail returns the last n lines of the file at path, each cut to a few
+// hundred bytes (the server's errors carry their stack traces), or why it
+// cannot.
+func tail(path string, n int) string {
+	const maxLine = 400
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i, l := range lines {
+		if len(l) > maxLine {
+			lines[i] = l[:maxLine] + "…"
+		}
+	}
+	return strings.Join(lines, "\n")
+}

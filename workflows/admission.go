@@ -1,0 +1,98 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
+)
+
+// shortestGapSample is how many occurrences the maxRecurrence quota looks
+// at.
+const shortestGapSample = 500
+
+// admitPatience is how long a job waits for its collection's answer
+// before it asks again: an answer is lost only if the collection's
+// workflow ended (deleted) just after it took the request, and asking
+// again is safe, since a collection admits a job it holds without
+// counting it twice.
+const admitPatience = 10 * time.Second
+
+// undefinedGrace is how long a job workflow waits for its first
+// definition: one started by a PUT that failed, or whose update was lost
+// with its caller, ends after it.
+const undefinedGrace = time.Minute
+
+// admission is what a job knows of its collection's admissions: the
+// collection is the one to keep its quotas and its list of jobs, and the
+// job asks it before it takes any definition.
+type admission struct {
+	seq     int                      // the number of the last request sent
+	answers map[int]jobs.AdmitAnswer // answers not yet taken, by request
+}
+
+// admit has the job's collection admit def, and waits for its answer.
+func (j *job) admit(ctx workflow.Context, def jobs.Job) error {
+	gap, err := shortestGap(ctx, def, created(ctx))
+	if err != nil {
+		return err
+	}
+	a := &j.admission
+	if a.answers == nil {
+		a.answers = map[int]jobs.AdmitAnswer{}
+	}
+	a.seq++
+	seq := a.seq
+	req := jobs.MembershipRequest{Job: j.key.Job, Seq: seq, ShortestGap: gap}
+	for answered := false; !answered; {
+		if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
+			// No collection workflow runs: there is no such collection.
+			return (&jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + j.key.Collection + " was not found"}).ToApplicationError()
+		}
+		answered, err = workflow.AwaitWithTimeout(ctx, admitPatience, func() bool { _, ok := a.answers[seq]; return ok })
+		if err != nil {
+			return err
+		}
+	}
+	answer := a.answers[seq]
+	delete(a.answers, seq)
+	if answer.Error != nil {
+		return answer.Error.ToApplicationError()
+	}
+	return nil
+}
+
+// leave has the collection forget the job, unless the collection itself
+// deleted it (and may exist again under its name).
+func (j *job) leave(ctx workflow.Context) {
+	if j.state == nil || j.forgotten {
+		return
+	}
+	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true}
+	if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
+		// The collection is gone (deleted meanwhile): nothing to forget.
+		workflow.GetLogger(ctx).Warn("tell the collection the job is gone", "error", err)
+	}
+}
+
+// shortestGap is how close def's occurrences come when planned at c; 0 for
+// a one-time job or one whose rule does not compile (Normalize refuses it).
+func shortestGap(ctx workflow.Context, def jobs.Job, c time.Time) (time.Duration, error) {
+	var gap time.Duration
+	err := workflow.SideEffect(ctx, func(workflow.Context) any {
+		rule, err := recurrence.Compile(def.Properties.Schedule(), c)
+		if err != nil {
+			return time.Duration(0)
+		}
+		g, _ := rule.ShortestGap(c, shortestGapSample)
+		return g
+	}).Get(&gap)
+	return gap, err
+}
+
+// undefinedUntil returns when a job workflow not yet defined ends.
+func undefinedUntil(ctx workflow.Context) time.Time {
+	return workflow.GetInfo(ctx).WorkflowStartTime.Add(undefinedGrace)
+}

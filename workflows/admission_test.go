@@ -1,0 +1,118 @@
+package workflows_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
+)
+
+// putAnswer sends a PUT from within the test environment and records its
+// outcome.
+func putAnswer(h *harness, req jobs.PutJobRequest, into *error) {
+	updates++
+	h.env.UpdateWorkflow(jobs.UpdatePutJob, "put-"+time.Now().String(), &testsuite.TestUpdateCallback{
+		OnReject:   func(err error) { *into = err },
+		OnAccept:   func() {},
+		OnComplete: func(_ any, err error) { *into = err },
+	}, req)
+}
+
+// TestARefusedAdmissionDefinesNothing: the collection refuses the job (its
+// quota); the PUT fails with the collection's error, the job is never
+// defined and its workflow ends on its own.
+func TestARefusedAdmissionDefinesNothing(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.collection.refuse = func(jobs.MembershipRequest) *jobs.Error {
+		return &jobs.Error{Code: jobs.CodeQuotaExceeded, Message: "full"}
+	}
+	var err error
+	h.at(0, func() {
+		putAnswer(h, jobs.PutJobRequest{Job: job(now, &recurrence.Recurrence{Frequency: "Minute"})}, &err)
+	})
+	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError(), "a job never defined ends")
+	e, ok := jobs.FromApplicationError(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, jobs.CodeQuotaExceeded, e.Code)
+	require.Empty(t, h.attempts, "nothing ran")
+	require.Len(t, h.collection.requests, 1, "one admission, and no leave: the collection never held the job")
+	require.Equal(t, time.Minute, h.env.Now().Sub(now), "it waits a minute for a definition")
+}
+
+// TestEveryDefinitionIsAdmitted: each PUT asks the collection with the
+// job's shortest gap, and a PATCH of a job never defined is refused
+// before it asks.
+func TestEveryDefinitionIsAdmitted(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	var patchErr error
+	h.at(0, func() {
+		putAnswer(h, jobs.PutJobRequest{Job: job(now.Add(time.Hour), nil), Existing: true}, &patchErr)
+	})
+	h.at(time.Second, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})) })
+	h.at(2*time.Second, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Minute", Interval: intp(5)})) })
+	h.run(time.Minute, jobs.JobInput{Key: key})
+	e, ok := jobs.FromApplicationError(patchErr)
+	require.True(t, ok, "%v", patchErr)
+	require.Equal(t, jobs.CodeNotFound, e.Code)
+	require.Len(t, h.collection.requests, 3, "two admissions and the leave at the DELETE")
+	require.Equal(t, time.Hour, h.collection.requests[0].ShortestGap)
+	require.Equal(t, 5*time.Minute, h.collection.requests[1].ShortestGap)
+	require.Equal(t, []int{1, 2}, []int{h.collection.requests[0].Seq, h.collection.requests[1].Seq})
+	require.True(t, h.collection.requests[2].Leave)
+}
+
+// TestAJobItsCollectionDeletedDoesNotAskToBeForgotten: the collection
+// forgot it already, and a collection of the same name created since
+// may hold a new job of its name.
+func TestAJobItsCollectionDeletedDoesNotAskToBeForgotten(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.at(0, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})) })
+	h.at(time.Minute, func() { h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{Deleted: true}) })
+	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Len(t, h.collection.requests, 1, "the admission only")
+	require.Empty(t, h.collection.left)
+}
+
+// TestPutsWithTheSameIfMatchLetOneThrough: two PUTs carry the ETag they
+// read; the first to be admitted redefines the job and the other finds it
+// stale, whether its validator or its handler (after its own admission)
+// sees the change first.
+func TestPutsWithTheSameIfMatchLetOneThrough(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.at(0, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})) })
+	var first jobs.Job
+	var errs [2]error
+	h.at(time.Second, func() {
+		first = h.view()
+		req := jobs.PutJobRequest{Job: job(now.Add(2*time.Hour), &recurrence.Recurrence{Frequency: "Hour"}),
+			Preconditions: jobs.Preconditions{IfMatch: first.ETag}}
+		putAnswer(h, req, &errs[0])
+		putAnswer(h, req, &errs[1])
+	})
+	var last jobs.Job
+	h.at(time.Minute-time.Second, func() { last = h.view() })
+	h.run(time.Minute, jobs.JobInput{Key: key})
+	require.NotEmpty(t, first.ETag)
+	require.True(t, (errs[0] == nil) != (errs[1] == nil), "exactly one goes through: %v", errs)
+	failed := errs[0]
+	if failed == nil {
+		failed = errs[1]
+	}
+	e, ok := jobs.FromApplicationError(failed)
+	require.True(t, ok, "%v", failed)
+	require.Equal(t, jobs.CodePreconditionFailed, e.Code)
+	require.NotEqual(t, first.ETag, last.ETag, "the redefinition has a new ETag")
+	require.Equal(t, now.Add(2*time.Hour).Format(time.RFC3339), last.Properties.StartTime.String())
+}

@@ -1,0 +1,88 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/recurrence"
+)
+
+// A backfill runs the job's occurrences of a past range with their own
+// nominal times, so under the same idempotency keys as had they run on
+// time. They run one at a time (or up to maxConcurrentRuns) when no
+// occurrence of the schedule needs the slot, count in the status but not
+// toward the recurrence's count, and their history rows say backfill.
+
+// validateBackfill refuses a backfill of a job that does not exist or has
+// ended, and a range that is not a past one.
+func (j *job) validateBackfill(ctx workflow.Context, req jobs.BackfillRequest) error {
+	if err := j.exists(); err != nil {
+		return err
+	}
+	if j.state == nil {
+		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	}
+	if err := j.redefinable(); err != nil {
+		return err
+	}
+	switch {
+	case req.StartTime.IsZero() || req.EndTime.IsZero():
+		return invalidBackfill("startTime and endTime are required")
+	case req.EndTime.Before(req.StartTime):
+		return invalidBackfill(fmt.Sprintf("endTime %s is before startTime %s", req.EndTime.Format(time.RFC3339), req.StartTime.Format(time.RFC3339)))
+	case req.EndTime.After(workflow.Now(ctx)):
+		return invalidBackfill("endTime " + req.EndTime.Format(time.RFC3339) + " is in the future: a backfill runs past occurrences")
+	}
+	return nil
+}
+
+func invalidBackfill(message string) error {
+	return (&jobs.Error{Code: jobs.CodeInvalidRequest, Message: message}).ToApplicationError()
+}
+
+// backfillQueue queues the occurrences due in the request's range, at
+// most jobs.MaxBackfill, and answers how many.
+func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (jobs.BackfillResult, error) {
+	var times []time.Time
+	err := j.sideEffect(ctx, &times, func(r *recurrence.Rule) any {
+		out := []time.Time{}
+		if r == nil {
+			return out
+		}
+		// Past occurrences may come before the rule's first run: the
+		// occurrence set reaches back to the anchor.
+		for t, ok := r.Next(req.StartTime.Add(-time.Nanosecond)); ok && !t.After(req.EndTime); t, ok = r.Next(t) {
+			if len(out) == jobs.MaxBackfill {
+				return append(out, t) // one too many: refused below
+			}
+			out = append(out, t)
+		}
+		return out
+	})
+	if err != nil {
+		return jobs.BackfillResult{}, err
+	}
+	if len(times) > jobs.MaxBackfill {
+		return jobs.BackfillResult{}, invalidBackfill(fmt.Sprintf("the range holds more than %d occurrences: backfill a shorter one", jobs.MaxBackfill))
+	}
+	j.state.Backfill = append(j.state.Backfill, times...)
+	j.pending.changed = true
+	return jobs.BackfillResult{Queued: len(times)}, nil
+}
+
+// startBackfill starts queued backfill occurrences while the job's run
+// limit allows, one at a time when it has none.
+func (j *job) startBackfill(ctx workflow.Context) {
+	limit := j.state.Job.Properties.RunLimit()
+	if limit == 0 {
+		limit = 1
+	}
+	for len(j.state.Backfill) > 0 && j.running < limit {
+		next := j.state.Backfill[0]
+		j.state.Backfill = j.state.Backfill[1:]
+		j.start(ctx, next, backfill)
+	}
+}

@@ -1,0 +1,160 @@
+package workflows
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/jobs"
+)
+
+// acts names the activities in workflow code: the SDK takes a method of a
+// nil receiver for the activity registered under its name (worker.Register).
+var acts *activities.Activities
+
+// occurrence is one run of a job's action: the main action with the job's
+// retry policy and, when that fails for good, the error action. Both are
+// local activities of the job workflow: an occurrence then costs its
+// markers in the job's history, where a workflow or an activity of its own
+// would cost a task and its events more (BENCHMARKS.md).
+type occurrence struct {
+	key     jobs.Key
+	id      string // the occurrence ID, every attempt's idempotency key
+	nominal time.Time
+	action  jobs.Action
+	repeat  int     // the job's runs so far, this one included
+	kind    runKind // why it runs
+	started time.Time
+}
+
+// runKind says why an occurrence runs.
+type runKind int
+
+const (
+	scheduled runKind = iota // its nominal time came
+	runNow                   // POST .../run, outside the schedule
+	backfill                 // POST .../backfill, a past occurrence
+)
+
+// ended is an occurrence whose actions have ended.
+type ended struct {
+	occurrence
+	result jobs.RunResult
+	rows   []jobs.HistoryRow // the main action's, then the error action's
+}
+
+func (o occurrence) run(ctx workflow.Context) ended {
+	observeStart(ctx, o)
+	result, row := o.act(ctx, o.action.ActionSpec, jobs.MainAction)
+	observeEnd(ctx, o, result)
+	e := ended{occurrence: o, result: result, rows: []jobs.HistoryRow{row}}
+	if result.Status == jobs.Failed && o.action.ErrorAction != nil {
+		spec := *o.action.ErrorAction
+		if spec.RetryPolicy == nil {
+			spec.RetryPolicy = o.action.RetryPolicy
+		}
+		_, row := o.act(ctx, spec, jobs.ErrorAction)
+		e.rows = append(e.rows, row)
+	}
+	return e
+}
+
+// act runs one action with its retry policy and per-attempt timeout, and
+// returns its outcome and history row.
+func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string) (jobs.RunResult, jobs.HistoryRow) {
+	started := workflow.Now(ctx)
+	result := jobs.RunResult{Status: jobs.Succeeded}
+	var resp jobs.HTTPResponse
+	retries, err := spec.RetryPolicy.Resolve("retryPolicy")
+	if err == nil {
+		lctx := workflow.WithLocalActivityOptions(ctx, localActivityOptions(spec, retries, jobs.OccurrenceSummary(o.key, o.nominal, name, spec)))
+		err = o.execute(lctx, spec, name).Get(ctx, &resp)
+	}
+	message := resp.Status
+	if err != nil {
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) {
+			if appErr.HasDetails() {
+				_ = appErr.Details(&resp)
+			}
+			message = cmp.Or(resp.Message, appErr.Message())
+		} else {
+			message = err.Error()
+		}
+		result.Status, result.Faulted = jobs.Failed, true
+		result.FailedAttempts = max(resp.Attempt, 1)
+	} else {
+		result.FailedAttempts = resp.Attempt - 1
+	}
+	if resp.Headers != "" {
+		message = fmt.Sprintf("%s (%s)", message, resp.Headers)
+	}
+	if resp.Body != "" {
+		message = fmt.Sprintf("%s: %s", message, resp.Body)
+	}
+	result.HTTPStatus, result.Message, result.Attempts = resp.StatusCode, message, max(resp.Attempt, 1)
+	ended := workflow.Now(ctx)
+	return result, jobs.HistoryRow{
+		StartTime: &started, EndTime: &ended, ExpectedExecutionTime: o.nominal, ActionName: name,
+		Status: result.Status, Message: message, RetryCount: result.Attempts - 1, RepeatCount: o.repeat,
+		Backfill: o.kind == backfill,
+	}
+}
+
+// execute starts the local activity that performs spec.
+func (o occurrence) execute(ctx workflow.Context, spec jobs.ActionSpec, name string) workflow.Future {
+	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
+		return workflow.ExecuteLocalActivity(ctx, acts.HTTP, jobs.HTTPRequestInput{
+			ActionName: name, Request: *spec.Request, OccurrenceID: o.id,
+			Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
+		})
+	}
+	in := jobs.ActionInput{
+		ActionName: name, Spec: spec, OccurrenceID: o.id,
+		Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
+	}
+	switch spec.Type {
+	case jobs.ActionStorageQueue:
+		return workflow.ExecuteLocalActivity(ctx, acts.StorageQueue, in)
+	case jobs.ActionServiceBusQueue, jobs.ActionServiceBusTopic:
+		return workflow.ExecuteLocalActivity(ctx, acts.ServiceBus, in)
+	case jobs.ActionWorkflow:
+		return workflow.ExecuteLocalActivity(ctx, acts.StartWorkflow, in)
+	}
+	// Validated at every PUT; a type this code does not know fails the
+	// occurrence, not the workflow.
+	f, settle := workflow.NewFuture(ctx)
+	settle.SetError(temporal.NewNonRetryableApplicationError("unknown action type "+spec.Type, "UnknownActionType", nil))
+	return f
+}
+
+// localActivityOptions are those of an action's local activity: each
+// attempt bounded by the action's timeout, the attempts and the pauses
+// between them by the retry policy, and the whole by their sum.
+func localActivityOptions(spec jobs.ActionSpec, retries jobs.Retries, summary string) workflow.LocalActivityOptions {
+	policy := temporalRetryPolicy(retries)
+	attempt := spec.AttemptTimeout() + 5*time.Second
+	attempts := time.Duration(max(policy.MaximumAttempts, 1))
+	return workflow.LocalActivityOptions{
+		StartToCloseTimeout:    attempt,
+		ScheduleToCloseTimeout: attempts*attempt + (attempts-1)*policy.MaximumInterval + time.Minute,
+		RetryPolicy:            policy,
+		Summary:                summary,
+	}
+}
+
+// temporalRetryPolicy translates a job's retry policy: attempts in all,
+// the interval between them, and (Exponential) doubling up to a cap.
+func temporalRetryPolicy(r jobs.Retries) *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval:    max(r.Interval, time.Second),
+		BackoffCoefficient: max(r.Backoff, 1),
+		MaximumInterval:    max(r.MaxInterval, r.Interval, time.Second),
+		MaximumAttempts:    int32(r.Attempts),
+	}
+}
