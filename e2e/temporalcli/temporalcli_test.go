@@ -32,6 +32,9 @@ const testBody = 2 * time.Minute
 // keeps what was compiled, so the next run finishes it.
 func installCLI(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: it needs the temporal CLI")
+	}
 	ctx := context.Background()
 	if deadline, ok := t.Deadline(); ok {
 		var cancel context.CancelFunc

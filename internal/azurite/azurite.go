@@ -40,10 +40,14 @@ var installOnce = sync.OnceValues(install)
 // Start runs Azurite's queue service on a free port of 127.0.0.1 with its
 // data in a temporary directory, and stops it when t ends. It returns the
 // queue endpoint in the form Activities.StorageQueueEndpoint takes
-// (http://127.0.0.1:PORT/{account}), the account and its key. It never
-// skips: a test that needs Azurite fails when it cannot have it.
+// (http://127.0.0.1:PORT/{account}), the account and its key. It skips
+// only under go test -short, the quick path that installs nothing:
+// otherwise a test that needs Azurite fails when it cannot have it.
 func Start(t testing.TB) (endpoint, account, key string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: it needs Azurite")
+	}
 	script, err := installOnce()
 	if err != nil {
 		t.Fatalf("install azurite %s: %v", Version, err)

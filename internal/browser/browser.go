@@ -34,10 +34,14 @@ const Package = "chromium"
 var installOnce = sync.OnceValues(install)
 
 // Executable returns the path of Chromium, installing Debian's package
-// when it is missing and the tests run as root. It never skips: a test that
-// needs a browser fails when it cannot have one.
+// when it is missing and the tests run as root. It skips only under
+// go test -short, the quick path that installs nothing: otherwise a test
+// that needs a browser fails when it cannot have one.
 func Executable(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: it needs Chromium")
+	}
 	path, err := installOnce()
 	if err != nil {
 		t.Fatalf("chromium: %v", err)

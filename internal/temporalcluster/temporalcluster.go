@@ -94,7 +94,8 @@ type Cluster struct {
 }
 
 // Start launches a cluster with the default Options and closes it when t
-// ends. It never skips: a test that needs a cluster fails without one.
+// ends. It skips only under go test -short, the quick path that installs
+// nothing: otherwise a test that needs a cluster fails without one.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
 	return StartWith(t, Options{})
@@ -105,6 +106,9 @@ func Start(t testing.TB) *Cluster {
 // first.
 func StartWith(t testing.TB, opts Options) *Cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: it needs PostgreSQL and a Temporal server built from this module")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout+BuildTimeout)
 	defer cancel()
 	c, err := Launch(ctx, opts)
