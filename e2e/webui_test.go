@@ -25,8 +25,8 @@ import (
 // TestWebUIFiltersFailingJobs runs the real `recur dev` (the embedded
 // Temporal server, its Web UI, the worker and the API), makes a job whose
 // runs fail and one whose runs succeed, and opens the Web UI's workflow
-// list in headless Chromium with the visibility query the README gives:
-// it lists the failing job and nothing of the other. The job's page shows
+// list in headless Chromium with the visibility query docs/operations.md
+// gives: it lists the failing job and nothing of the other. The job's page shows
 // its occurrences, encrypted at rest, decoded through recur's /codec.
 func TestWebUIFiltersFailingJobs(t *testing.T) {
 	dir := t.TempDir()
@@ -83,7 +83,7 @@ func TestWebUIFiltersFailingJobs(t *testing.T) {
 	query := `RecurKind="job" AND RecurStatus="Failed"`
 	b, cancelB := context.WithTimeout(browser.New(t), 60*time.Second)
 	defer cancelB()
-	// Spaces as %20, as the README spells the link.
+	// Spaces as %20, as docs/operations.md spells the link.
 	link := p.UI + "/namespaces/default/workflows?query=" + strings.ReplaceAll(url.QueryEscape(query), "+", "%20")
 	require.NoError(t, chromedp.Do(b, chromedp.Navigate(link)))
 	// The list is rendered by script once the UI's server has answered.

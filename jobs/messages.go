@@ -119,7 +119,7 @@ type JobInput struct {
 // JobState is what a job workflow carries across continue-as-new.
 type JobState struct {
 	Job      Job        // definition, state and status
-	Created  time.Time  // C of RECURRENCE.md
+	Created  time.Time  // C of docs/recurrence.md
 	Runs     int        // scheduled runs since Created, for count
 	Next     *time.Time // nominal time of the next occurrence; nil when none is left
 	Buffered *time.Time // BufferOne: the occurrence waiting for the running one
@@ -143,7 +143,7 @@ type JobState struct {
 const DefaultFinishedRetention = 60 * 24 * time.Hour
 
 // PutJobRequest defines or redefines a job. The job workflow's clock at
-// the update is C, the creation time of RECURRENCE.md. The job workflow
+// the update is C, the creation time of docs/recurrence.md. The job workflow
 // has its collection admit the definition before it takes it, so that
 // one update is the whole of a PUT: quotas and membership are the
 // workflows' to keep, whatever becomes of the caller.

@@ -49,7 +49,7 @@ func civilDate(days int64) (int, time.Month, int) {
 }
 
 // mondayIndex returns the weekday of a day number counted from Monday = 0,
-// the first day of the Monday-to-Sunday weeks of RECURRENCE.md.
+// the first day of the Monday-to-Sunday weeks of docs/recurrence.md.
 func mondayIndex(days int64) int { return int(floorMod(days+3, 7)) }
 
 // isLeap reports whether y is a Gregorian leap year.

@@ -1,5 +1,6 @@
 // Package recurrence turns an Azure Scheduler job's startTime and
-// recurrence into occurrence instants, exactly as RECURRENCE.md specifies.
+// recurrence into occurrence instants, exactly as docs/recurrence.md at the
+// repository root specifies.
 //
 // Parse reads and validates the JSON; Compile turns a Definition into a
 // Rule; Rule.First applies the start-time rules and Rule.Next steps from
@@ -7,7 +8,7 @@
 // package uses only the standard library and never reads the clock: every
 // instant is passed in.
 //
-// Where RECURRENCE.md is silent, this package decides:
+// Where docs/recurrence.md is silent, this package decides:
 //   - A startTime's fraction of a second is kept: every occurrence carries
 //     it, so a rule without schedule runs at A itself (rule 4).
 //   - When A is the later instant of a wall-clock time that exists twice,

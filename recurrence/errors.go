@@ -17,10 +17,10 @@ const (
 	CodeInvalidFrequency = "InvalidFrequency"
 )
 
-// ValidationError is a definition that breaks a rule of RECURRENCE.md. Path
-// is the JSON path of the offending field relative to the job's properties
-// ("recurrence.schedule.minutes[2]"); callers that nest the properties
-// deeper prefix it with WithPrefix.
+// ValidationError is a definition that breaks a rule of docs/recurrence.md.
+// Path is the JSON path of the offending field relative to the job's
+// properties ("recurrence.schedule.minutes[2]"); callers that nest the
+// properties deeper prefix it with WithPrefix.
 type ValidationError struct {
 	Path    string
 	Code    string

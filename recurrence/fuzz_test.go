@@ -44,7 +44,7 @@ func guardHang(limit time.Duration, what func() string, f func()) {
 	f()
 }
 
-// FuzzParse checks the parsing rule of RECURRENCE.md's validation section:
+// FuzzParse checks the parsing rule of docs/recurrence.md's validation section:
 // any input either parses or is rejected with a *ValidationError (each
 // failure is a 400 with an error code), never a panic or a hang; and what
 // parses is written back in a form that parses to the same definition.
@@ -125,7 +125,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// The zones FuzzNext draws from: those of RECURRENCE.md's examples and
+// The zones FuzzNext draws from: those of docs/recurrence.md's examples and
 // some with unusual offsets or DST.
 var fuzzZones = []string{
 	"", "UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "America/Santiago",
@@ -204,7 +204,7 @@ func fuzzDefinition(freqIdx uint8, interval uint16, minuteBits uint64, hourBits 
 }
 
 // FuzzNext checks, for any rule that Compile accepts, the properties that
-// RECURRENCE.md's "occurrence set" and "computation requirements" imply
+// docs/recurrence.md's "occurrence set" and "computation requirements" imply
 // whatever the rule: Next(after) is strictly after after and no sooner
 // than A; a chain of Next calls is strictly increasing; there is no
 // occurrence between after and Next(after) that a fresh call would find;

@@ -1,6 +1,6 @@
 package recurrence_test
 
-// A brute-force oracle for RECURRENCE.md, written from the contract alone
+// A brute-force oracle for docs/recurrence.md, written from the contract alone
 // (not from the engine), and differential tests that compare the engine's
 // Rule.First / Rule.Next / Preview with it on seeded random rules.
 //
@@ -45,7 +45,7 @@ type oracleOccurrence struct {
 	occ int
 }
 
-// oracleRule is a rule as RECURRENCE.md describes it, already resolved:
+// oracleRule is a rule as docs/recurrence.md describes it, already resolved:
 // the anchor A, the zone Z and the schedule.
 type oracleRule struct {
 	freq      recurrence.Frequency
@@ -87,7 +87,7 @@ func oOffsetAt(t time.Time, loc *time.Location) int {
 	return off
 }
 
-// oPlaceWall is RECURRENCE.md's DST rule: the instant at which wall-clock
+// oPlaceWall is docs/recurrence.md's DST rule: the instant at which wall-clock
 // time w in loc runs.
 //   - w exists once: that instant;
 //   - w exists twice (fall-back): the earlier instant;
@@ -492,7 +492,7 @@ func oBuildJSON(rng *rand.Rand, r oracleRule, zoneName string, withStart bool, e
 	return string(b)
 }
 
-// oFormatStart writes A in one of the forms RECURRENCE.md accepts.
+// oFormatStart writes A in one of the forms docs/recurrence.md accepts.
 func oFormatStart(rng *rand.Rand, a time.Time, loc *time.Location) string {
 	whole := a.Nanosecond() == 0
 	switch rng.Intn(5) {
@@ -743,7 +743,7 @@ func oAfterInstants(rng *rand.Rand, r oracleRule) []time.Time {
 }
 
 // ---------------------------------------------------------------------------
-// The oracle checked against the examples RECURRENCE.md itself gives
+// The oracle checked against the examples docs/recurrence.md itself gives
 // ---------------------------------------------------------------------------
 
 func oUTC(s string) time.Time {
@@ -755,7 +755,7 @@ func oUTC(s string) time.Time {
 }
 
 // TestOracleAgreesWithTheSpecExamples pins the oracle to the worked
-// examples of RECURRENCE.md, so that the differential tests compare the
+// examples of docs/recurrence.md, so that the differential tests compare the
 // engine with the contract and not with a second copy of the same mistake.
 func TestOracleAgreesWithTheSpecExamples(t *testing.T) {
 	ny := oLoad(t, "America/New_York")

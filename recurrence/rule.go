@@ -8,7 +8,7 @@ import (
 )
 
 // Rule is a compiled, validated Definition: the occurrence set of
-// RECURRENCE.md together with its start-time and ending rules. A Rule is
+// docs/recurrence.md together with its start-time and ending rules. A Rule is
 // immutable and safe for concurrent use.
 type Rule struct {
 	created time.Time // C, whole seconds
@@ -57,7 +57,7 @@ func (r *Rule) Location() *time.Location { return r.zone.loc }
 func (r *Rule) Count() int { return r.count }
 
 // First returns the nominal time of the job's first run when it is planned
-// at now, applying the four start-time rules of RECURRENCE.md, and false
+// at now, applying the four start-time rules of docs/recurrence.md, and false
 // when the job will never run (its endTime has passed). A first run "at
 // once" is at C, so it may be before now: the caller runs it immediately.
 func (r *Rule) First(now time.Time) (time.Time, bool) {

@@ -107,7 +107,8 @@ type Exclusion struct {
 }
 
 // Schedule is a recurrence's advanced schedule. Each field either limits or
-// expands the runs of a period, depending on the frequency (RECURRENCE.md).
+// expands the runs of a period, depending on the frequency
+// (docs/recurrence.md).
 type Schedule struct {
 	Minutes            []int               `json:"minutes,omitempty"`
 	Hours              []int               `json:"hours,omitempty"`
@@ -127,7 +128,7 @@ type MonthlyOccurrence struct {
 // letter case; Parse normalizes it to the lower case the service wrote.
 type Frequency string
 
-// The frequencies of RECURRENCE.md.
+// The frequencies of docs/recurrence.md.
 const (
 	Minute Frequency = "minute"
 	Hour   Frequency = "hour"

@@ -193,7 +193,7 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// Validate checks d against every rule of RECURRENCE.md's validation
+// Validate checks d against every rule of docs/recurrence.md's validation
 // section except "never occurs" (which Compile checks), rewrites frequency
 // and day names to the service's lower case, and turns a date-only endTime
 // into the instant it names (midnight in the recurrence's zone). The error is the

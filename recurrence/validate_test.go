@@ -117,7 +117,7 @@ func TestValidationErrorsCarryPathAndCode(t *testing.T) {
 func TestRulesThatNeverOccurAreRejected(t *testing.T) {
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, props := range []string{
-		// The example of RECURRENCE.md: day 30 every 12 months from February.
+		// The example of docs/recurrence.md: day 30 every 12 months from February.
 		`{"startTime":"2026-02-01T00:00:00Z","recurrence":{"frequency":"Month","interval":12,"schedule":{"monthDays":[30]}}}`,
 		`{"startTime":"2026-04-01T00:00:00Z","recurrence":{"frequency":"Month","interval":12,"schedule":{"monthDays":[31,-31]}}}`,
 		// Every 60 minutes from :05 never lands on :10 in UTC.

@@ -56,7 +56,7 @@ var windowsZonesFolded = func() map[string]string {
 }()
 
 // zone places wall-clock times of a location on the time line with the
-// rules of RECURRENCE.md: a time in a spring-forward gap runs at the same
+// rules of docs/recurrence.md: a time in a spring-forward gap runs at the same
 // offset past the gap's end, a time that exists twice runs at the first.
 type zone struct {
 	loc   *time.Location

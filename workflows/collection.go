@@ -1,5 +1,5 @@
 // Package workflows holds recur's Temporal workflows: one per job
-// collection and one per job (DESIGN.md, "Temporal model").
+// collection and one per job (docs/architecture.md, "The Temporal model").
 //
 // Running workflows replay their histories on every worker restart, so a
 // change to the commands a workflow issues (their order, kind or number)

@@ -318,10 +318,11 @@ func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
 	})
 }
 
-// count applies an occurrence that ended to the status (DESIGN.md:
-// executionCount counts runs, failureCount failed attempts, faultedCount
-// runs whose main action failed after all retries), takes its rows, and
-// faults the job when its rules say.
+// count applies an occurrence that ended to the status
+// (docs/architecture.md, "Failure semantics": executionCount counts runs,
+// failureCount failed attempts, faultedCount runs whose main action failed
+// after all retries), takes its rows, and faults the job when its rules
+// say.
 func (j *job) count(e ended) {
 	j.pending.rows = append(j.pending.rows, e.rows...)
 	j.outcome = e.result.Status

@@ -114,7 +114,7 @@ Flags:
 
 // preview reads the input and computes its occurrences. The job is taken
 // as created at opts.now, so past start times follow rule 3 of
-// RECURRENCE.md and a job without startTime runs at once.
+// docs/recurrence.md and a job without startTime runs at once.
 func preview(opts previewOptions, stdin io.Reader) ([]time.Time, []recurrence.Shifted, error) {
 	data, err := readInput(opts.file, stdin)
 	if err != nil {

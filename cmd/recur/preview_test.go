@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// seedJob is rule 3's example in RECURRENCE.md: every 2 days from a past
+// seedJob is rule 3's example in docs/recurrence.md: every 2 days from a past
 // startTime, planned at 2015-04-08T13:00Z.
 const (
 	seedJob = `{"startTime":"2015-04-07T14:00Z","recurrence":{"frequency":"Day","interval":2}}`
