@@ -66,7 +66,7 @@ func (s *Server) collectionUpdate(c *gin.Context, name string, arg any) {
 	k, err := key(c)
 	if err == nil {
 		_, err = s.update(ctx, k.CollectionWorkflowID(), name, arg)
-		err = notFoundAs(err, "job collection "+k.Collection)
+		err = notFoundAs(err, collectionNamed(k))
 	}
 	if err != nil {
 		writeError(c, s.log, err)

@@ -3,13 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -165,7 +163,7 @@ func (s *Server) deleteJob(c *gin.Context) {
 		err = s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: preconditions(c)})
 	}
 	if err != nil {
-		writeError(c, s.log, notFoundAs(err, "job "+k.Job))
+		writeError(c, s.log, notFoundAs(err, jobNamed(k)))
 		return
 	}
 	c.Status(http.StatusOK)
@@ -176,16 +174,6 @@ func putStatus(created bool) int {
 		return http.StatusCreated
 	}
 	return http.StatusOK
-}
-
-// notFoundAs names what was not found when Temporal says a workflow is
-// missing.
-func notFoundAs(err error, what string) error {
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return jobs.NotFound(what)
-	}
-	return err
 }
 
 // runJob runs a job once, now (POST .../jobs/{j}/run).
@@ -217,7 +205,7 @@ func (s *Server) backfillJob(c *gin.Context) {
 	var res jobs.BackfillResult
 	if err == nil {
 		if _, err = s.job(ctx, k); err == nil {
-			err = notFoundAs(s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res), "job "+k.Job)
+			err = notFoundAs(s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res), jobNamed(k))
 		}
 	}
 	if err != nil {
@@ -233,7 +221,7 @@ func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any
 		return err
 	}
 	_, err := s.update(ctx, k.JobWorkflowID(), name, arg)
-	return notFoundAs(err, "job "+k.Job)
+	return notFoundAs(err, jobNamed(k))
 }
 
 // patchJob merges the body into the job's definition (RFC 7386 JSON merge
@@ -268,7 +256,7 @@ func (s *Server) patchJob(c *gin.Context) {
 	if err == nil {
 		err = s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob,
 			jobs.PutJobRequest{Job: job, Existing: true, Preconditions: preconditions(c)}, &defined)
-		err = notFoundAs(err, "job "+k.Job)
+		err = notFoundAs(err, jobNamed(k))
 	}
 	if err != nil {
 		writeError(c, s.log, err)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
@@ -232,8 +230,7 @@ func (s *Server) readRunRows(ctx context.Context, workflowID, runID string, visi
 			MaximumPageSize: historyEventPage,
 			NextPageToken:   token,
 		})
-		var notFound *serviceerror.NotFound
-		if errors.As(err, &notFound) && runID != "" {
+		if workflowMissing(err) && runID != "" {
 			return "", nil
 		}
 		if err != nil {

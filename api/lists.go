@@ -11,7 +11,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
@@ -220,19 +219,6 @@ func pageOf[T any](all []T, skip, top int) []T {
 		return nil
 	}
 	return all[skip:min(skip+top, len(all))]
-}
-
-// isNotFound reports whether err says the resource does not exist.
-func isNotFound(err error) bool {
-	var (
-		jobErr   *jobs.Error
-		notFound *serviceerror.NotFound
-	)
-	if e, ok := jobs.FromApplicationError(err); ok {
-		jobErr = e
-	}
-	return (jobErr != nil || errors.As(err, &jobErr)) && jobErr.Code == jobs.CodeNotFound ||
-		errors.As(err, &notFound)
 }
 
 // listPage is the page size of visibility lists: the frontend's default
