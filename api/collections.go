@@ -13,64 +13,52 @@ import (
 // patchCollection merges the body into the collection's definition (JSON
 // merge patch) and stores the result as PUT would; a missing collection
 // is a 404, not a creation.
-func (s *Server) patchCollection(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
+func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	var patch json.RawMessage
-	if err == nil {
-		err = decode(c, &patch)
+	if err := decode(c, &patch); err != nil {
+		return err
 	}
-	var coll jobs.Collection
-	if err == nil {
-		coll, err = s.collection(ctx, k)
+	coll, err := s.collection(ctx, k)
+	if err != nil {
+		return err
 	}
-	if err == nil {
-		coll, err = merge(coll, patch)
+	if coll, err = merge(coll, patch); err != nil {
+		return err
 	}
-	if err == nil {
-		err = coll.Normalize(k)
+	if err := coll.Normalize(k); err != nil {
+		return err
 	}
 	var res jobs.PutResult
-	if err == nil {
-		err = s.updateInto(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
-			jobs.PutCollectionRequest{Collection: coll, Preconditions: preconditions(c)}, &res)
-	}
-	if err != nil {
-		writeError(c, s.log, err)
-		return
+	if err := s.updateInto(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
+		jobs.PutCollectionRequest{Collection: coll, Preconditions: preconditions(c)}, &res); err != nil {
+		return err
 	}
 	writeCollection(c, http.StatusOK, res.Collection)
+	return nil
 }
 
 // enableCollection and disableCollection set the state of a collection
 // and of every job in it.
-func (s *Server) enableCollection(c *gin.Context) {
-	s.collectionUpdate(c, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled})
+func (s *Server) enableCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	return s.collectionUpdate(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled})
 }
 
-func (s *Server) disableCollection(c *gin.Context) {
-	s.collectionUpdate(c, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionDisabled})
+func (s *Server) disableCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	return s.collectionUpdate(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionDisabled})
 }
 
 // deleteCollection deletes a collection and its jobs. The collection's
 // workflow deletes the jobs before it answers, so this is a 200, not a
 // 202 with an operation to poll.
-func (s *Server) deleteCollection(c *gin.Context) {
-	s.collectionUpdate(c, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: preconditions(c)})
+func (s *Server) deleteCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	return s.collectionUpdate(ctx, c, k, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: preconditions(c)})
 }
 
-func (s *Server) collectionUpdate(c *gin.Context, name string, arg any) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
-	if err == nil {
-		_, err = s.update(ctx, k.CollectionWorkflowID(), name, arg)
-		err = notFoundAs(err, "job collection "+k.Collection)
-	}
-	if err != nil {
-		writeError(c, s.log, err)
-		return
+// collectionUpdate sends a named update to the collection's workflow.
+func (s *Server) collectionUpdate(ctx context.Context, c *gin.Context, k jobs.Key, name string, arg any) error {
+	if _, err := s.update(ctx, k.CollectionWorkflowID(), name, arg); err != nil {
+		return notFoundAs(err, collectionNamed(k))
 	}
 	c.Status(http.StatusOK)
+	return nil
 }

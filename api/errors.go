@@ -81,10 +81,9 @@ func unreachable(err error) bool {
 // details go to the log only.
 func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var (
-		apiErr   *apiError
-		jobErr   *jobs.Error
-		valErr   *recurrence.ValidationError
-		notFound *serviceerror.NotFound
+		apiErr *apiError
+		jobErr *jobs.Error
+		valErr *recurrence.ValidationError
 	)
 	body := armErrorBody{Code: "InternalServerError", Message: "the request failed; see the server log"}
 	status := http.StatusInternalServerError
@@ -95,15 +94,11 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	case errors.As(err, &apiErr):
 		status, body = apiErr.status, armErrorBody{Code: apiErr.code, Message: apiErr.message, Target: apiErr.target}
 	case jobErr != nil || errors.As(err, &jobErr):
-		status = http.StatusBadRequest
-		if s, ok := statusOf[jobErr.Code]; ok {
-			status = s
-		}
-		body = armErrorBody{Code: jobErr.Code, Message: jobErr.Message, Target: jobErr.Target}
+		status, body = jobAnswer(jobErr)
 	case errors.As(err, &valErr):
 		status, body = http.StatusBadRequest, armErrorBody{Code: valErr.Code, Message: valErr.Error(), Target: valErr.Path}
-	case errors.As(err, &notFound):
-		status, body = http.StatusNotFound, armErrorBody{Code: jobs.CodeNotFound, Message: "the resource was not found"}
+	case workflowMissing(err):
+		status, body = jobAnswer(jobs.NotFound(unnamedResource))
 	case unreachable(err):
 		// Temporal is down or overloaded: the client may retry, and the
 		// gate answers the next requests at once until it is back.
@@ -126,6 +121,16 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		c.Header("Retry-After", retryAfterSeconds)
 	}
 	c.AbortWithStatusJSON(status, armError{Error: body})
+}
+
+// jobAnswer is the status and body of a business error: its code's status
+// (400 for a code statusOf does not list), code, message and target.
+func jobAnswer(e *jobs.Error) (int, armErrorBody) {
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusBadRequest
+	}
+	return status, armErrorBody{Code: e.Code, Message: e.Message, Target: e.Target}
 }
 
 // unmappedSearchAttribute reports whether err is the frontend refusing a

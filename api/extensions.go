@@ -96,49 +96,42 @@ func newPreviewList(times []time.Time, shifts []recurrence.Shifted) previewList 
 
 // previewBody answers POST /recur/v1/preview: the next runs of a job not
 // yet saved, planned as if created now.
-func (s *Server) previewBody(c *gin.Context) {
+func (s *Server) previewBody(_ context.Context, c *gin.Context, _ jobs.Key) error {
 	n, err := previewCount(c)
-	var data []byte
-	if err == nil {
-		data, err = io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
-	}
-	var times []time.Time
-	var shifts []recurrence.Shifted
-	if err == nil {
-		now := time.Now().UTC()
-		times, shifts, err = recurrence.PreviewJob(data, now, now, n)
-	}
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
+	}
+	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	times, shifts, err := recurrence.PreviewJob(data, now, now, n)
+	if err != nil {
+		return err
 	}
 	c.JSON(http.StatusOK, newPreviewList(times, shifts))
+	return nil
 }
 
 // previewJob answers GET .../jobs/{j}/preview: a saved job's next
 // scheduled runs, planned from the view its workflow keeps in its memo,
 // with no worker.
-func (s *Server) previewJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
-	var n int
-	if err == nil {
-		n, err = previewCount(c)
-	}
-	var view jobs.JobView
-	if err == nil {
-		view, err = s.jobView(ctx, k)
-	}
+func (s *Server) previewJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	n, err := previewCount(c)
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
+	}
+	view, err := s.jobView(ctx, k)
+	if err != nil {
+		return err
 	}
 	var next *time.Time
 	if st := view.Job.Properties.Status; st != nil {
 		next = st.NextExecutionTime
 	}
 	c.JSON(http.StatusOK, newPreviewList(jobs.UpcomingStarts(k, view.Job, view.Created, view.Runs, next, n)))
+	return nil
 }
 
 func utc(times []time.Time) []time.Time {

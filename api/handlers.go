@@ -3,13 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -18,7 +16,31 @@ import (
 // server in front of the API gives its answers that long and more.
 const RequestTimeout = 30 * time.Second
 
-// key returns the names in the request's path, validated.
+// A handler answers a request about what its path names: it writes the
+// answer of a success itself and returns any error for handle to answer.
+type handler func(ctx context.Context, c *gin.Context, k jobs.Key) error
+
+// handle makes h a Gin handler: h gets a context that ends after
+// RequestTimeout and the validated names of the request's path, and an
+// invalid name or h's error is answered through writeError.
+func (s *Server) handle(h handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
+		defer cancel()
+		k, err := key(c)
+		if err != nil {
+			writeError(c, s.log, err)
+			return
+		}
+		if err := h(ctx, c, k); err != nil {
+			writeError(c, s.log, err)
+		}
+	}
+}
+
+// key returns the names in the request's path, validated: those its route
+// has. A collection list's route has no collection, the subscription's no
+// resource group either, and POST /recur/v1/preview's none at all.
 func key(c *gin.Context) (jobs.Key, error) {
 	k := jobs.Key{
 		Subscription:  c.Param("subscriptionId"),
@@ -26,39 +48,43 @@ func key(c *gin.Context) (jobs.Key, error) {
 		Collection:    c.Param("jobCollectionName"),
 		Job:           c.Param("jobName"),
 	}
-	if err := k.Validate(); err != nil {
-		return k, err
+	if _, ok := c.Params.Get("subscriptionId"); !ok {
+		return k, nil
 	}
-	return k, nil
+	check := k
+	if _, ok := c.Params.Get("jobCollectionName"); !ok {
+		// Key.Validate wants a resource group and a collection; stand-ins
+		// that are valid names let it check the parts a list's path has.
+		check.Collection = "list"
+		if check.ResourceGroup == "" {
+			check.ResourceGroup = "list"
+		}
+	}
+	return k, check.Validate()
 }
 
-func (s *Server) putCollection(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
+func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	var coll jobs.Collection
-	if err == nil {
-		err = decode(c, &coll)
+	if err := decode(c, &coll); err != nil {
+		return err
 	}
-	if err == nil {
-		err = coll.Normalize(k)
+	if err := coll.Normalize(k); err != nil {
+		return err
 	}
+	// NotFound: the workflow of a deleted collection has not ended yet;
+	// once it has, the PUT starts a new one.
 	var res jobs.PutResult
-	if err == nil {
-		// NotFound: the workflow of a deleted collection has not ended
-		// yet; once it has, the PUT starts a new one.
-		err = retrying(ctx, isNotFound, func() error {
-			var err error
-			res, err = s.updateWithStart(ctx, collectionStart(k), jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection,
-				jobs.PutCollectionRequest{Collection: coll, Preconditions: preconditions(c)})
-			return err
-		})
-	}
+	err := retrying(ctx, isNotFound, func() error {
+		var err error
+		res, err = s.updateWithStart(ctx, collectionStart(k), jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection,
+			jobs.PutCollectionRequest{Collection: coll, Preconditions: preconditions(c)})
+		return err
+	})
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
 	}
 	writeCollection(c, putStatus(res.Created), res.Collection)
+	return nil
 }
 
 // preconditions reads the request's If-Match and If-None-Match.
@@ -82,19 +108,13 @@ func writeCollection(c *gin.Context, status int, coll jobs.Collection) {
 	c.JSON(status, coll.Public())
 }
 
-func (s *Server) getCollection(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
-	var coll jobs.Collection
-	if err == nil {
-		coll, err = s.collection(ctx, k)
-	}
+func (s *Server) getCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	coll, err := s.collection(ctx, k)
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
 	}
 	writeCollection(c, http.StatusOK, coll)
+	return nil
 }
 
 // putJob defines the job on its workflow, starting the workflow if need
@@ -103,29 +123,24 @@ func (s *Server) getCollection(c *gin.Context) {
 // leave a job half defined or a collection's count wrong. NotFound means
 // the workflow of a deleted job with that name has not ended yet: once it
 // has, a new one starts.
-func (s *Server) putJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
+func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	var job jobs.Job
-	if err == nil {
-		err = decode(c, &job, withoutStatus)
+	if err := decode(c, &job, withoutStatus); err != nil {
+		return err
 	}
-	if err == nil {
-		err = s.normalize(k, &job)
+	if err := s.normalize(k, &job); err != nil {
+		return err
 	}
 	var res jobs.PutJobResult
-	if err == nil {
-		err = retrying(ctx, isNotFound, func() error {
-			return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
-				jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: preconditions(c)}, &res)
-		})
-	}
+	err := retrying(ctx, isNotFound, func() error {
+		return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
+			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: preconditions(c)}, &res)
+	})
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
 	}
 	writeJob(c, putStatus(res.Created), res.Job)
+	return nil
 }
 
 // normalize validates a job definition before anything is touched, and
@@ -140,35 +155,23 @@ func (s *Server) normalize(k jobs.Key, job *jobs.Job) error {
 	return s.workflowTargets.CheckJob(job, s.namespace)
 }
 
-func (s *Server) getJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
-	var job jobs.Job
-	if err == nil {
-		job, err = s.job(ctx, k)
-	}
+func (s *Server) getJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	job, err := s.job(ctx, k)
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
 	}
 	writeJob(c, http.StatusOK, job)
+	return nil
 }
 
 // deleteJob deletes the job in one update: its workflow has its
 // collection forget it, then ends.
-func (s *Server) deleteJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
-	if err == nil {
-		err = s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: preconditions(c)})
-	}
-	if err != nil {
-		writeError(c, s.log, notFoundAs(err, "job "+k.Job))
-		return
+func (s *Server) deleteJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	if err := s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: preconditions(c)}); err != nil {
+		return err
 	}
 	c.Status(http.StatusOK)
+	return nil
 }
 
 func putStatus(created bool) int {
@@ -178,53 +181,32 @@ func putStatus(created bool) int {
 	return http.StatusOK
 }
 
-// notFoundAs names what was not found when Temporal says a workflow is
-// missing.
-func notFoundAs(err error, what string) error {
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return jobs.NotFound(what)
-	}
-	return err
-}
-
 // runJob runs a job once, now (POST .../jobs/{j}/run).
-func (s *Server) runJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
-	if err == nil {
-		err = s.updateJob(ctx, k, jobs.UpdateRunNow, jobs.RunNowRequest{})
-	}
-	if err != nil {
-		writeError(c, s.log, err)
-		return
+func (s *Server) runJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	if err := s.updateJob(ctx, k, jobs.UpdateRunNow, jobs.RunNowRequest{}); err != nil {
+		return err
 	}
 	c.Status(http.StatusOK)
+	return nil
 }
 
 // backfillJob runs the job's occurrences of a past range (POST
 // .../jobs/{j}/backfill, recur's extension): 202 with how many were
 // queued; the job's workflow runs them.
-func (s *Server) backfillJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
+func (s *Server) backfillJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	var req jobs.BackfillRequest
-	if err == nil {
-		err = decode(c, &req)
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if _, err := s.job(ctx, k); err != nil {
+		return err
 	}
 	var res jobs.BackfillResult
-	if err == nil {
-		if _, err = s.job(ctx, k); err == nil {
-			err = notFoundAs(s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res), "job "+k.Job)
-		}
-	}
-	if err != nil {
-		writeError(c, s.log, err)
-		return
+	if err := s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res); err != nil {
+		return notFoundAs(err, jobNamed(k))
 	}
 	c.JSON(http.StatusAccepted, res)
+	return nil
 }
 
 // updateJob sends a named update to the workflow of an existing job.
@@ -233,48 +215,41 @@ func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any
 		return err
 	}
 	_, err := s.update(ctx, k.JobWorkflowID(), name, arg)
-	return notFoundAs(err, "job "+k.Job)
+	return notFoundAs(err, jobNamed(k))
 }
 
 // patchJob merges the body into the job's definition (RFC 7386 JSON merge
 // patch) and redefines the job with the result in one update, as PUT
 // would, except that it creates nothing: a job deleted since it was read
 // is not found.
-func (s *Server) patchJob(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
+func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	var patch json.RawMessage
-	if err == nil {
-		err = decode(c, &patch)
+	if err := decode(c, &patch); err != nil {
+		return err
 	}
-	if _, given := dropStatus(patch); err == nil && given {
-		err = &apiError{status: http.StatusBadRequest, code: "ReadOnlyProperty", target: "properties.status",
+	if _, given := dropStatus(patch); given {
+		return &apiError{status: http.StatusBadRequest, code: "ReadOnlyProperty", target: "properties.status",
 			message: "properties.status is read-only: the scheduler keeps it"}
 	}
-	var current jobs.Job
-	if err == nil {
-		current, err = s.definition(ctx, k)
+	current, err := s.definition(ctx, k)
+	if err != nil {
+		return err
 	}
-	var job jobs.Job
-	if err == nil {
-		current.Properties.Status = nil
-		job, err = merge(replacedAuthentication(current, patch), patch)
+	current.Properties.Status = nil
+	job, err := merge(replacedAuthentication(current, patch), patch)
+	if err != nil {
+		return err
 	}
-	if err == nil {
-		err = s.normalize(k, &job)
+	if err := s.normalize(k, &job); err != nil {
+		return err
 	}
 	var defined jobs.PutJobResult
-	if err == nil {
-		err = s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob,
-			jobs.PutJobRequest{Job: job, Existing: true, Preconditions: preconditions(c)}, &defined)
-		err = notFoundAs(err, "job "+k.Job)
-	}
-	if err != nil {
-		writeError(c, s.log, err)
-		return
+	if err := s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob,
+		jobs.PutJobRequest{Job: job, Existing: true, Preconditions: preconditions(c)}, &defined); err != nil {
+		return notFoundAs(err, jobNamed(k))
 	}
 	writeJob(c, http.StatusOK, defined.Job)
+	return nil
 }
 
 // replacedAuthentication drops from current each authentication object

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
@@ -55,24 +53,17 @@ type historyList struct {
 // it ran later. $filter selects occurrences by their outcome, the status
 // of their main action's row: one whose main action failed and whose
 // error action completed matches status eq 'Failed' with both its rows.
-func (s *Server) listHistory(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
-	var p historyParams
-	if err == nil {
-		p, err = parseHistoryParams(c)
-	}
-	if err == nil {
-		_, err = s.job(ctx, k)
-	}
-	var rows []jobs.HistoryRow
-	if err == nil {
-		rows, err = s.historyRows(ctx, k, p.status, p.skip+p.top+1)
-	}
+func (s *Server) listHistory(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	p, err := parseHistoryParams(c)
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
+	}
+	if _, err := s.job(ctx, k); err != nil {
+		return err
+	}
+	rows, err := s.historyRows(ctx, k, p.status, p.skip+p.top+1)
+	if err != nil {
+		return err
 	}
 	list := historyList{Value: []historyEntry{}}
 	for _, row := range pageOf(rows, p.skip, p.top) {
@@ -82,6 +73,7 @@ func (s *Server) listHistory(c *gin.Context) {
 		list.NextLink = nextLink(c, p.skip+p.top)
 	}
 	c.JSON(http.StatusOK, list)
+	return nil
 }
 
 func newHistoryEntry(k jobs.Key, row jobs.HistoryRow) historyEntry {
@@ -232,8 +224,7 @@ func (s *Server) readRunRows(ctx context.Context, workflowID, runID string, visi
 			MaximumPageSize: historyEventPage,
 			NextPageToken:   token,
 		})
-		var notFound *serviceerror.NotFound
-		if errors.As(err, &notFound) && runID != "" {
+		if workflowMissing(err) && runID != "" {
 			return "", nil
 		}
 		if err != nil {

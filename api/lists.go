@@ -11,7 +11,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
@@ -48,22 +47,15 @@ type jobList struct {
 // by subscription or by resource group: the collections sorted by name
 // (then resource group), a page of them with a nextLink. Azure pages this
 // list by nextLink only; $top and $skip are accepted as for jobs.
-func (s *Server) listCollections(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	scope, err := listScope(c)
-	var top, skip int
-	if err == nil {
-		top, skip, err = parsePage(c, maxListTop)
-	}
-	var views []jobs.CollectionView
-	if err == nil {
-		views, err = listViews(ctx, s, scopeQuery(jobs.KindCollection, scope, running), s.collectionMemo,
-			func(v jobs.CollectionView) bool { return !v.Deleted })
-	}
+func (s *Server) listCollections(ctx context.Context, c *gin.Context, scope jobs.Key) error {
+	top, skip, err := parsePage(c, maxListTop)
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
+	}
+	views, err := listViews(ctx, s, scopeQuery(jobs.KindCollection, scope, running), s.collectionMemo,
+		func(v jobs.CollectionView) bool { return !v.Deleted })
+	if err != nil {
+		return err
 	}
 	list := collectionList{Value: []jobs.Collection{}}
 	for _, v := range pageOf(views, skip, top) {
@@ -73,6 +65,7 @@ func (s *Server) listCollections(c *gin.Context) {
 		list.NextLink = nextLink(c, skip+top)
 	}
 	c.JSON(http.StatusOK, list)
+	return nil
 }
 
 // listJobs answers GET .../jobCollections/{c}/jobs: the collection's jobs
@@ -81,29 +74,22 @@ func (s *Server) listCollections(c *gin.Context) {
 // which must return every job of the collection for them to be sorted:
 // the collection's workflow holds their names too, but reading them
 // would need a worker.
-func (s *Server) listJobs(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), RequestTimeout)
-	defer cancel()
-	k, err := key(c)
-	var top, skip int
-	if err == nil {
-		top, skip, err = parsePage(c, maxListTop)
-	}
-	var state string
-	if err == nil {
-		state, err = parseEqFilter(c.Query("$filter"), "state", jobStates, true)
-	}
-	if err == nil {
-		_, err = s.collection(ctx, k)
-	}
-	var views []jobs.JobView
-	if err == nil {
-		views, err = listViews(ctx, s, jobsQuery(k, state), s.jobMemo,
-			func(v jobs.JobView) bool { return !v.Deleted })
-	}
+func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	top, skip, err := parsePage(c, maxListTop)
 	if err != nil {
-		writeError(c, s.log, err)
-		return
+		return err
+	}
+	state, err := parseEqFilter(c.Query("$filter"), "state", jobStates, true)
+	if err != nil {
+		return err
+	}
+	if _, err := s.collection(ctx, k); err != nil {
+		return err
+	}
+	views, err := listViews(ctx, s, jobsQuery(k, state), s.jobMemo,
+		func(v jobs.JobView) bool { return !v.Deleted })
+	if err != nil {
+		return err
 	}
 	list := jobList{Value: []jobs.Job{}}
 	for _, v := range pageOf(views, skip, top) {
@@ -113,20 +99,7 @@ func (s *Server) listJobs(c *gin.Context) {
 		list.NextLink = nextLink(c, skip+top)
 	}
 	c.JSON(http.StatusOK, list)
-}
-
-// listScope is the subscription and, when the path has one, the resource
-// group a collection list covers.
-func listScope(c *gin.Context) (jobs.Key, error) {
-	scope := jobs.Key{Subscription: c.Param("subscriptionId"), ResourceGroup: c.Param("resourceGroupName")}
-	// Key.Validate wants a collection and a resource group; stand-ins
-	// that are valid names let it check the parts the path has.
-	check := scope
-	check.Collection = "list"
-	if check.ResourceGroup == "" {
-		check.ResourceGroup = "list"
-	}
-	return scope, check.Validate()
+	return nil
 }
 
 // jobsQuery is the visibility query for the live jobs of k's collection,
@@ -220,19 +193,6 @@ func pageOf[T any](all []T, skip, top int) []T {
 		return nil
 	}
 	return all[skip:min(skip+top, len(all))]
-}
-
-// isNotFound reports whether err says the resource does not exist.
-func isNotFound(err error) bool {
-	var (
-		jobErr   *jobs.Error
-		notFound *serviceerror.NotFound
-	)
-	if e, ok := jobs.FromApplicationError(err); ok {
-		jobErr = e
-	}
-	return (jobErr != nil || errors.As(err, &jobErr)) && jobErr.Code == jobs.CodeNotFound ||
-		errors.As(err, &notFound)
 }
 
 // listPage is the page size of visibility lists: the frontend's default

@@ -77,10 +77,7 @@ func (s *Server) job(ctx context.Context, k jobs.Key) (jobs.Job, error) {
 func (s *Server) jobView(ctx context.Context, k jobs.Key) (jobs.JobView, error) {
 	var view jobs.JobView
 	err := describeView(ctx, s, k.JobWorkflowID(), s.jobMemo, &view)
-	if errors.Is(err, errNoView) || err == nil && view.Deleted {
-		err = jobs.NotFound("job " + k.Job)
-	}
-	return view, notFoundAs(err, "job "+k.Job)
+	return view, viewFound(err, view.Deleted, jobNamed(k))
 }
 
 // collection returns the collection k names, or a NotFound error when
@@ -88,10 +85,7 @@ func (s *Server) jobView(ctx context.Context, k jobs.Key) (jobs.JobView, error) 
 func (s *Server) collection(ctx context.Context, k jobs.Key) (jobs.Collection, error) {
 	var view jobs.CollectionView
 	err := describeView(ctx, s, k.CollectionWorkflowID(), s.collectionMemo, &view)
-	if errors.Is(err, errNoView) || err == nil && view.Deleted {
-		err = jobs.NotFound("job collection " + k.Collection)
-	}
-	return view.Collection, notFoundAs(err, "job collection "+k.Collection)
+	return view.Collection, viewFound(err, view.Deleted, collectionNamed(k))
 }
 
 // definition returns the job's whole definition, secrets included, from
@@ -100,8 +94,5 @@ func (s *Server) collection(ctx context.Context, k jobs.Key) (jobs.Collection, e
 func (s *Server) definition(ctx context.Context, k jobs.Key) (jobs.Job, error) {
 	var view jobs.JobView
 	err := s.query(ctx, k.JobWorkflowID(), jobs.QueryJob, &view)
-	if err == nil && view.Deleted {
-		err = jobs.NotFound("job " + k.Job)
-	}
-	return view.Job, notFoundAs(err, "job "+k.Job)
+	return view.Job, viewFound(err, view.Deleted, jobNamed(k))
 }
