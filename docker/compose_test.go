@@ -23,6 +23,9 @@ import (
 // admin tools are the version go.mod requires, the one the cluster tests
 // run (internal/temporalcluster).
 func TestComposeFileIsValidAndRunsTheTestedServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it needs Debian's docker-compose")
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	const bin = "/usr/bin/docker-compose"

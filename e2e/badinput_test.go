@@ -429,6 +429,9 @@ func writeHugeBody(conn net.Conn, chunked bool) int64 {
 // and checks the process has no more goroutines and no more heap after
 // them than before, give or take what the stack does on its own.
 func TestBadInputLeavesNoGoroutinesOrMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 500 requests and a settled heap, twice (about 6 s)")
+	}
 	s := newBadInputStack(t)
 	transport := &http.Transport{}
 	client := &http.Client{Transport: transport, CheckRedirect: refuseRedirects}

@@ -213,6 +213,9 @@ func raceRequests(rng *rand.Rand, uri string, n int) []*raceRequest {
 // the marker of a request that succeeded, and no job ran more often than
 // it was asked to.
 func TestConcurrentWritesStayConsistent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: hundreds of concurrent writes (about 10 s)")
+	}
 	s := newStack(t)
 	target, counter := newRunCounter(t)
 	seed := uint64(time.Now().UnixNano())

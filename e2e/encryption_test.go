@@ -155,6 +155,9 @@ func containsAny(raw [][]byte, s string) bool {
 // read without the codec, hold none of them. The same job on a stack
 // without encryption shows them: the scan can fail.
 func TestSecretsAreEncryptedAtRest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it runs the job on two stacks (about 6 s)")
+	}
 	for _, encrypted := range []bool{true, false} {
 		t.Run(map[bool]string{true: "encrypted", false: "plain"}[encrypted], func(t *testing.T) {
 			st, err := recurtest.StartWith(recurtest.Config{Plain: !encrypted})
@@ -406,6 +409,9 @@ const (
 // message, the password redacted. Without encryption the message is in
 // the history as it is: the scan can fail.
 func TestFailureMessagesAreEncryptedAtRest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it runs the job on two stacks (about 6 s)")
+	}
 	for _, encrypted := range []bool{true, false} {
 		t.Run(map[bool]string{true: "encrypted", false: "plain"}[encrypted], func(t *testing.T) {
 			st, err := recurtest.StartWith(recurtest.Config{Plain: !encrypted})

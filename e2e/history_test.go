@@ -81,6 +81,9 @@ func historyRows(t *testing.T, body map[string]any) []map[string]any {
 // then the error action runs once, the job ends Faulted and its history
 // holds both rows. It takes about 35 s.
 func TestFailedRunRetriesAndHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: its retries are 15 s apart, the least an interval may be (about 35 s)")
+	}
 	s := newStack(t)
 	failing := newFailingTarget(t)
 	errTarget, errGot := newTarget(t)

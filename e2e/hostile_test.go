@@ -156,6 +156,9 @@ func hostileCases(t *testing.T) map[string]hostileCase {
 // still runs a healthy job afterwards. It takes about 25 s: the retry
 // interval is at least 15 s.
 func TestHostileTargetsAreRecordedAndRetried(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it waits out every hostile target's timeouts and retries (about 25 s)")
+	}
 	s := newStack(t)
 	cases := hostileCases(t)
 	status, coll := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})

@@ -64,6 +64,9 @@ const jobRoute = "/subscriptions/:subscriptionId/resourceGroups/:resourceGroupNa
 // SDK's own series; request, job and occurrence IDs in the log lines and
 // no secret of a job's body anywhere in them.
 func TestMetricsAndLogs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it waits for a failing run's retry and a postponed occurrence (about 12 s)")
+	}
 	const (
 		password    = "metrics-basic-pa55word"
 		bearer      = "metrics-bearer-token-0123456789"

@@ -97,6 +97,9 @@ func TestConcurrentPutsRespectMaxJobCount(t *testing.T) {
 // it continues as new among them, and every PUT is answered, the
 // collection holds its 20 jobs exactly and refuses a 21st.
 func TestAdmissionsCarryOnAcrossContinueAsNew(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 520 admissions (about 15 s)")
+	}
 	s := newStack(t)
 	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{
 		"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": 20}}})

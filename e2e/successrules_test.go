@@ -88,6 +88,9 @@ func TestMaxConcurrentRunsThroughTheAPI(t *testing.T) {
 // the reason; under BufferOne it waits and runs, under its own occurrence
 // ID, once a run ends. The target never sees more than two at once.
 func TestMaxConcurrentRunsBoundsRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it waits about a minute for an occurrence to fall due")
+	}
 	s := newStack(t)
 	var mu sync.Mutex
 	inFlight, most, keys := map[string]int{}, map[string]int{}, map[string][]string{}

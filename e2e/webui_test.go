@@ -29,6 +29,9 @@ import (
 // gives: it lists the failing job and nothing of the other. The job's page shows
 // its occurrences, encrypted at rest, decoded through recur's /codec.
 func TestWebUIFiltersFailingJobs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it needs Chromium")
+	}
 	dir := t.TempDir()
 	bin, err := recurproc.Build(dir)
 	require.NoError(t, err)

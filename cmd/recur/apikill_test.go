@@ -28,6 +28,9 @@ import (
 // PUT or PATCH gave it) or absent, and its collection holds exactly the
 // jobs that exist, within its quota of 20.
 func TestKillingTheAPIKeepsJobsWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it kills the API three times among 200 writes (about 25 s)")
+	}
 	const names, ops, concurrency, quota = 30, 200, 16, 20
 	bin := buildRecur(t)
 	srv := startCluster(t, t.TempDir(), freePort(t))

@@ -113,6 +113,9 @@ func eventually(t *testing.T, check func(cliResult) bool, stdin string, args ...
 // TestClient runs recur jobs and recur collections against a real recur:
 // Temporal in process, the worker and the REST API.
 func TestClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it runs the whole client against a real recur (about 10 s)")
+	}
 	clearClientEnv(t)
 	st, err := recurtest.Start()
 	require.NoError(t, err)

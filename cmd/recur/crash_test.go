@@ -125,6 +125,9 @@ func waitUntil(when time.Time) { time.Sleep(time.Until(when)) }
 // completed delivery; those that fell due while it was down follow the
 // catch-up rule; no job is lost and the counters are right.
 func TestKill9KeepsEveryOccurrence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it kills recur mid-run and waits for the occurrences after (about 40 s)")
+	}
 	bin := buildRecur(t)
 	dataDir := t.TempDir()
 	s := newSink(t)

@@ -26,9 +26,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildRecur builds the real binary once per test run and returns its path.
+// buildRecur builds the real binary once per test run and returns its
+// path. Under -short, the tests that run the binary are skipped: linking
+// it alone takes longer than the quick path's budget.
 func buildRecur(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: it builds and runs the recur binary")
+	}
 	build.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "recur-bin-")
 		if buildErr != nil {

@@ -46,6 +46,9 @@ func startRole(t *testing.T, bin, role, address string) *devProcess {
 // hanging; when the server is back, the API and the worker carry on by
 // themselves and the job due during the outage runs once.
 func TestTemporalOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it stops Temporal and waits for the outage to pass (about 25 s)")
+	}
 	bin := buildRecur(t)
 	dataDir, port := t.TempDir(), freePort(t)
 	srv := startCluster(t, dataDir, port)
@@ -99,6 +102,9 @@ func TestTemporalOutage(t *testing.T) {
 // action is in flight: the other worker finishes that occurrence and runs
 // the rest; nothing is lost or doubled.
 func TestTwoWorkersOneKilledMidAction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it kills a worker mid-action and waits for the other (about 15 s)")
+	}
 	bin := buildRecur(t)
 	srv := startCluster(t, t.TempDir(), freePort(t))
 	defer srv.Stop()

@@ -32,6 +32,9 @@ const slowDeadline = 60 * time.Second
 // leave /healthz answering another, the embedded Temporal server working,
 // and every one of them closed.
 func TestSlowClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it holds 2000 slow requests open (about 30 s)")
+	}
 	bin := buildRecur(t)
 	const token = "slow-clients-token-0123456789"
 	apiPort := freePort(t)
