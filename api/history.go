@@ -31,7 +31,7 @@ const (
 )
 
 // historyStatuses are the values of $filter=status eq '...'.
-var historyStatuses = []string{string(jobs.Succeeded), string(jobs.Failed), string(jobs.Postponed)}
+var historyStatuses = []string{string(jobs.ExecutionCompleted), string(jobs.ExecutionFailed), string(jobs.ExecutionPostponed)}
 
 // historyEntry is one row of Azure's JobHistoryListResult.
 type historyEntry struct {

@@ -216,9 +216,9 @@ func fakeJob(t *testing.T) *fakeTemporal {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	m := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
 	return &fakeTemporal{current: "r3", runs: map[string][]*historypb.HistoryEvent{
-		"r1": {started(""), timer(), upsert(t, at(m(0), jobs.Postponed))},
-		"r2": {started("r1"), upsert(t, at(m(1), jobs.Failed, jobs.Succeeded)), timer(), upsert(t, at(m(2), jobs.Succeeded))},
-		"r3": {started("r2"), timer(), upsert(t, at(m(3), jobs.Postponed), at(m(4), jobs.Succeeded)), timer()},
+		"r1": {started(""), timer(), upsert(t, at(m(0), jobs.ExecutionPostponed))},
+		"r2": {started("r1"), upsert(t, at(m(1), jobs.ExecutionFailed, jobs.ExecutionCompleted)), timer(), upsert(t, at(m(2), jobs.ExecutionCompleted))},
+		"r3": {started("r2"), timer(), upsert(t, at(m(3), jobs.ExecutionPostponed), at(m(4), jobs.ExecutionCompleted)), timer()},
 	}}
 }
 
@@ -326,9 +326,9 @@ func TestListHistoryPagesAThousandDeep(t *testing.T) {
 		events := []*historypb.HistoryEvent{started(previous)}
 		for i := range 100 {
 			n := r*100 + i
-			status := jobs.Succeeded
+			status := jobs.ExecutionCompleted
 			if n%10 == 0 {
-				status = jobs.Failed
+				status = jobs.ExecutionFailed
 			}
 			events = append(events, timer(), upsert(t, at(t0.Add(time.Duration(n)*time.Minute), status)))
 		}

@@ -278,9 +278,9 @@ type ExecutionStatus string
 
 // Execution statuses.
 const (
-	Succeeded ExecutionStatus = "Completed"
-	Failed    ExecutionStatus = "Failed"
-	Postponed ExecutionStatus = "Postponed"
+	ExecutionCompleted ExecutionStatus = "Completed"
+	ExecutionFailed    ExecutionStatus = "Failed"
+	ExecutionPostponed ExecutionStatus = "Postponed"
 )
 
 // ActionInput is the argument of the activities other than HTTP: the

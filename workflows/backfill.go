@@ -83,6 +83,6 @@ func (j *job) startBackfill(ctx workflow.Context) {
 	for len(j.state.Backfill) > 0 && j.running < limit {
 		next := j.state.Backfill[0]
 		j.state.Backfill = j.state.Backfill[1:]
-		j.start(ctx, next, backfill)
+		j.startRun(ctx, next, backfill)
 	}
 }

@@ -128,7 +128,7 @@ func (j *job) step(ctx workflow.Context) error {
 	}
 	p.ended = nil
 	for _, at := range p.runsNow {
-		j.start(ctx, at, runNow)
+		j.startRun(ctx, at, runNow)
 	}
 	p.runsNow = nil
 	if j.state == nil && !workflow.Now(ctx).Before(undefinedUntil(ctx)) && workflow.AllHandlersFinished(ctx) {
@@ -140,10 +140,10 @@ func (j *job) step(ctx workflow.Context) error {
 	if j.state.Buffered != nil && j.mayStart() {
 		next := *j.state.Buffered
 		j.state.Buffered = nil
-		j.start(ctx, next, scheduled)
+		j.startRun(ctx, next, scheduled)
 	}
 	if next, ok := j.due(); ok && !j.startOf(next).After(workflow.Now(ctx)) && j.ending(ctx) == nil {
-		if err := j.fire(ctx, next); err != nil {
+		if err := j.takeDue(ctx, next); err != nil {
 			return err
 		}
 	}
@@ -217,11 +217,11 @@ func (j *job) due() (time.Time, bool) {
 	return *j.state.Next, true
 }
 
-// fire handles the occurrence due at nominal, and any later ones that fell
+// takeDue handles the occurrence due at nominal, and any later ones that fell
 // due while the workflow could not run (recur was down or behind): the
 // most recent runs if it is within the catch-up window, the others are
 // recorded as Postponed. Then it plans the next occurrence.
-func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
+func (j *job) takeDue(ctx workflow.Context, nominal time.Time) error {
 	j.fired++
 	now := workflow.Now(ctx)
 	// An occurrence due within the last jitter may not have reached its
@@ -247,7 +247,7 @@ func (j *job) fire(ctx workflow.Context, nominal time.Time) error {
 		case now.Sub(j.startOf(o)) > window:
 			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(j.startOf(o)).Round(time.Second), window))
 		default:
-			j.dispatch(ctx, o)
+			j.runOrPostpone(ctx, o)
 		}
 	}
 	if c := j.countLimit(); c > 0 && j.state.Runs >= c {
@@ -265,14 +265,14 @@ func (j *job) countLimit() int {
 	return 0
 }
 
-// dispatch runs an occurrence unless the previous run still runs; then
+// runOrPostpone runs an occurrence unless the previous run still runs; then
 // the overlap policy decides.
-func (j *job) dispatch(ctx workflow.Context, nominal time.Time) {
+func (j *job) runOrPostpone(ctx workflow.Context, nominal time.Time) {
 	p := j.state.Job.Properties
 	switch {
 	case j.mayStart():
 		j.state.Runs++
-		j.start(ctx, nominal, scheduled)
+		j.startRun(ctx, nominal, scheduled)
 	case p.OverlapPolicy == jobs.OverlapBufferOne && j.state.Buffered == nil:
 		j.state.Runs++
 		j.state.Buffered = &nominal
@@ -292,9 +292,9 @@ func (j *job) mayStart() bool {
 	return limit == 0 || j.running < limit
 }
 
-// start runs an occurrence's actions in the background; the loop counts
+// startRun runs an occurrence's actions in the background; the loop counts
 // it when it ends.
-func (j *job) start(ctx workflow.Context, nominal time.Time, kind runKind) {
+func (j *job) startRun(ctx workflow.Context, nominal time.Time, kind runKind) {
 	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
 	if kind == runNow {
 		id += j.runNowIDs.suffix(nominal)
@@ -314,7 +314,7 @@ func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
 	observePostponed(ctx, j.key, nominal, reason)
 	j.pending.rows = append(j.pending.rows, jobs.HistoryRow{
 		ExpectedExecutionTime: nominal, ActionName: jobs.MainAction,
-		Status: jobs.Postponed, Message: reason, RepeatCount: j.status().ExecutionCount + j.running,
+		Status: jobs.ExecutionPostponed, Message: reason, RepeatCount: j.status().ExecutionCount + j.running,
 	})
 }
 

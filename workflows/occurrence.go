@@ -53,7 +53,7 @@ func (o occurrence) run(ctx workflow.Context) ended {
 	result, row := o.act(ctx, o.action.ActionSpec, jobs.MainAction)
 	observeEnd(ctx, o, result)
 	e := ended{occurrence: o, result: result, rows: []jobs.HistoryRow{row}}
-	if result.Status == jobs.Failed && o.action.ErrorAction != nil {
+	if result.Status == jobs.ExecutionFailed && o.action.ErrorAction != nil {
 		spec := *o.action.ErrorAction
 		if spec.RetryPolicy == nil {
 			spec.RetryPolicy = o.action.RetryPolicy
@@ -68,12 +68,12 @@ func (o occurrence) run(ctx workflow.Context) ended {
 // returns its outcome and history row.
 func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string) (jobs.RunResult, jobs.HistoryRow) {
 	started := workflow.Now(ctx)
-	result := jobs.RunResult{Status: jobs.Succeeded}
+	result := jobs.RunResult{Status: jobs.ExecutionCompleted}
 	var resp jobs.HTTPResponse
 	retries, err := spec.RetryPolicy.Resolve("retryPolicy")
 	if err == nil {
 		lctx := workflow.WithLocalActivityOptions(ctx, localActivityOptions(spec, retries, jobs.OccurrenceSummary(o.key, o.nominal, name, spec)))
-		err = o.execute(lctx, spec, name).Get(ctx, &resp)
+		err = o.localActivity(lctx, spec, name).Get(ctx, &resp)
 	}
 	message := resp.Status
 	if err != nil {
@@ -86,7 +86,7 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 		} else {
 			message = err.Error()
 		}
-		result.Status, result.Faulted = jobs.Failed, true
+		result.Status, result.Faulted = jobs.ExecutionFailed, true
 		result.FailedAttempts = max(resp.Attempt, 1)
 	} else {
 		result.FailedAttempts = resp.Attempt - 1
@@ -106,8 +106,8 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 	}
 }
 
-// execute starts the local activity that performs spec.
-func (o occurrence) execute(ctx workflow.Context, spec jobs.ActionSpec, name string) workflow.Future {
+// localActivity starts the local activity that performs spec.
+func (o occurrence) localActivity(ctx workflow.Context, spec jobs.ActionSpec, name string) workflow.Future {
 	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
 		return workflow.ExecuteLocalActivity(ctx, acts.HTTP, jobs.HTTPRequestInput{
 			ActionName: name, Request: *spec.Request, OccurrenceID: o.id,

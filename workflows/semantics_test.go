@@ -275,10 +275,10 @@ func TestTheErrorActionRunsWhenTheMainActionFailsForGood(t *testing.T) {
 	rows := h.rows("")
 	require.Len(t, rows, 2)
 	require.Equal(t, jobs.MainAction, rows[0].ActionName)
-	require.Equal(t, jobs.Failed, rows[0].Status)
+	require.Equal(t, jobs.ExecutionFailed, rows[0].Status)
 	require.Contains(t, rows[0].Message, "500 Internal Server Error")
 	require.Equal(t, jobs.ErrorAction, rows[1].ActionName)
-	require.Equal(t, jobs.Succeeded, rows[1].Status)
+	require.Equal(t, jobs.ExecutionCompleted, rows[1].Status)
 }
 
 func TestNonRetryableFailureStopsRetriesAtOnce(t *testing.T) {
@@ -392,7 +392,7 @@ func TestOverlapSkipPostponesAnOccurrenceWhileTheRunRuns(t *testing.T) {
 	require.Equal(t, occurrences("2026-06-01T12:00:00Z", "2026-06-01T12:02:00Z", "2026-06-01T12:03:00Z"), h.ids(),
 		"12:01 was postponed and does not use the count")
 	require.Equal(t, 3, v.Properties.Status.ExecutionCount)
-	postponed := h.rows(jobs.Postponed)
+	postponed := h.rows(jobs.ExecutionPostponed)
 	require.Len(t, postponed, 1, "the skipped occurrence is a Postponed history row")
 	require.Equal(t, now.Add(time.Minute), postponed[0].ExpectedExecutionTime)
 	require.Contains(t, postponed[0].Message, "still running")
@@ -434,7 +434,7 @@ func TestCatchUpAfterAThreeDayOutageRunsOnlyTheMostRecentOccurrence(t *testing.T
 	require.Equal(t, 1, v.Properties.Status.ExecutionCount)
 	// 72 occurrences were missed: 71 do not run; 49 are listed as
 	// Postponed rows, the last of them counting the 22 left out.
-	postponed := h.rows(jobs.Postponed)
+	postponed := h.rows(jobs.ExecutionPostponed)
 	require.Len(t, postponed, 49)
 	require.True(t, slices.IsSortedFunc(postponed, func(a, b jobs.HistoryRow) int {
 		return a.ExpectedExecutionTime.Compare(b.ExpectedExecutionTime)
@@ -514,7 +514,7 @@ func TestAnOccurrenceIsOneUpsertOfTheMemo(t *testing.T) {
 	require.NotContains(t, h.upserts[4], jobs.MemoJob, "an occurrence leaves the definition alone")
 	require.Equal(t, jobs.Completed, h.upserts[5][jobs.MemoJob].(jobs.JobView).Job.Properties.State)
 	require.True(t, h.upserts[6][jobs.MemoJob].(jobs.JobView).Deleted)
-	require.Len(t, h.rows(jobs.Succeeded), 5)
+	require.Len(t, h.rows(jobs.ExecutionCompleted), 5)
 }
 
 // TestARedefinitionWithinTheSecondOfARunDoesNotRunItAgain: C is in whole
@@ -576,7 +576,7 @@ func TestMaxConcurrentRunsBoundsAllowAll(t *testing.T) {
 	h.run(15*time.Minute, jobs.JobInput{Key: key})
 	require.Equal(t, occurrences("2026-06-01T12:00:00Z", "2026-06-01T12:01:00Z", "2026-06-01T12:03:00Z", "2026-06-01T12:04:00Z"), h.ids(),
 		"12:02 fell due while 12:00 and 12:01 ran")
-	postponed := h.rows(jobs.Postponed)
+	postponed := h.rows(jobs.ExecutionPostponed)
 	require.Len(t, postponed, 1)
 	require.Equal(t, now.Add(2*time.Minute), postponed[0].ExpectedExecutionTime)
 	require.Contains(t, postponed[0].Message, "2 runs were still running (maxConcurrentRuns)")
@@ -599,7 +599,7 @@ func TestJitterStartsEachOccurrenceAtItsOwnOffset(t *testing.T) {
 		require.Equal(t, id, a.id, "the occurrence keeps its nominal ID")
 		require.Equal(t, nominal.Add(jobs.JitterOffset(id, 10*time.Minute)), a.at, "occurrence %d", i)
 	}
-	rows := h.rows(jobs.Succeeded)
+	rows := h.rows(jobs.ExecutionCompleted)
 	require.Len(t, rows, 3)
 	require.Equal(t, now.Add(time.Hour), rows[0].ExpectedExecutionTime, "history keeps the nominal time")
 }
@@ -647,7 +647,7 @@ func TestBackfillRunsPastOccurrencesUnderTheirOwnIDs(t *testing.T) {
 		require.GreaterOrEqual(t, h.attempts[i].at.Sub(h.attempts[i-1].at), 10*time.Second, "one at a time")
 	}
 	var backfilled int
-	for _, r := range h.rows(jobs.Succeeded) {
+	for _, r := range h.rows(jobs.ExecutionCompleted) {
 		if r.Backfill {
 			backfilled++
 			require.True(t, r.ExpectedExecutionTime.Before(now), "a backfilled row keeps its past nominal time")

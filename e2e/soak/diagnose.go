@@ -46,7 +46,7 @@ func (s *soak) explain(ctx context.Context, o occurrence, rows map[string][]jobs
 		if !r.ExpectedExecutionTime.Equal(o.nominal) || r.ActionName != jobs.MainAction {
 			continue
 		}
-		if r.Status == jobs.Postponed {
+		if r.Status == jobs.ExecutionPostponed {
 			return "Postponed: " + r.Message
 		}
 		return fmt.Sprintf("ran (%s: %s), but nothing arrived", r.Status, r.Message)
