@@ -122,7 +122,7 @@ func (s *soak) createJob(ctx context.Context, i int, start time.Time) (*soakJob,
 	}
 	props := map[string]any{
 		"action": map[string]any{"type": "Http", "request": map[string]any{
-			"uri": s.sink.url + "/hit/" + name, "method": "POST",
+			"uri": s.sink.Target(name), "method": "POST",
 			"headers": map[string]string{"Content-Type": "application/json"},
 			"body":    fmt.Sprintf(`{"job":%q}`, name),
 		}},

@@ -23,9 +23,9 @@ func WorkDir(prefix string, keep bool) (dir string, remove func(), err error) {
 	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
-// Serve serves h on a free port of 127.0.0.1, the tools' sinks: it
-// returns the server's URL and a function that closes it.
-func Serve(h http.HandlerFunc) (url string, closeFn func(), err error) {
+// serveLocal serves h on a free port of 127.0.0.1: it returns the
+// server's URL and a function that closes it.
+func serveLocal(h http.HandlerFunc) (url string, closeFn func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
