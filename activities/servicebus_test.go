@@ -51,7 +51,7 @@ func sbAction(t *testing.T, topic bool, edit func(*jobs.ServiceBusMessage)) jobs
 		edit(m)
 	}
 	j := jobs.Job{Properties: jobs.Properties{Action: &jobs.Action{ActionSpec: spec}}}
-	require.NoError(t, j.Normalize(jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}, time.Now()))
+	require.NoError(t, j.Accept(jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}, time.Now()))
 	return j.Properties.Action.ActionSpec
 }
 

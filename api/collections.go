@@ -25,7 +25,7 @@ func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key
 	if coll, err = merge(coll, patch); err != nil {
 		return err
 	}
-	if err := coll.Normalize(k); err != nil {
+	if err := coll.Accept(k); err != nil {
 		return err
 	}
 	var res jobs.PutResult

@@ -68,7 +68,7 @@ func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 	if err := decode(c, &coll); err != nil {
 		return err
 	}
-	if err := coll.Normalize(k); err != nil {
+	if err := coll.Accept(k); err != nil {
 		return err
 	}
 	// NotFound: the workflow of a deleted collection has not ended yet;
@@ -128,7 +128,7 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	if err := decode(c, &job, withoutStatus); err != nil {
 		return err
 	}
-	if err := s.normalize(k, &job); err != nil {
+	if err := s.accept(k, &job); err != nil {
 		return err
 	}
 	var res jobs.PutJobResult
@@ -143,13 +143,13 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	return nil
 }
 
-// normalize validates a job definition before anything is touched, and
+// accept checks a job definition before anything is touched, and
 // refuses Workflow actions aimed where the operator does not allow them.
 // The job workflow validates the definition again with its own clock as
 // the creation time; where its actions may reach is the API's to check
 // (and the activity's, as the last line).
-func (s *Server) normalize(k jobs.Key, job *jobs.Job) error {
-	if err := job.NormalizeNew(k, time.Now().UTC()); err != nil {
+func (s *Server) accept(k jobs.Key, job *jobs.Job) error {
+	if err := job.AcceptNew(k, time.Now().UTC()); err != nil {
 		return err
 	}
 	return s.workflowTargets.CheckJob(job, s.namespace)
@@ -240,7 +240,7 @@ func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error
 	if err != nil {
 		return err
 	}
-	if err := s.normalize(k, &job); err != nil {
+	if err := s.accept(k, &job); err != nil {
 		return err
 	}
 	var defined jobs.PutJobResult

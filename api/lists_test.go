@@ -86,7 +86,7 @@ func newListFake() *listFake {
 func (f *listFake) addCollection(t *testing.T, rg, name string) {
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: rg, Collection: name}
 	coll := jobs.Collection{Properties: jobs.CollectionProperties{}}
-	require.NoError(t, coll.Normalize(k))
+	require.NoError(t, coll.Accept(k))
 	f.views[k.CollectionWorkflowID()] = jobs.CollectionView{Collection: coll}
 	f.executions = append(f.executions, execution(t, k, jobs.KindCollection))
 }

@@ -140,7 +140,7 @@ func TestMetricsAndLogs(t *testing.T) {
 		Recurrence:    &recurrence.Recurrence{Frequency: "Hour"},
 		CatchUpWindow: "PT1M",
 	}}
-	require.NoError(t, j.Normalize(ghost, missed))
+	require.NoError(t, j.Accept(ghost, missed))
 	_, err = st.Temporal.GetDefaultClient().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 		ID: ghost.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: ghost.SearchAttributes(jobs.KindJob),
 	}, jobs.JobWorkflowName, jobs.JobInput{Key: ghost, State: &jobs.JobState{Job: j, Created: missed, Next: &missed}})

@@ -72,7 +72,7 @@ var authKey = jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", 
 func normalizeAuth(t *testing.T, auth *jobs.Authentication) (*jobs.Authentication, error) {
 	t.Helper()
 	j := authJob("https://example.com/hook", auth)
-	err := j.Normalize(authKey, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	err := j.Accept(authKey, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	return j.Properties.Action.Request.Authentication, err
 }
 
@@ -210,7 +210,7 @@ func TestClientCertificateNeedsHTTPS(t *testing.T) {
 		Pfx: encodePFX(t, pkcs12.Modern, key, cert, nil, pfxPassword), Password: pfxPassword})
 	j.Properties.Action.Type = "http"
 	var e *jobs.Error
-	require.ErrorAs(t, j.Normalize(authKey, time.Now()), &e)
+	require.ErrorAs(t, j.Accept(authKey, time.Now()), &e)
 	require.Equal(t, "properties.action.request.authentication.type", e.Target)
 }
 

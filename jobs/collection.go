@@ -112,10 +112,10 @@ func (c *Collection) CheckRecurrence(gap time.Duration) error {
 			gap, c.Name, m.Interval, strings.ToLower(m.Frequency))}
 }
 
-// Normalize validates a collection definition from a PUT and fills in the
-// defaults (sku Standard, state Enabled), spelling enums as the service
-// did. Identity fields (id, type, name) are set from k.
-func (c *Collection) Normalize(k Key) error {
+// Accept checks a collection definition from a PUT or PATCH and writes it
+// in the service's form: the defaults (sku Standard, state Enabled), enums
+// spelled as Azure did, the identity fields (id, type, name) from k.
+func (c *Collection) Accept(k Key) error {
 	c.ID, c.Type, c.Name = k.CollectionID(), "Microsoft.Scheduler/jobCollections", k.Collection
 	p := &c.Properties
 	if p.Sku == nil {

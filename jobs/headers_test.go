@@ -22,7 +22,7 @@ func httpJob(headers, errorHeaders map[string]string) jobs.Job {
 func normalizeError(t *testing.T, j jobs.Job) *jobs.Error {
 	t.Helper()
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
-	err := j.Normalize(k, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	err := j.Accept(k, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err == nil {
 		return nil
 	}

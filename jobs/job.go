@@ -220,10 +220,15 @@ const (
 	MaxBodyLength  = 8192
 )
 
-// Normalize validates a job definition from a PUT at created, fills in
-// defaults and the identity fields from k, and spells enums as the service
-// did. Status is the scheduler's: whatever the client sent is dropped.
-func (j *Job) Normalize(k Key, created time.Time) error {
+// Accept checks a job definition given at created and writes it in the
+// service's form: the identity fields from k, the defaults, enums spelled
+// as Azure did; the status is the scheduler's, whatever the client sent
+// is dropped. A definition meets it wherever it enters: in the API, so
+// that a bad one is answered before Temporal sees it (AcceptNew); in the
+// job workflow's update validator, which trusts no caller (AcceptNew);
+// and in its update handler, whose result is the stored definition and
+// which runs again on every replay.
+func (j *Job) Accept(k Key, created time.Time) error {
 	j.ID, j.Type, j.Name = k.JobID(), "Microsoft.Scheduler/jobCollections/jobs", k.Collection+"/"+k.Job
 	p := &j.Properties
 	p.Status = nil
@@ -252,13 +257,13 @@ func (j *Job) Normalize(k Key, created time.Time) error {
 	return p.validateJitter(rule, created)
 }
 
-// NormalizeNew is Normalize for a definition a client gives now (PUT,
-// PATCH): on top, it refuses what Normalize takes only so that the
-// definitions stored before a rule keep replaying. A job workflow's update
-// handler runs Normalize again on every replay; its validator, which
-// calls NormalizeNew, never runs on replay.
-func (j *Job) NormalizeNew(k Key, created time.Time) error {
-	if err := j.Normalize(k, created); err != nil {
+// AcceptNew is Accept for a definition a client gives now (PUT, PATCH):
+// on top, it refuses what Accept takes only so that the definitions
+// stored before a rule keep replaying. A job workflow's update handler
+// runs Accept again on every replay; its validator, which calls
+// AcceptNew, never runs on replay.
+func (j *Job) AcceptNew(k Key, created time.Time) error {
+	if err := j.Accept(k, created); err != nil {
 		return err
 	}
 	return j.Properties.checkTimeSpans()

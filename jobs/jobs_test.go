@@ -77,7 +77,7 @@ func TestJobNormalize(t *testing.T) {
 			Request: &jobs.HTTPRequest{URI: "https://example.com/x", Method: "post"}}}}}
 	}
 	j := valid()
-	require.NoError(t, j.Normalize(k, now))
+	require.NoError(t, j.Accept(k, now))
 	require.Equal(t, "Http", j.Properties.Action.Type)
 	require.Equal(t, "POST", j.Properties.Action.Request.Method)
 	require.Equal(t, jobs.Enabled, j.Properties.State)
@@ -104,7 +104,7 @@ func TestJobNormalize(t *testing.T) {
 	} {
 		j := valid()
 		mutate(&j)
-		err := j.Normalize(k, now)
+		err := j.Accept(k, now)
 		var e *jobs.Error
 		require.ErrorAs(t, err, &e, target)
 		require.Equal(t, strings.TrimSpace(target), e.Target)
@@ -126,9 +126,9 @@ func TestKeyValidateRejectsNamesThatBreakWorkflowIDs(t *testing.T) {
 		jobs.OccurrenceID(k.JobWorkflowID(), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)).Add(time.Hour)))
 }
 
-// TestNewDefinitionsTakeTimeSpansInRangeOnly: NormalizeNew refuses a
+// TestNewDefinitionsTakeTimeSpansInRangeOnly: AcceptNew refuses a
 // TimeSpan whose minutes or seconds pass 59, or whose hours pass 23 beside
-// days, at the interval's path; Normalize, which replays stored
+// days, at the interval's path; Accept, which replays stored
 // definitions, still takes them.
 func TestNewDefinitionsTakeTimeSpansInRangeOnly(t *testing.T) {
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
@@ -172,16 +172,16 @@ func TestNewDefinitionsTakeTimeSpansInRangeOnly(t *testing.T) {
 		}
 		for _, bad := range tc.values.bad {
 			j := job(bad)
-			require.NoError(t, j.Normalize(k, created), "%s %s: stored definitions still replay", target, bad)
+			require.NoError(t, j.Accept(k, created), "%s %s: stored definitions still replay", target, bad)
 			j = job(bad)
 			var e *jobs.Error
-			require.ErrorAs(t, j.NormalizeNew(k, created), &e, "%s %s", target, bad)
+			require.ErrorAs(t, j.AcceptNew(k, created), &e, "%s %s", target, bad)
 			require.Equal(t, target, e.Target, bad)
 			require.Contains(t, e.Message, "TimeSpan", bad)
 		}
 		for _, good := range tc.values.good {
 			j := job(good)
-			require.NoError(t, j.NormalizeNew(k, created), "%s %s", target, good)
+			require.NoError(t, j.AcceptNew(k, created), "%s %s", target, good)
 		}
 	}
 }
@@ -194,14 +194,14 @@ func TestStateReasonIsBoundedAndClearedOnEnable(t *testing.T) {
 			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET"}}}}}
 	}
 	j := job("disabled", strings.Repeat("é", jobs.MaxStateReason))
-	require.NoError(t, j.Normalize(k, now), "1024 characters, whatever their bytes")
+	require.NoError(t, j.Accept(k, now), "1024 characters, whatever their bytes")
 	j = job("disabled", strings.Repeat("é", jobs.MaxStateReason+1))
-	err := j.Normalize(k, now)
+	err := j.Accept(k, now)
 	var e *jobs.Error
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, "properties.stateReason", e.Target)
 	j = job("enabled", "stale")
-	require.NoError(t, j.Normalize(k, now))
+	require.NoError(t, j.Accept(k, now))
 	require.Empty(t, j.Properties.StateReason)
 }
 
@@ -223,7 +223,7 @@ func TestSuccessRulesValidation(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(body), &rules), body)
 		j := jobs.Job{Properties: jobs.Properties{Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http",
 			Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET", SuccessStatusCodes: rules.Codes, SuccessBodyPattern: rules.Pattern}}}}}
-		err := j.Normalize(k, now)
+		err := j.Accept(k, now)
 		if target == "" {
 			require.NoError(t, err, body)
 			continue
@@ -256,7 +256,7 @@ func TestJitterOffsetsAreTheOccurrencesOwnAndBounded(t *testing.T) {
 		j := jobs.Job{Properties: jobs.Properties{Jitter: jitter,
 			Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/", Method: "GET"}}},
 			Recurrence: &recurrence.Recurrence{Frequency: "Hour"}}}
-		err := j.Normalize(k, now)
+		err := j.Accept(k, now)
 		if target == "" {
 			require.NoError(t, err, jitter)
 			continue

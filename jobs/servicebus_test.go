@@ -23,7 +23,7 @@ func normalizeServiceBus(t *testing.T, action string) (jobs.Job, error) {
 	t.Helper()
 	j := serviceBusJob(t, action)
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
-	return j, j.Normalize(k, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return j, j.Accept(k, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 const serviceBusQueueAction = `{"type":"serviceBusQueue","serviceBusQueueMessage":{

@@ -43,7 +43,7 @@ func TestStorageQueueValidate(t *testing.T) {
 				m := validQueueMessage()
 				mutate(m)
 				j := queueJob(m)
-				require.NoError(t, j.Normalize(k, now))
+				require.NoError(t, j.Accept(k, now))
 				require.Equal(t, jobs.ActionStorageQueue, j.Properties.Action.Type)
 			})
 		}
@@ -76,7 +76,7 @@ func TestStorageQueueValidate(t *testing.T) {
 			tc.mutate(m)
 			j := queueJob(m)
 			var e *jobs.Error
-			require.ErrorAs(t, j.Normalize(k, now), &e)
+			require.ErrorAs(t, j.Accept(k, now), &e)
 			require.Equal(t, jobs.CodeInvalidRequest, e.Code)
 			require.Equal(t, "properties.action.queueMessage."+tc.target, e.Target)
 			require.NotContains(t, e.Message, "secretish", "the error never quotes the SAS token")
@@ -90,14 +90,14 @@ func TestStorageQueueValidate(t *testing.T) {
 		m := validQueueMessage()
 		m.SasToken = token
 		j := queueJob(m)
-		require.NoError(t, j.Normalize(k, now), token)
+		require.NoError(t, j.Accept(k, now), token)
 		require.Equal(t, token, j.Properties.Action.QueueMessage.SasToken, "kept as given")
 	}
 
 	t.Run("queueMessage missing", func(t *testing.T) {
 		j := queueJob(nil)
 		var e *jobs.Error
-		require.ErrorAs(t, j.Normalize(k, now), &e)
+		require.ErrorAs(t, j.Accept(k, now), &e)
 		require.Equal(t, "properties.action.queueMessage", e.Target)
 	})
 	t.Run("as the error action", func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestStorageQueueValidate(t *testing.T) {
 		m.QueueName = "Bad"
 		j.Properties.Action.ErrorAction = &jobs.ActionSpec{Type: "StorageQueue", QueueMessage: m}
 		var e *jobs.Error
-		require.ErrorAs(t, j.Normalize(k, now), &e)
+		require.ErrorAs(t, j.Accept(k, now), &e)
 		require.Equal(t, "properties.action.errorAction.queueMessage.queueName", e.Target)
 	})
 }

@@ -122,7 +122,7 @@ func TestWorkflowTargetsRefuseBadEntries(t *testing.T) {
 	}
 }
 
-// TestWorkflowActionValidationStaysLenient: Normalize, which replays,
+// TestWorkflowActionValidationStaysLenient: Accept, which replays,
 // takes recur's own task queue as it once did; the refusal is
 // WorkflowTargets'.
 func TestWorkflowActionValidationStaysLenient(t *testing.T) {

@@ -78,7 +78,7 @@ func (j *job) leave(ctx workflow.Context) {
 }
 
 // shortestGap is how close def's occurrences come when planned at c; 0 for
-// a one-time job or one whose rule does not compile (Normalize refuses it).
+// a one-time job or one whose rule does not compile (Accept refuses it).
 func shortestGap(ctx workflow.Context, def jobs.Job, c time.Time) (time.Duration, error) {
 	var gap time.Duration
 	err := workflow.SideEffect(ctx, func(workflow.Context) any {

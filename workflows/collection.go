@@ -139,7 +139,7 @@ func (c *collection) validatePut(_ workflow.Context, req jobs.PutCollectionReque
 	if err := c.preconditions(req.Preconditions); err != nil {
 		return err
 	}
-	if err := req.Collection.Normalize(c.Key); err != nil {
+	if err := req.Collection.Accept(c.Key); err != nil {
 		return toWire(err)
 	}
 	return nil
@@ -170,7 +170,7 @@ func (c *collection) revise() {
 
 func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (jobs.PutResult, error) {
 	c.updates++
-	if err := req.Collection.Normalize(c.Key); err != nil {
+	if err := req.Collection.Accept(c.Key); err != nil {
 		return jobs.PutResult{}, toWire(err)
 	}
 	created := c.Collection == nil

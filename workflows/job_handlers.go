@@ -123,7 +123,7 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	if err := j.redefinable(); err != nil {
 		return err
 	}
-	return toWire(req.Job.NormalizeNew(j.key, created(ctx)))
+	return toWire(req.Job.AcceptNew(j.key, created(ctx)))
 }
 
 // redefinable refuses a new definition of a job that has ended.
@@ -171,7 +171,7 @@ func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResu
 // define makes def the job's definition, planned from now.
 func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 	c := created(ctx)
-	if err := def.Normalize(j.key, c); err != nil {
+	if err := def.Accept(j.key, c); err != nil {
 		return jobs.Job{}, toWire(err)
 	}
 	old := j.state

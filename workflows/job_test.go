@@ -157,7 +157,7 @@ func TestJobRejectsTimeSpansOutOfRange(t *testing.T) {
 	lenient := hourly(start, 1)
 	lenient.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "Fixed", RetryInterval: "99:99:99"}
 	stored := lenient
-	require.NoError(t, stored.Normalize(key, start.Add(-time.Hour)), "stored definitions stay valid")
+	require.NoError(t, stored.Accept(key, start.Add(-time.Hour)), "stored definitions stay valid")
 	next := start
 	var rejected error
 	env.RegisterDelayedCallback(func() {

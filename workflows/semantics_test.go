@@ -422,7 +422,7 @@ func TestCatchUpAfterAThreeDayOutageRunsOnlyTheMostRecentOccurrence(t *testing.T
 	h := newHarness(t, now)
 	created := now.Add(-72 * time.Hour)
 	j := job(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), &recurrence.Recurrence{Frequency: "Hour"})
-	require.NoError(t, j.Normalize(key, created))
+	require.NoError(t, j.Accept(key, created))
 	next := created.Add(30 * time.Minute) // 2026-06-01T13:00Z
 	j.Properties.Status = &jobs.Status{NextExecutionTime: &next}
 	state := &jobs.JobState{Job: j, Created: created, Next: &next}

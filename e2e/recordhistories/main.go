@@ -275,7 +275,7 @@ func startJobBehind(ctx context.Context, c client.Client, k jobs.Key, target str
 		Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/behind", Method: "POST"}}},
 		Recurrence: &recurrence.Recurrence{Frequency: "Minute"},
 	}}
-	if err := j.Normalize(k, created); err != nil {
+	if err := j.Accept(k, created); err != nil {
 		return err
 	}
 	j.Properties.Status = &jobs.Status{NextExecutionTime: &late}
