@@ -18,17 +18,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/recurhq/recur/internal/temporalcli"
 	"github.com/recurhq/recur/internal/temporalcluster"
-	"github.com/recurhq/recur/jobs"
 )
 
 // readmeCluster is what the README's "Against a Temporal cluster" section
-// tells an operator to run: the recur commands by their first argument,
-// and the temporal CLI's command.
+// tells an operator to run: the recur commands by their first argument.
+// (Its temporal CLI line is e2e/temporalcli's to run.)
 type readmeCluster struct {
-	recur    map[string][]string // "keygen", "serve", "worker", "api" → the arguments after "recur"
-	temporal []string            // the arguments after "temporal"
+	recur map[string][]string // "keygen", "serve", "worker", "api" → the arguments after "recur"
 }
 
 // readmeClusterCommands reads the commands of the README's cluster
@@ -57,8 +54,6 @@ func readmeClusterCommands(t *testing.T) readmeCluster {
 			switch {
 			case len(words) > 1 && words[0] == "recur":
 				rc.recur[words[1]] = words[1:]
-			case len(words) > 1 && words[0] == "temporal":
-				rc.temporal = words[1:]
 			}
 		}
 	}
@@ -66,7 +61,6 @@ func readmeClusterCommands(t *testing.T) readmeCluster {
 	for _, cmd := range []string{"keygen", "serve", "worker", "api"} {
 		require.Contains(t, rc.recur, cmd, "the README's cluster section runs recur %s", cmd)
 	}
-	require.NotEmpty(t, rc.temporal, "the README's cluster section registers the search attributes by hand")
 	return rc
 }
 
@@ -133,13 +127,10 @@ func TestACluster(t *testing.T) {
 
 	out, err := runIn(dir, bin, readme.recur["keygen"]...)
 	require.NoError(t, err, "%s", out)
-	for name, typ := range jobs.SearchAttributeTypes() {
-		args := onCluster(t, c, readme.temporal)
-		args = setFlag(args, "--name", name)
-		args = setFlag(args, "--type", typ.String())
-		out, err := temporalcli.Run(t.Context(), append(args, "--address", c.FrontendAddress())...)
-		require.NoError(t, err, "temporal %s: %s", strings.Join(args, " "), out)
-	}
+	// What the README's `temporal operator search-attribute create` line
+	// does, through the same operator API: e2e/temporalcli runs the line
+	// itself, where the CLI is installed within that package's time.
+	registerByHand(t, c)
 
 	t.Run("serve", func(t *testing.T) {
 		p := clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["serve"]))
@@ -356,18 +347,6 @@ func statusesOf(m map[int]int) []int {
 		keys = append(keys, k)
 	}
 	return keys
-}
-
-// setFlag returns args with flag's value set to value, added when absent.
-func setFlag(args []string, flag, value string) []string {
-	out := append([]string(nil), args...)
-	for i := range out[:len(out)-1] {
-		if out[i] == flag {
-			out[i+1] = value
-			return out
-		}
-	}
-	return append(out, flag, value)
 }
 
 // runIn runs bin with args in dir.
