@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -18,50 +17,28 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/recurhq/recur/internal/readme"
 	"github.com/recurhq/recur/internal/temporalcluster"
 )
 
-// readmeCluster is what the README's "Against a Temporal cluster" section
-// tells an operator to run: the recur commands by their first argument.
-// (Its temporal CLI line is e2e/temporalcli's to run.)
-type readmeCluster struct {
-	recur map[string][]string // "keygen", "serve", "worker", "api" → the arguments after "recur"
-}
-
-// readmeClusterCommands reads the commands of the README's cluster
-// section, their comments left out.
-func readmeClusterCommands(t *testing.T) readmeCluster {
+// readmeClusterCommands returns the recur commands of the README's
+// "Against a Temporal cluster" section by their first argument ("keygen",
+// "serve", "worker", "api"), each as the arguments after "recur". (Its
+// temporal CLI line is e2e/temporalcli's to run.)
+func readmeClusterCommands(t *testing.T) map[string][]string {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	commands, err := readme.Commands("../../README.md", "Against a Temporal cluster")
 	require.NoError(t, err)
-	defer f.Close()
-	rc := readmeCluster{recur: map[string][]string{}}
-	var inSection, inBlock bool
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			inSection = line == "## Against a Temporal cluster"
-		case !inSection:
-		case strings.HasPrefix(line, "```"):
-			inBlock = !inBlock
-		case inBlock:
-			if i := strings.Index(line, "#"); i >= 0 {
-				line = line[:i]
-			}
-			words := strings.Fields(line)
-			switch {
-			case len(words) > 1 && words[0] == "recur":
-				rc.recur[words[1]] = words[1:]
-			}
+	recur := map[string][]string{}
+	for _, words := range commands {
+		if len(words) > 1 && words[0] == "recur" {
+			recur[words[1]] = words[1:]
 		}
 	}
-	require.NoError(t, sc.Err())
 	for _, cmd := range []string{"keygen", "serve", "worker", "api"} {
-		require.Contains(t, rc.recur, cmd, "the README's cluster section runs recur %s", cmd)
+		require.Contains(t, recur, cmd, "the README's cluster section runs recur %s", cmd)
 	}
-	return rc
+	return recur
 }
 
 // onCluster returns args with the README's example address replaced by
@@ -121,11 +98,11 @@ func TestACluster(t *testing.T) {
 		t.Skip("-short: it starts PostgreSQL, a Temporal server and five recur processes")
 	}
 	bin := buildRecur(t)
-	readme := readmeClusterCommands(t)
+	commands := readmeClusterCommands(t)
 	c := temporalcluster.Start(t)
 	dir := t.TempDir()
 
-	out, err := runIn(dir, bin, readme.recur["keygen"]...)
+	out, err := runIn(dir, bin, commands["keygen"]...)
 	require.NoError(t, err, "%s", out)
 	// What the README's `temporal operator search-attribute create` line
 	// does, through the same operator API: e2e/temporalcli runs the line
@@ -133,26 +110,26 @@ func TestACluster(t *testing.T) {
 	registerByHand(t, c)
 
 	t.Run("serve", func(t *testing.T) {
-		p := clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["serve"]))
+		p := clusterProcess(t, bin, dir, onCluster(t, c, commands["serve"]))
 		putUntilCreated(t, p)
 		p.stop(t, syscall.SIGTERM)
 	})
 
 	s := newSink(t)
 	workers := []*devProcess{
-		clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["worker"])),
-		clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["worker"])),
+		clusterProcess(t, bin, dir, onCluster(t, c, commands["worker"])),
+		clusterProcess(t, bin, dir, onCluster(t, c, commands["worker"])),
 	}
 	apis := []*devProcess{
-		clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["api"])),
-		clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["api"])),
+		clusterProcess(t, bin, dir, onCluster(t, c, commands["api"])),
+		clusterProcess(t, bin, dir, onCluster(t, c, commands["api"])),
 	}
 	// revive starts a new worker for each one a subtest stopped or killed:
 	// the processes outlive the subtests only when this test starts them.
 	revive := func() {
 		for i, w := range workers {
 			if w.cmd.ProcessState != nil {
-				workers[i] = clusterProcess(t, bin, dir, onCluster(t, c, readme.recur["worker"]))
+				workers[i] = clusterProcess(t, bin, dir, onCluster(t, c, commands["worker"]))
 			}
 		}
 	}
@@ -288,7 +265,7 @@ func TestACluster(t *testing.T) {
 		time.Sleep(time.Until(first.Add(5 * time.Second)))
 		for i, w := range workers {
 			w.stop(t, syscall.SIGTERM)
-			workers[i] = clusterProcess(t, next, dir, onCluster(t, c, readme.recur["worker"]))
+			workers[i] = clusterProcess(t, next, dir, onCluster(t, c, commands["worker"]))
 			time.Sleep(5 * time.Second)
 		}
 		requireDeliveredOnce(t, s, keys, time.Minute)

@@ -1,9 +1,7 @@
 package temporalcli_test
 
 import (
-	"bufio"
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/recurhq/recur/internal/readme"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/internal/temporalcli"
 	"github.com/recurhq/recur/jobs"
@@ -59,32 +58,16 @@ func TestReadmeRegistersSearchAttributesByHand(t *testing.T) {
 }
 
 // readmeTemporalLine returns the arguments of the `temporal` command in
-// the README's cluster section, its comment cut off.
+// the README's cluster section.
 func readmeTemporalLine(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open("../../README.md")
+	commands, err := readme.Commands("../../README.md", "Against a Temporal cluster")
 	require.NoError(t, err)
-	defer f.Close()
-	var inSection, inBlock bool
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			inSection = line == "## Against a Temporal cluster"
-		case !inSection:
-		case strings.HasPrefix(line, "```"):
-			inBlock = !inBlock
-		case inBlock:
-			if i := strings.Index(line, "#"); i >= 0 {
-				line = line[:i]
-			}
-			if words := strings.Fields(line); len(words) > 1 && words[0] == "temporal" {
-				return words[1:]
-			}
+	for _, words := range commands {
+		if len(words) > 1 && words[0] == "temporal" {
+			return words[1:]
 		}
 	}
-	require.NoError(t, sc.Err())
 	t.Fatal("the README's cluster section has no temporal command")
 	return nil
 }
