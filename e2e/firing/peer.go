@@ -16,7 +16,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/recurhq/recur/internal/recurproc"
+	"github.com/recurhq/recur/activities"
 )
 
 // The peer's wire names: the workflow its schedules start, its activity
@@ -62,8 +62,8 @@ func (a *peerActivities) Post(ctx context.Context, in postRequest) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(recurproc.HeaderKey, in.Key)
-	req.Header.Set(recurproc.HeaderExpected, in.Nominal.UTC().Format(time.RFC3339))
+	req.Header.Set(activities.HeaderIdempotencyKey, in.Key)
+	req.Header.Set(activities.HeaderExpectedExecTime, in.Nominal.UTC().Format(time.RFC3339))
 	resp, err := a.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("post %s: %w", in.URL, err)

@@ -6,21 +6,16 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// Headers recur sends with every HTTP action, which a Sink records.
-const (
-	HeaderKey      = "Idempotency-Key"
-	HeaderJobID    = "x-ms-scheduler-jobid"
-	HeaderExpected = "x-ms-scheduler-expected-execution-time"
+	"github.com/recurhq/recur/activities"
 )
 
 // Delivery is one request a Sink received.
 type Delivery struct {
 	Name     string    // the path after /hit/
-	JobID    string    // HeaderJobID
-	Key      string    // HeaderKey: recur's occurrence ID, or what a peer sends
-	Expected string    // HeaderExpected, as sent
+	JobID    string    // activities.HeaderJobID
+	Key      string    // activities.HeaderIdempotencyKey: recur's occurrence ID, or what a peer sends
+	Expected string    // activities.HeaderExpectedExecTime, as sent
 	Nominal  time.Time // Expected parsed, in UTC; zero when it does not parse
 	Arrived  time.Time
 }
@@ -49,9 +44,9 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	d := Delivery{
 		Name:     strings.TrimPrefix(r.URL.Path, "/hit/"),
-		JobID:    r.Header.Get(HeaderJobID),
-		Key:      r.Header.Get(HeaderKey),
-		Expected: r.Header.Get(HeaderExpected),
+		JobID:    r.Header.Get(activities.HeaderJobID),
+		Key:      r.Header.Get(activities.HeaderIdempotencyKey),
+		Expected: r.Header.Get(activities.HeaderExpectedExecTime),
 		Arrived:  arrived,
 	}
 	if t, err := time.Parse(time.RFC3339, d.Expected); err == nil {

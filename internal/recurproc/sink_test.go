@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/activities"
 )
 
 // TestSinkRecordsWhatRecurSends: a request to a target is answered 200
@@ -27,8 +29,8 @@ func TestSinkRecordsWhatRecurSends(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 	}
-	post("recur/job-1", map[string]string{HeaderKey: "job:s/g/c/job-1@2026-11-23T12:00:00Z",
-		HeaderJobID: "job-1", HeaderExpected: "2026-11-23T13:00:00+01:00"})
+	post("recur/job-1", map[string]string{activities.HeaderIdempotencyKey: "job:s/g/c/job-1@2026-11-23T12:00:00Z",
+		activities.HeaderJobID: "job-1", activities.HeaderExpectedExecTime: "2026-11-23T13:00:00+01:00"})
 	post("7", nil)
 
 	ds := s.Deliveries()
