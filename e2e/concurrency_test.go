@@ -96,12 +96,12 @@ type runCounter struct {
 
 func newRunCounter(t *testing.T) (*httptest.Server, *runCounter) {
 	rc := &runCounter{hits: map[string]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		rc.mu.Lock()
 		rc.hits[r.Header.Get(activities.HeaderCollectionID)+"/"+r.Header.Get(activities.HeaderJobID)]++
 		rc.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
-	}))
+	})
 	t.Cleanup(srv.Close)
 	return srv, rc
 }

@@ -42,7 +42,7 @@ var secretsAtRest = []string{secretPassword, secretSAS, secretHeader,
 // action's request (/error).
 func secretTarget(t *testing.T) (*httptest.Server, chan received) {
 	got := make(chan received, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		got <- received{method: r.Method + " " + r.URL.RequestURI(), header: r.Header.Clone(), body: string(body)}
 		if r.URL.Path == "/fail" {
@@ -50,7 +50,7 @@ func secretTarget(t *testing.T) (*httptest.Server, chan received) {
 			return
 		}
 		w.WriteHeader(http.StatusOK)
-	}))
+	})
 	t.Cleanup(srv.Close)
 	return srv, got
 }
@@ -418,12 +418,12 @@ func TestFailureMessagesAreEncryptedAtRest(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(st.Stop)
 			s := &stack{api: st.API, temporal: st.Temporal}
-			target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			target := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 				_, password, _ := r.BasicAuth()
 				echo, _ := json.Marshal(map[string]string{"error": targetSaid, "password": password})
 				w.WriteHeader(http.StatusInternalServerError)
 				_, _ = w.Write(echo)
-			}))
+			})
 			t.Cleanup(target.Close)
 
 			status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})

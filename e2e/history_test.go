@@ -25,12 +25,12 @@ type failingTarget struct {
 
 func newFailingTarget(t *testing.T) *failingTarget {
 	f := &failingTarget{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.Server = newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.keys = append(f.keys, r.Header.Get(activities.HeaderIdempotencyKey))
 		f.mu.Unlock()
 		http.Error(w, "target is down", http.StatusInternalServerError)
-	}))
+	})
 	t.Cleanup(f.Close)
 	return f
 }

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -81,12 +80,12 @@ func newRawTarget(t *testing.T, misbehave func(c net.Conn)) *hostileTarget {
 // are the attempts (the others are redirects an attempt follows).
 func newHTTPTarget(t *testing.T, first string, handler func(h *hostileTarget, w http.ResponseWriter, r *http.Request)) *hostileTarget {
 	h := &hostileTarget{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == first {
 			h.attempt(r.Header)
 		}
 		handler(h, w, r)
-	}))
+	})
 	t.Cleanup(srv.Close)
 	h.url = srv.URL
 	return h

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -21,11 +20,11 @@ func TestFailingJobsAreOneFilterAway(t *testing.T) {
 	s := newStack(t)
 	var failing atomic.Bool
 	failing.Store(true)
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	target := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/flaky" && failing.Load() {
 			w.WriteHeader(http.StatusInternalServerError)
 		}
-	}))
+	})
 	t.Cleanup(target.Close)
 	s.putCollection(t)
 	for _, name := range []string{"flaky", "fine"} {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -79,9 +78,9 @@ func TestMetricsAndLogs(t *testing.T) {
 	t.Cleanup(st.Stop)
 	s := &stack{api: st.API, temporal: st.Temporal}
 	okTarget, got := newTarget(t)
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	failing := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
-	}))
+	})
 	t.Cleanup(failing.Close)
 
 	coll := "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/metrics-coll"

@@ -89,20 +89,27 @@ type received struct {
 	body   string
 }
 
-// newTarget is a real HTTP endpoint that records what it receives.
-func newTarget(t *testing.T) (*httptest.Server, chan received) {
-	got := make(chan received, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A gRPC client of an earlier test's stopped Temporal server may
-		// redial the port this target was given: its HTTP/2 preface
-		// ("PRI * HTTP/2.0") is no job's request.
+// newJobTarget serves h as the target of a test's jobs. A gRPC client of
+// an earlier test's stopped Temporal server may redial the port the
+// target was given: its HTTP/2 preface ("PRI * HTTP/2.0") is no job's
+// request, and h never sees it.
+func newJobTarget(h http.HandlerFunc) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "PRI" {
 			return
 		}
+		h(w, r)
+	}))
+}
+
+// newTarget is a real HTTP endpoint that records what it receives.
+func newTarget(t *testing.T) (*httptest.Server, chan received) {
+	got := make(chan received, 16)
+	srv := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		got <- received{method: r.Method, header: r.Header.Clone(), body: string(body)}
 		w.WriteHeader(http.StatusOK)
-	}))
+	})
 	t.Cleanup(srv.Close)
 	return srv, got
 }

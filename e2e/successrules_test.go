@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -23,12 +22,12 @@ import (
 // completes it.
 func TestSuccessRulesDecideARun(t *testing.T) {
 	s := newStack(t)
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	target := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/gone" {
 			w.WriteHeader(http.StatusNotFound)
 		}
 		_, _ = io.WriteString(w, `{"status":"failed"}`)
-	}))
+	})
 	t.Cleanup(target.Close)
 	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
 	require.Equal(t, http.StatusCreated, status, body)
@@ -95,7 +94,7 @@ func TestMaxConcurrentRunsBoundsRuns(t *testing.T) {
 	var mu sync.Mutex
 	inFlight, most, keys := map[string]int{}, map[string]int{}, map[string][]string{}
 	release := map[string]chan struct{}{"/allowall": make(chan struct{}), "/bufferone": make(chan struct{})}
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	target := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		gate, ok := release[r.URL.Path]
 		if !ok {
 			return // not a job's request
@@ -112,7 +111,7 @@ func TestMaxConcurrentRunsBoundsRuns(t *testing.T) {
 		mu.Lock()
 		inFlight[r.URL.Path]--
 		mu.Unlock()
-	}))
+	})
 	t.Cleanup(target.Close)
 	t.Cleanup(func() {
 		for _, gate := range release {
