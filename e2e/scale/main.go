@@ -32,6 +32,7 @@ type config struct {
 	grace       time.Duration
 	keep        bool
 	profile     string
+	bin         string
 }
 
 func main() {
@@ -43,6 +44,7 @@ func main() {
 	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load before recur's memory is read")
 	flag.DurationVar(&c.grace, "grace", 10*time.Minute, "how long after the burst time a job's occurrence may arrive before it counts as missed")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
+	flag.StringVar(&c.bin, "bin", "", "recur `binary` to run; by default this tree's cmd/recur is built")
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's heap profiles (baseline and idle) in")
 	flag.Parse()
 	if c.jobs < 1 || c.concurrency < 1 || c.grace <= 0 {
@@ -82,9 +84,11 @@ func run(ctx context.Context, c config) error {
 		}
 	}
 	loadStart := recurproc.LoadAverage()
-	bin, err := recurproc.Build(work)
-	if err != nil {
-		return err
+	bin := c.bin
+	if bin == "" {
+		if bin, err = recurproc.Build(work); err != nil {
+			return err
+		}
 	}
 	if s.sink, err = startSink(c.jobs); err != nil {
 		return err
