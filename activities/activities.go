@@ -46,9 +46,6 @@ type Activities struct {
 	ServiceBusEndpoint string
 	// Temporal starts the workflows of Workflow actions.
 	Temporal client.Client
-	// Recur reaches recur's own workflows, with their data converter: a
-	// job's collection admits it through it (AdmitJob).
-	Recur client.Client
 	// WorkflowTargets are where Workflow actions may start workflows; the
 	// zero value allows none.
 	WorkflowTargets jobs.WorkflowTargets

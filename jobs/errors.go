@@ -36,12 +36,6 @@ func NotFound(what string) *Error {
 	return &Error{Code: CodeNotFound, Message: what + " was not found"}
 }
 
-// CollectionMissing returns the error for a job whose collection does not
-// exist.
-func CollectionMissing(collection string) *Error {
-	return &Error{Code: CodeCollectionMissing, Message: "job collection " + collection + " was not found"}
-}
-
 // ToApplicationError wraps e for the wire: workflows return it from update
 // validators and handlers, and FromApplicationError turns it back.
 func (e *Error) ToApplicationError() error {

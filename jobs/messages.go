@@ -25,14 +25,8 @@ const (
 	UpdateCollectionState  = "setCollectionState" // CollectionStateRequest -> struct{}
 	UpdateDeleteCollection = "deleteCollection"   // DeleteCollectionRequest -> struct{}
 	QueryCollection        = "collection"         // -> CollectionView
-	// UpdateAdmitJob asks a collection to admit one of its jobs with a new
-	// definition (MembershipRequest -> AdmitAnswer): a job's PUT, sent by
-	// the job workflow's local activity (AdmissionRequest).
-	UpdateAdmitJob = "admitJob"
-	// SignalMembership asks a collection to forget one of its jobs
-	// (MembershipRequest with Leave): a job's DELETE or end. Jobs whose
-	// history predates UpdateAdmitJob ask it to admit them this way too,
-	// and are answered by SignalAdmitted.
+	// SignalMembership asks a collection to admit one of its jobs, or to
+	// forget it (MembershipRequest): a job's PUT, DELETE or end.
 	SignalMembership = "membership"
 
 	// Job workflow.
@@ -72,15 +66,6 @@ type MembershipRequest struct {
 	Leave       bool          `json:",omitempty"`
 	Seq         int           `json:",omitempty"` // the job's number for the request, which its answer carries
 	ShortestGap time.Duration `json:",omitempty"` // between the job's occurrences; 0 for a one-time job
-}
-
-// AdmissionRequest is what a job workflow asks its worker to send its
-// collection: Request under UpdateID, the same for every attempt, so that
-// the collection takes it once.
-type AdmissionRequest struct {
-	Key      Key // the job's
-	UpdateID string
-	Request  MembershipRequest
 }
 
 // AdmitAnswer is a collection's answer to an admission: Error says why it

@@ -116,31 +116,3 @@ func TestPutsWithTheSameIfMatchLetOneThrough(t *testing.T) {
 	require.NotEqual(t, first.ETag, last.ETag, "the redefinition has a new ETag")
 	require.Equal(t, now.Add(2*time.Hour).Format(time.RFC3339), last.Properties.StartTime.String())
 }
-
-// TestAnAdmissionAskedAgainIsOneRequest: the collection cannot be reached
-// twice; the job asks again with the same update ID, so the collection
-// takes the request once, and the PUT then defines the job. A second PUT
-// is a new request.
-func TestAnAdmissionAskedAgainIsOneRequest(t *testing.T) {
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	h := newHarness(t, now)
-	h.collection.unreachable = 2
-	var errs [2]error
-	h.at(0, func() {
-		putAnswer(h, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &errs[0])
-	})
-	h.at(time.Minute, func() {
-		putAnswer(h, jobs.PutJobRequest{Job: job(now.Add(2*time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &errs[1])
-	})
-	var defined jobs.Job
-	h.at(2*time.Minute, func() { defined = h.view() })
-	h.run(3*time.Minute, jobs.JobInput{Key: key})
-	require.NoError(t, errs[0])
-	require.NoError(t, errs[1])
-	ids := h.collection.updateIDs
-	require.Len(t, ids, 4, "three attempts of the first admission, one of the second")
-	require.Equal(t, ids[0], ids[1])
-	require.Equal(t, ids[0], ids[2])
-	require.NotEqual(t, ids[0], ids[3])
-	require.Equal(t, now.Add(2*time.Hour).Format(time.RFC3339), defined.Properties.StartTime.String())
-}

@@ -27,7 +27,7 @@ const maxCollectionUpdates = 500
 
 // Collection is the workflow that owns a job collection: its definition
 // and the names of its jobs. Every definition of a job is admitted by it
-// (UpdateAdmitJob), one at a time, so quota checks are atomic under
+// (MembershipRequest), one at a time, so quota checks are atomic under
 // concurrent PUTs.
 func Collection(ctx workflow.Context, in jobs.CollectionInput) error {
 	c := &collection{CollectionInput: in, firstRun: workflow.GetInfo(ctx).FirstRunID}
@@ -39,7 +39,7 @@ type collection struct {
 	firstRun   string // the first run ID of the workflow's chain, for ETags
 	updates    int
 	deleted    bool
-	membership workflow.ReceiveChannel // its jobs' MembershipRequests by signal
+	membership workflow.ReceiveChannel // its jobs' MembershipRequests
 	answering  int                     // admissions whose answer is on its way
 	published  []byte                  // the public view last written to the memo (memo.go)
 }
@@ -96,9 +96,6 @@ func (c *collection) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: c.validateExists}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandler(ctx, jobs.UpdateAdmitJob, c.admitJob); err != nil {
-		return err
-	}
 	c.membership = workflow.GetSignalChannel(ctx, jobs.SignalMembership)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -110,15 +107,7 @@ func (c *collection) register(ctx workflow.Context) error {
 	return nil
 }
 
-// admitJob answers a job's admission (activities.AdmitJob). A job's
-// request to be forgotten was delivered before its workflow ended, so
-// before a new job of its name can ask: the membership loop, waiting
-// since the workflow began, takes it ahead of this handler.
-func (c *collection) admitJob(_ workflow.Context, req jobs.MembershipRequest) (jobs.AdmitAnswer, error) {
-	return jobs.AdmitAnswer{Seq: req.Seq, Error: c.admit(req)}, nil
-}
-
-// handle admits or forgets a job, and answers an admission by signal.
+// handle admits or forgets a job, and answers an admission.
 func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
 	if req.Leave {
 		c.forget(req.Job)
@@ -204,7 +193,7 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 func (c *collection) admit(req jobs.MembershipRequest) *jobs.Error {
 	c.updates++
 	if c.Collection == nil || c.deleted {
-		return jobs.CollectionMissing(c.Key.Collection)
+		return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + c.Key.Collection + " was not found"}
 	}
 	if err := c.Collection.CheckRecurrence(req.ShortestGap); err != nil {
 		var e *jobs.Error

@@ -49,7 +49,7 @@ func (j *job) register(ctx workflow.Context) error {
 		for {
 			var a jobs.AdmitAnswer
 			admitted.Receive(ctx, &a)
-			j.admission.take(a)
+			j.admission.answers[a.Seq] = a
 		}
 	})
 	return nil

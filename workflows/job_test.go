@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -36,12 +35,10 @@ var updates int
 // collectionStandIn answers for the job's collection in env: it admits
 // every definition unless refuse says why not, and records the requests.
 type collectionStandIn struct {
-	env         *testsuite.TestWorkflowEnvironment
-	refuse      func(jobs.MembershipRequest) *jobs.Error
-	requests    []jobs.MembershipRequest
-	updateIDs   []string    // of the admissions by update, in order
-	unreachable int         // admissions by update that fail before one gets through
-	left        []time.Time // when the job asked to be forgotten
+	env      *testsuite.TestWorkflowEnvironment
+	refuse   func(jobs.MembershipRequest) *jobs.Error
+	requests []jobs.MembershipRequest
+	left     []time.Time // when the job asked to be forgotten
 }
 
 func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionStandIn {
@@ -54,29 +51,14 @@ func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionSta
 				c.left = append(c.left, env.Now().UTC())
 				return nil
 			}
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(jobs.SignalAdmitted, c.answer(req)) }, 0)
+			answer := jobs.AdmitAnswer{Seq: req.Seq}
+			if c.refuse != nil {
+				answer.Error = c.refuse(req)
+			}
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(jobs.SignalAdmitted, answer) }, 0)
 			return nil
 		}).Maybe()
-	env.OnActivity(acts.AdmitJob, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in jobs.AdmissionRequest) (jobs.AdmitAnswer, error) {
-			c.requests = append(c.requests, in.Request)
-			c.updateIDs = append(c.updateIDs, in.UpdateID)
-			if c.unreachable > 0 {
-				c.unreachable--
-				return jobs.AdmitAnswer{}, errors.New("collection unreachable")
-			}
-			return c.answer(in.Request), nil
-		}).Maybe()
 	return c
-}
-
-// answer is the collection's answer to req.
-func (c *collectionStandIn) answer(req jobs.MembershipRequest) jobs.AdmitAnswer {
-	answer := jobs.AdmitAnswer{Seq: req.Seq}
-	if c.refuse != nil {
-		answer.Error = c.refuse(req)
-	}
-	return answer
 }
 
 // update sends an update from within the test environment and fails the

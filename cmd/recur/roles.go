@@ -109,7 +109,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			return err
 		}
 		defer plain.Close()
-		acts.Temporal, acts.Recur = plain, c
+		acts.Temporal = plain
 		w = worker.New(c, acts, r.workerOptions)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)

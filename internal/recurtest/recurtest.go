@@ -121,7 +121,7 @@ func StartWith(cfg Config) (*Stack, error) {
 	}
 	w := ts.NewWorkerWithOptions(jobs.TaskQueue, func(r worker.Registry) {
 		acts := activities.New(Egress)
-		acts.Temporal, acts.Recur, acts.WorkflowTargets = plain, c, cfg.WorkflowTargets
+		acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
 		for _, opt := range opts {
 			opt(acts)
 		}
