@@ -159,6 +159,9 @@ func prepareDatabase(sqlCfg *config.SQL, cfg Config) error {
 	} else if err != nil {
 		return fmt.Errorf("open database %s: %w", path, err)
 	}
+	if err := trimVisibilityIndexes(path); err != nil {
+		return fmt.Errorf("database %s: %w", path, err)
+	}
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, cfg.Namespace, false, cfg.SearchAttributes)
 	if err != nil {
 		return fmt.Errorf("namespace %s: %w", cfg.Namespace, err)

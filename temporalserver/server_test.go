@@ -256,3 +256,51 @@ func TestDatabaseUsesWriteAheadLog(t *testing.T) {
 	_, err = temporalserver.Start(t.Context(), temporalserver.Config{DataDir: t.TempDir(), FrontendPort: freePort(t), Sync: "off"})
 	require.ErrorContains(t, err, `sync "off" is neither "full" nor "normal"`)
 }
+
+// TestVisibilityKeepsTheIndexesListsUse: a new database keeps only the
+// visibility indexes that lists query (every change of a memo rewrites
+// each index), and one made before is trimmed at its next start.
+func TestVisibilityKeepsTheIndexesListsUse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := temporalserver.Config{DataDir: dir, FrontendPort: freePort(t), Logger: testLogger(t)}
+	s := start(t, cfg)
+	require.NoError(t, s.Stop())
+	want := []string{"by_execution_time", "by_keyword_01", "by_keyword_02", "by_keyword_03", "by_keyword_04", "by_keyword_05",
+		"by_keyword_06", "by_keyword_07", "by_keyword_08", "by_keyword_09", "by_keyword_10", "by_status", "by_task_queue",
+		"by_temporal_namespace_division", "by_workflow_id", "by_workflow_type", "default_idx"}
+	require.Equal(t, want, visibilityIndexes(t, dir))
+
+	// As Temporal's schema makes it.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "temporal.db"))
+	require.NoError(t, err)
+	_, err = db.Exec(`CREATE INDEX by_int_01 ON executions_visibility (namespace_id, Int01)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	require.Contains(t, visibilityIndexes(t, dir), "by_int_01")
+
+	cfg.FrontendPort = freePort(t)
+	s = start(t, cfg)
+	require.NoError(t, s.Stop())
+	require.Equal(t, want, visibilityIndexes(t, dir))
+}
+
+// visibilityIndexes lists the named indexes of the visibility table of the
+// database in dir, sorted.
+func visibilityIndexes(t *testing.T, dir string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "temporal.db")+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'executions_visibility' AND sql IS NOT NULL ORDER BY name`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		names = append(names, name)
+	}
+	require.NoError(t, rows.Err())
+	return names
+}
