@@ -47,6 +47,13 @@ func envInt(name string, def int) int {
 	return def
 }
 
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(env(name, "")); err == nil {
+		return v
+	}
+	return def
+}
+
 // retentionFlag is a duration that also accepts whole days ("60d").
 type retentionFlag struct{ d *time.Duration }
 
@@ -166,6 +173,7 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var c common
 	c.egress.dev = true // loopback allowed by default
+	c.work.dev = true   // the server's only worker
 	c.register(fs, true)
 	c.work.register(fs)
 	c.security.register(fs, 0)

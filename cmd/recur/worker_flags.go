@@ -17,12 +17,16 @@ import (
 type workerFlags struct {
 	cache            int
 	workflowPollers  int
+	stickyTimeout    time.Duration
 	maxActivities    int
 	maxWorkflowTasks int
 	// finishedRetention is how long completed and faulted jobs are kept;
 	// envErr a bad RECUR_FINISHED_JOB_RETENTION, reported by options.
 	finishedRetention time.Duration
 	envErr            error
+	// dev is recur dev's worker, its server's only one: its sticky
+	// timeout defaults to devStickyTimeout.
+	dev bool
 }
 
 func (w *workerFlags) register(fs *flag.FlagSet) {
@@ -30,6 +34,12 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 		"workflows kept in memory between their tasks; an evicted job replays its history at its next occurrence (RECUR_WORKFLOW_CACHE)")
 	fs.IntVar(&w.workflowPollers, "workflow-pollers", envInt("RECUR_WORKFLOW_POLLERS", 4),
 		"concurrent long polls for workflow tasks (RECUR_WORKFLOW_POLLERS)")
+	sticky := clusterStickyTimeout
+	if w.dev {
+		sticky = devStickyTimeout
+	}
+	fs.DurationVar(&w.stickyTimeout, "sticky-timeout", envDuration("RECUR_STICKY_TIMEOUT", sticky),
+		"how long a workflow task waits for the worker that has its workflow in memory before any worker may take it (RECUR_STICKY_TIMEOUT)")
 	fs.IntVar(&w.maxActivities, "max-concurrent-actions", envInt("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
 		"actions (local activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
 	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", envInt("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
@@ -43,6 +53,22 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 	fs.Var(retentionFlag{&w.finishedRetention}, "finished-job-retention",
 		"how long a completed or faulted job is kept before it deletes itself, e.g. 60d or 72h; 0 keeps it until DELETE (RECUR_FINISHED_JOB_RETENTION)")
 }
+
+// The sticky timeout is how long a workflow task waits on the sticky
+// queue of the worker that has its workflow in memory, before it moves to
+// the shared queue, where it costs its workflow a timeout, a new task and
+// a replay from history. The SDK's 5 s is shorter than a burst of due jobs
+// keeps tasks queued, and then worse than the cost: the SDK's pollers wait
+// on a sticky queue that reported a backlog, in minute-long polls, while
+// its tasks have all moved to the shared queue (BENCHMARKS.md). recur
+// dev's worker is its server's only one, with no other worker to move to:
+// its tasks wait for it. On a cluster a worker that stops or dies leaves
+// the tasks queued for it waiting this long (started ones move after
+// their 10 s task timeout), so serve and worker keep the SDK's default.
+const (
+	devStickyTimeout     = 5 * time.Minute
+	clusterStickyTimeout = 5 * time.Second
+)
 
 // options checks the flags and returns the worker's options. The cache
 // size is process-wide in the SDK: options sets it too.
@@ -67,9 +93,14 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		// The SDK needs two: one for the task queue, one for its sticky queue.
 		return sdkworker.Options{}, fmt.Errorf("--workflow-pollers must be at least 2, not %d", w.workflowPollers)
 	}
+	if w.stickyTimeout < time.Second {
+		// The server counts it in whole seconds.
+		return sdkworker.Options{}, fmt.Errorf("--sticky-timeout must be at least 1s, not %s", w.stickyTimeout)
+	}
 	sdkworker.SetStickyWorkflowCacheSize(w.cache)
 	return sdkworker.Options{
 		MaxConcurrentWorkflowTaskPollers:        w.workflowPollers,
+		StickyScheduleToStartTimeout:            w.stickyTimeout,
 		MaxConcurrentLocalActivityExecutionSize: w.maxActivities,
 		MaxConcurrentWorkflowTaskExecutionSize:  w.maxWorkflowTasks,
 	}, nil

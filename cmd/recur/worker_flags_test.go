@@ -19,10 +19,12 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	w.register(fs)
-	require.NoError(t, fs.Parse([]string{"--workflow-pollers", "8", "--max-concurrent-actions", "50", "--max-concurrent-workflow-tasks", "70"}))
+	require.NoError(t, fs.Parse([]string{"--workflow-pollers", "8", "--max-concurrent-actions", "50", "--max-concurrent-workflow-tasks", "70",
+		"--sticky-timeout", "90s"}))
 	opts, err := w.options()
 	require.NoError(t, err)
 	require.Equal(t, 8, opts.MaxConcurrentWorkflowTaskPollers)
+	require.Equal(t, 90*time.Second, opts.StickyScheduleToStartTimeout)
 	require.Equal(t, 50, opts.MaxConcurrentLocalActivityExecutionSize, "actions run as local activities")
 	require.Equal(t, 70, opts.MaxConcurrentWorkflowTaskExecutionSize)
 	require.Equal(t, 300, w.cache, "from RECUR_WORKFLOW_CACHE")
@@ -34,6 +36,7 @@ func TestBadWorkerFlagsStopAtStart(t *testing.T) {
 		{"--workflow-cache", "0"},
 		{"--max-concurrent-actions", "0"},
 		{"--max-concurrent-workflow-tasks", "0"},
+		{"--sticky-timeout", "500ms"},
 	} {
 		var stderr bytes.Buffer
 		require.Equal(t, 2, runDev(context.Background(), append([]string{"--http-addr", "127.0.0.1:0"}, args...), &stderr), "%v", args)
@@ -83,4 +86,23 @@ func TestFinishedJobRetentionFlag(t *testing.T) {
 	t.Setenv("RECUR_FINISHED_JOB_RETENTION", "sixty days")
 	_, err = parse()
 	require.ErrorContains(t, err, "RECUR_FINISHED_JOB_RETENTION")
+}
+
+// TestStickyTimeoutDefaults: recur dev's worker, its server's only one,
+// waits minutes for its own tasks; a cluster's worker keeps the SDK's 5 s,
+// after which another worker may take them.
+func TestStickyTimeoutDefaults(t *testing.T) {
+	for _, dev := range []bool{true, false} {
+		w := workerFlags{dev: dev}
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		w.register(fs)
+		require.NoError(t, fs.Parse(nil))
+		opts, err := w.options()
+		require.NoError(t, err)
+		want := 5 * time.Second
+		if dev {
+			want = 5 * time.Minute
+		}
+		require.Equal(t, want, opts.StickyScheduleToStartTimeout, "dev %v", dev)
+	}
 }
