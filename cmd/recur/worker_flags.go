@@ -62,9 +62,11 @@ func (w *workerFlags) register(fs *flag.FlagSet) {
 // on a sticky queue that reported a backlog, in minute-long polls, while
 // its tasks have all moved to the shared queue (BENCHMARKS.md). recur
 // dev's worker is its server's only one, with no other worker to move to:
-// its tasks wait for it. On a cluster a worker that stops or dies leaves
-// the tasks queued for it waiting this long (started ones move after
-// their 10 s task timeout), so serve and worker keep the SDK's default.
+// its tasks wait for it (those queued when it stops may wait this long
+// after a restart, which polls a new sticky queue). On a cluster a worker
+// that stops or dies leaves the tasks queued for it waiting this long
+// (started ones move after their 10 s task timeout), so serve and worker
+// keep the SDK's default.
 const (
 	devStickyTimeout     = 5 * time.Minute
 	clusterStickyTimeout = 5 * time.Second
