@@ -184,7 +184,7 @@ func TestACluster(t *testing.T) {
 		require.Equal(t, http.StatusCreated, status, body)
 		key := s.waitHeld(t, 30*time.Second)
 		require.Equal(t, occurrenceKey("inflight", start), key)
-		i := workerOf(t, workers, s.remoteOf(key))
+		i := workerOf(t, workers, s.heldRemote(key))
 		workers[i].kill(t)
 		// The other worker takes the job's workflow task once the dead
 		// one's times out, and runs the action again under the same key.

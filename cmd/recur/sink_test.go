@@ -24,13 +24,13 @@ type sink struct {
 	raw       map[string]int
 	completed map[string]int
 	arrivals  []string          // keys in order of arrival
-	remotes   map[string]string // key → the client address of its last delivery
+	heldFrom  map[string]string // key → the client address of its held delivery
 	hold      map[string]int    // path → deliveries still to hold until the client goes away
 	held      chan string       // the key of each held delivery, as it arrives
 }
 
 func newSink(t *testing.T) *sink {
-	s := &sink{raw: map[string]int{}, completed: map[string]int{}, remotes: map[string]string{}, hold: map[string]int{}, held: make(chan string, 16)}
+	s := &sink{raw: map[string]int{}, completed: map[string]int{}, heldFrom: map[string]string{}, hold: map[string]int{}, held: make(chan string, 16)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -50,10 +50,10 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.raw[key]++
 	s.arrivals = append(s.arrivals, key)
-	s.remotes[key] = r.RemoteAddr
 	holding := s.hold[r.URL.Path] > 0
 	if holding {
 		s.hold[r.URL.Path]--
+		s.heldFrom[key] = r.RemoteAddr
 	}
 	s.mu.Unlock()
 	if holding {
@@ -77,11 +77,12 @@ func (s *sink) counts(key string) (raw, completed int) {
 	return s.raw[key], s.completed[key]
 }
 
-// remoteOf returns the client address key's last delivery came from.
-func (s *sink) remoteOf(key string) string {
+// heldRemote returns the client address of key's held delivery: the one
+// whose connection stays open, where a redelivery's may be gone.
+func (s *sink) heldRemote(key string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.remotes[key]
+	return s.heldFrom[key]
 }
 
 // keysOf returns the distinct keys delivered for jobName, in order of
