@@ -14,12 +14,12 @@ import (
 // temporal CLI's default lists and Schedules' lists use.
 //
 // Temporal's SQLite schema indexes every column of executions_visibility,
-// 58 indexes, most on columns computed from the search attributes' JSON,
-// and every change of a workflow's memo or search attributes rewrites the
-// row and each index. recur writes its job's memo at every occurrence, so
-// the indexes nobody queries made its visibility writes the largest part
-// of a burst's CPU, all on the one SQLite connection (BENCHMARKS.md). A
-// query on an unindexed column still answers, by a scan.
+// most of them computed from the search attributes' JSON, and every change
+// of a workflow's memo or search attributes rewrites the row and each
+// index. recur writes its job's memo at every occurrence, on the one
+// SQLite connection, so each index nobody queries is paid at every
+// occurrence (BENCHMARKS.md). A query on an unindexed column still
+// answers, by a scan.
 var visibilityIndexes = map[string]bool{
 	"default_idx":                    true, // every list: namespace, newest first
 	"by_execution_time":              true,

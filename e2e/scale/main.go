@@ -44,7 +44,7 @@ func main() {
 	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load before recur's memory is read")
 	flag.DurationVar(&c.grace, "grace", 10*time.Minute, "how long after the burst time a job's occurrence may arrive before it counts as missed")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
-	flag.StringVar(&c.bin, "bin", "", "recur `binary` to run; by default this tree's cmd/recur is built")
+	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's heap profiles (baseline and idle) in")
 	flag.Parse()
 	if c.jobs < 1 || c.concurrency < 1 || c.grace <= 0 {
@@ -84,11 +84,9 @@ func run(ctx context.Context, c config) error {
 		}
 	}
 	loadStart := recurproc.LoadAverage()
-	bin := c.bin
-	if bin == "" {
-		if bin, err = recurproc.Build(work); err != nil {
-			return err
-		}
+	bin, err := recurproc.Binary(c.bin, work)
+	if err != nil {
+		return err
 	}
 	if s.sink, err = startSink(c.jobs); err != nil {
 		return err

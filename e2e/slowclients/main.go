@@ -47,7 +47,7 @@ func main() {
 	flag.IntVar(&c.conns, "conns", 20000, "slow connections to attempt")
 	flag.IntVar(&c.parallel, "parallel", 256, "connection attempts under way at once")
 	flag.DurationVar(&c.hold, "hold", 20*time.Second, "how long after the last attempt to keep counting the connections still open, every 5s")
-	flag.StringVar(&c.bin, "bin", "", "recur `binary` to run; by default this tree's cmd/recur is built")
+	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
 	healthOf := flag.String("health-of", "", "(the probe's own) ask /healthz of this API `URL` until stdin ends, then print the answers")
 	pid := flag.Int("pid", 0, "(the probe's own, with -health-of) recur's process ID, to count its file descriptors")
@@ -72,11 +72,9 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer remove()
-	bin := c.bin
-	if bin == "" {
-		if bin, err = recurproc.Build(work); err != nil {
-			return err
-		}
+	bin, err := recurproc.Binary(c.bin, work)
+	if err != nil {
+		return err
 	}
 	logPath := filepath.Join(work, "recur.log")
 	p, err := recurproc.Start(bin, filepath.Join(work, "data"), logPath, false)

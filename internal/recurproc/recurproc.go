@@ -42,6 +42,18 @@ func Build(dir string) (string, error) {
 	return bin, nil
 }
 
+// BinUsage describes a bench tool's -bin flag, which Binary reads.
+const BinUsage = "recur `binary` to run; by default this tree's cmd/recur is built"
+
+// Binary returns bin, a recur binary the tool was given to measure, or
+// when it is empty one built from this tree into dir.
+func Binary(bin, dir string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	return Build(dir)
+}
+
 // Process is `recur dev` or `recur serve` running as a child process.
 type Process struct {
 	cmd      *exec.Cmd
