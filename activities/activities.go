@@ -296,12 +296,14 @@ func transportError(r jobs.HTTPRequest, what string, out jobs.HTTPResponse) erro
 
 // describeTransport says what went wrong with a request or its body,
 // without the URL *url.Error carries, and as "timed out after limit" when
-// ctx, the attempt's, ran out of time ("context deadline exceeded" says
-// neither what nor how long). The transport's own timeouts (TLS
-// handshake, say) keep their words. The words of a malformed answer are
-// the target's, redacted of secrets.
+// err is ctx's (the attempt's) running out of time ("context deadline
+// exceeded" says neither what nor how long). An error that came first
+// keeps its words though the deadline passed before they are told: a busy
+// worker may take that long. So do the transport's own timeouts (TLS
+// handshake, say). The words of a malformed answer are the target's,
+// redacted of secrets.
 func describeTransport(ctx context.Context, err error, limit time.Duration, secrets []string) string {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Sprintf("timed out after %s", limit)
 	}
 	return clip(redactSecrets(withoutURL(err).Error(), secrets))

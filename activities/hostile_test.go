@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -294,4 +297,16 @@ func TestHostileTargetSendsAGzipBomb(t *testing.T) {
 	require.Nil(t, got.err)
 	require.Equal(t, strings.Repeat("\x00", jobs.MaxResponseBody), got.out.Body)
 	require.Less(t, got.elapsed, hostileLimit, "the activity returns promptly, not when its timeout cuts the read")
+}
+
+// TestAnAnswerThatCameInTimeIsNotATimeout: a worker busy enough to tell a
+// malformed answer only after the attempt's deadline still tells what the
+// target said; an error that is the deadline's says how long it waited.
+func TestAnAnswerThatCameInTimeIsNotATimeout(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	malformed := &url.Error{Op: "Get", URL: "http://target/x", Err: errors.New(`malformed HTTP response "\xff"`)}
+	require.Contains(t, describeTransport(ctx, malformed, hostileLimit, nil), "malformed HTTP")
+	timedOut := &url.Error{Op: "Get", URL: "http://target/x", Err: context.DeadlineExceeded}
+	require.Equal(t, "timed out after 2s", describeTransport(ctx, timedOut, hostileLimit, nil))
 }
