@@ -298,3 +298,11 @@ func nextLink(c *gin.Context, skip int) string {
 	// "$" needs no escaping in a query; Azure's own links spell $skip.
 	return scheme + "://" + c.Request.Host + c.Request.URL.Path + "?" + strings.ReplaceAll(q.Encode(), "%24", "$")
 }
+
+// pageOf returns all[skip:skip+top], or none when skip is past the end.
+func pageOf[T any](all []T, skip, top int) []T {
+	if skip >= len(all) {
+		return nil
+	}
+	return all[skip:min(skip+top, len(all))]
+}

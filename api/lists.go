@@ -52,16 +52,16 @@ func (s *Server) listCollections(ctx context.Context, c *gin.Context, scope jobs
 	if err != nil {
 		return err
 	}
-	views, err := listViews(ctx, s, scopeQuery(jobs.KindCollection, scope, running), s.collectionMemo,
-		func(v jobs.CollectionView) bool { return !v.Deleted })
+	views, more, err := listViews(ctx, s, scopeQuery(jobs.KindCollection, scope, running), s.collectionMemo,
+		func(v jobs.CollectionView) bool { return !v.Deleted }, skip, top)
 	if err != nil {
 		return err
 	}
 	list := collectionList{Value: []jobs.Collection{}}
-	for _, v := range pageOf(views, skip, top) {
+	for _, v := range views {
 		list.Value = append(list.Value, v.Collection.Public())
 	}
-	if len(views) > skip+top {
+	if more {
 		list.NextLink = nextLink(c, skip+top)
 	}
 	c.JSON(http.StatusOK, list)
@@ -86,16 +86,16 @@ func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error
 	if _, err := s.collection(ctx, k); err != nil {
 		return err
 	}
-	views, err := listViews(ctx, s, jobsQuery(k, state), s.jobMemo,
-		func(v jobs.JobView) bool { return !v.Deleted })
+	views, more, err := listViews(ctx, s, jobsQuery(k, state), s.jobMemo,
+		func(v jobs.JobView) bool { return !v.Deleted }, skip, top)
 	if err != nil {
 		return err
 	}
 	list := jobList{Value: []jobs.Job{}}
-	for _, v := range pageOf(views, skip, top) {
+	for _, v := range views {
 		list.Value = append(list.Value, v.Job.Public())
 	}
-	if len(views) > skip+top {
+	if more {
 		list.NextLink = nextLink(c, skip+top)
 	}
 	c.JSON(http.StatusOK, list)
@@ -112,21 +112,23 @@ func jobsQuery(k jobs.Key, state string) string {
 	return scopeQuery(jobs.KindJob, k.CollectionKey(), extra...)
 }
 
-// listViews returns the public views, decoded from their memos, of
-// the workflows the visibility query finds, left out those keep says
-// not to, and those with none yet (never defined). They are sorted by
+// listViews returns a page of the public views, decoded from their
+// memos, of the workflows the visibility query finds: the top after the
+// first skip, left out those keep says not to and those with none yet
+// (never defined), and whether more follow. They are sorted by
 // collection, job, resource group and subscription: by name, whether
 // they are collections or the jobs of one. The SQL visibility stores
-// reject ORDER BY, so every match is read and sorted here.
-func listViews[V any](ctx context.Context, s *Server, query string, decode func(*commonpb.Memo, *V) error, keep func(V) bool) ([]V, error) {
+// reject ORDER BY, so every match is read and sorted here, by the keys in
+// its search attributes; only the memos up to the page's end are decoded.
+func listViews[V any](ctx context.Context, s *Server, query string, decode func(*commonpb.Memo, *V) error, keep func(V) bool, skip, top int) (page []V, more bool, err error) {
 	type listed struct {
 		key  jobs.Key
-		view V
+		id   string
+		memo *commonpb.Memo
 	}
 	seen := map[string]bool{}
 	var found []listed
-	var failed error
-	err := s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
+	err = s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
 		id := e.GetExecution().GetWorkflowId()
 		if seen[id] {
 			return true
@@ -137,29 +139,36 @@ func listViews[V any](ctx context.Context, s *Server, query string, decode func(
 			s.log.WarnContext(ctx, "skip workflow with unreadable search attributes", "workflowID", id, "error", err)
 			return true
 		}
-		var view V
-		switch err := decode(e.GetMemo(), &view); {
-		case errors.Is(err, errNoView):
-		case err != nil:
-			failed = fmt.Errorf("the public view of %s: %w", id, err)
-			return false
-		case keep(view):
-			found = append(found, listed{k, view})
-		}
+		found = append(found, listed{k, id, e.GetMemo()})
 		return true
 	})
-	if err = cmp.Or(err, failed); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, false, err
 	}
 	slices.SortFunc(found, func(a, b listed) int {
 		return cmp.Or(strings.Compare(a.key.Collection, b.key.Collection), strings.Compare(a.key.Job, b.key.Job),
 			strings.Compare(a.key.ResourceGroup, b.key.ResourceGroup), strings.Compare(a.key.Subscription, b.key.Subscription))
 	})
-	views := make([]V, len(found))
-	for i, f := range found {
-		views[i] = f.view
+	kept := 0
+	for _, f := range found {
+		var view V
+		switch err := decode(f.memo, &view); {
+		case errors.Is(err, errNoView):
+			continue
+		case err != nil:
+			return nil, false, fmt.Errorf("the public view of %s: %w", f.id, err)
+		case !keep(view):
+			continue
+		}
+		if kept == skip+top {
+			return page, true, nil
+		}
+		if kept >= skip {
+			page = append(page, view)
+		}
+		kept++
 	}
-	return views, nil
+	return page, false, nil
 }
 
 // keyOf reads the key of a collection or job workflow from its search
@@ -185,14 +194,6 @@ func keyOf(e *workflowpb.WorkflowExecutionInfo) (jobs.Key, error) {
 		}
 	}
 	return k, k.Validate()
-}
-
-// pageOf returns all[skip:skip+top], or none when skip is past the end.
-func pageOf[T any](all []T, skip, top int) []T {
-	if skip >= len(all) {
-		return nil
-	}
-	return all[skip:min(skip+top, len(all))]
 }
 
 // listPage is the page size of visibility lists: the frontend's default
