@@ -268,7 +268,7 @@ func dev(ctx context.Context, c common, server temporalserver.Config, log *slog.
 	}
 	set := metrics.New(log)
 	defer set.Close()
-	cl, err := dial(ctx, srv.FrontendAddress(), c.namespace, temporalConn{}, c.enc.dataConverter(), set.Temporal, log)
+	cl, err := dial(ctx, srv.FrontendAddress(), c.namespace, embeddedConn, c.enc.dataConverter(), set.Temporal, log)
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func dial(ctx context.Context, address, namespace string, conn temporalConn, dc 
 		HostPort:          address,
 		Namespace:         namespace,
 		Logger:            sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
-		ConnectionOptions: client.ConnectionOptions{TLS: conn.tls},
+		ConnectionOptions: client.ConnectionOptions{TLS: conn.tls, GrpcCompression: conn.compression},
 		Credentials:       conn.credentials,
 	})
 	if err != nil {

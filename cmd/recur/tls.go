@@ -118,11 +118,19 @@ func (f *temporalFlags) register(fs *flag.FlagSet) {
 }
 
 // temporalConn is how to reach Temporal beyond its address; the zero value
-// is plaintext without credentials (the embedded server of recur dev).
+// is plaintext without credentials, gzip-compressed as the SDK does by
+// default.
 type temporalConn struct {
 	tls         *tls.Config
 	credentials client.Credentials
+	// compression is nil for the SDK's default, gzip.
+	compression client.GrpcCompression
 }
+
+// embeddedConn reaches recur dev's embedded server: over loopback in one
+// process, gzip would spend CPU at both ends of every workflow task, poll
+// and list to save bandwidth that costs nothing.
+var embeddedConn = temporalConn{compression: &client.GrpcCompressionNone{}}
 
 // conn builds the connection options of the flags. RECUR_TEMPORAL_API_KEY
 // is read here rather than as the flag's default, so that the key never

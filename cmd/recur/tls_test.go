@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -24,6 +25,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/stats"
 )
 
 // testCA is a certificate authority made for a test.
@@ -242,4 +244,61 @@ func TestAPITLSConfig(t *testing.T) {
 	kept, err := files.get()
 	require.NoError(t, err)
 	require.Equal(t, renewed.Certificate[0], kept.Certificate[0])
+}
+
+// compressionRecorder is a gRPC stats handler that records the
+// compression of every request a server receives.
+type compressionRecorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *compressionRecorder) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+	return ctx
+}
+func (r *compressionRecorder) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+	return ctx
+}
+func (r *compressionRecorder) HandleConn(context.Context, stats.ConnStats) {}
+func (r *compressionRecorder) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if h, ok := s.(*stats.InHeader); ok {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.seen = append(r.seen, cmp.Or(h.Compression, "none"))
+	}
+}
+
+// TestEmbeddedServerIsDialedUncompressed: recur dev talks to its embedded
+// server over loopback without gzip, which would cost CPU at both ends
+// for nothing; a cluster is dialed with the SDK's default, gzip.
+func TestEmbeddedServerIsDialedUncompressed(t *testing.T) {
+	for name, c := range map[string]struct {
+		conn temporalConn
+		want string
+	}{
+		"embedded": {embeddedConn, "none"},
+		"cluster":  {temporalConn{}, "gzip"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := &compressionRecorder{}
+			srv := grpc.NewServer(grpc.StatsHandler(rec))
+			workflowservice.RegisterWorkflowServiceServer(srv, &fakeFrontend{})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			go func() { _ = srv.Serve(ln) }()
+			defer srv.Stop()
+
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			cl, err := dial(ctx, ln.Addr().String(), "default", c.conn, nil, nil, slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
+			cl.Close()
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			require.NotEmpty(t, rec.seen)
+			for _, got := range rec.seen {
+				require.Equal(t, c.want, got)
+			}
+		})
+	}
 }
