@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/recurhq/recur/api"
@@ -37,20 +36,8 @@ type apiSecurity struct {
 	rateBurst    int
 }
 
-func envBool(name string) bool {
-	b, _ := strconv.ParseBool(os.Getenv(name))
-	return b
-}
-
-func envFloat(name string, def float64) float64 {
-	if v, err := strconv.ParseFloat(env(name, ""), 64); err == nil {
-		return v
-	}
-	return def
-}
-
 // register adds the flags; rate is the default rate limit of the command.
-func (s *apiSecurity) register(fs *flag.FlagSet, rate float64) {
+func (s *apiSecurity) register(fs *flag.FlagSet, rate float64, e *envDefaults) {
 	fs.StringVar(&s.tokensFile, "api-tokens-file", env("RECUR_API_TOKENS_FILE", ""),
 		"JSON `file` of the API's bearer tokens and their subscriptions (RECUR_API_TOKENS_FILE); RECUR_API_TOKENS=\"token=sub1,sub2;token2=*\" adds more")
 	fs.StringVar(&s.oidcIssuer, "oidc-issuer", env("RECUR_OIDC_ISSUER", ""),
@@ -59,14 +46,14 @@ func (s *apiSecurity) register(fs *flag.FlagSet, rate float64) {
 		"`audience` the JWTs must be for; required with --oidc-issuer (RECUR_OIDC_AUDIENCE)")
 	fs.StringVar(&s.oidcClaim, "oidc-subscriptions-claim", env("RECUR_OIDC_SUBSCRIPTIONS_CLAIM", api.DefaultSubscriptionsClaim),
 		"JWT `claim` with the token's subscription IDs, \"*\" for all (RECUR_OIDC_SUBSCRIPTIONS_CLAIM)")
-	fs.BoolVar(&s.insecureOpen, "insecure-open-api", envBool("RECUR_INSECURE_OPEN_API"),
+	fs.BoolVar(&s.insecureOpen, "insecure-open-api", e.bool("RECUR_INSECURE_OPEN_API", false),
 		"serve the REST API without authentication on an address other machines can reach (RECUR_INSECURE_OPEN_API=true)")
 	fs.StringVar(&s.tlsCert, "tls-cert", env("RECUR_TLS_CERT", ""),
 		"PEM `file` of the REST API's TLS certificate (chain); with --tls-key the API serves HTTPS (RECUR_TLS_CERT)")
 	fs.StringVar(&s.tlsKey, "tls-key", env("RECUR_TLS_KEY", ""), "PEM `file` of the TLS certificate's key (RECUR_TLS_KEY)")
-	fs.Float64Var(&s.rateLimit, "rate-limit", envFloat("RECUR_RATE_LIMIT", rate),
+	fs.Float64Var(&s.rateLimit, "rate-limit", e.float("RECUR_RATE_LIMIT", rate),
 		"requests per second per subscription, 0 for no limit (RECUR_RATE_LIMIT)")
-	fs.IntVar(&s.rateBurst, "rate-burst", envInt("RECUR_RATE_BURST", defaultRateBurst),
+	fs.IntVar(&s.rateBurst, "rate-burst", e.int("RECUR_RATE_BURST", defaultRateBurst),
 		"requests a subscription may make at once before --rate-limit applies (RECUR_RATE_BURST)")
 }
 

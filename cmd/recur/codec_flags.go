@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -37,14 +36,14 @@ type encryption struct {
 	keys *codec.Keys
 }
 
-func (e *encryption) register(fs *flag.FlagSet, withAPI bool) {
+func (e *encryption) register(fs *flag.FlagSet, withAPI bool, envs *envDefaults) {
 	fs.StringVar(&e.keyFile, "encryption-key-file", env("RECUR_ENCRYPTION_KEY_FILE", ""),
 		"JSON `file` of the keys that encrypt what recur writes to Temporal, mode 0600; `recur keygen FILE` makes one. "+
 			"recur dev: default DATA-DIR/"+devKeyFile+", created on first start (RECUR_ENCRYPTION_KEY_FILE)")
-	fs.BoolVar(&e.insecure, "insecure-no-encryption", envBool("RECUR_INSECURE_NO_ENCRYPTION"),
+	fs.BoolVar(&e.insecure, "insecure-no-encryption", envs.bool("RECUR_INSECURE_NO_ENCRYPTION", false),
 		"write payloads, secrets included, to Temporal in clear (RECUR_INSECURE_NO_ENCRYPTION=true)")
 	if withAPI {
-		fs.BoolVar(&e.endpoint, "codec-endpoint", envBoolOr("RECUR_CODEC_ENDPOINT", true),
+		fs.BoolVar(&e.endpoint, "codec-endpoint", envs.bool("RECUR_CODEC_ENDPOINT", true),
 			"serve Temporal's remote codec at /codec/ on the API, for operators' Web UI and CLI (RECUR_CODEC_ENDPOINT)")
 		fs.StringVar(&e.origins, "codec-cors-origins", env("RECUR_CODEC_CORS_ORIGINS", ""),
 			"comma-separated `origins` of Web UIs that may call /codec/ from a browser, e.g. https://temporal-ui.example.com; "+
@@ -233,12 +232,4 @@ func keygen(path string, rotate, add bool, stdout io.Writer) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-// envBoolOr reads a boolean environment variable, def when unset or bad.
-func envBoolOr(name string, def bool) bool {
-	if b, err := strconv.ParseBool(env(name, "")); err == nil {
-		return b
-	}
-	return def
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,28 +30,6 @@ const (
 	defaultNamespace = "default"
 	defaultRetention = 60 * 24 * time.Hour
 )
-
-// env returns the environment variable's value, or def.
-func env(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok && v != "" {
-		return v
-	}
-	return def
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(env(name, "")); err == nil {
-		return v
-	}
-	return def
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(env(name, "")); err == nil {
-		return v
-	}
-	return def
-}
 
 // retentionFlag is a duration that also accepts whole days ("60d").
 type retentionFlag struct{ d *time.Duration }
@@ -116,7 +93,7 @@ type common struct {
 	limits connlimit.Limits
 }
 
-func (c *common) register(fs *flag.FlagSet, withAPI bool) {
+func (c *common) register(fs *flag.FlagSet, withAPI bool, e *envDefaults) {
 	if withAPI {
 		fs.StringVar(&c.httpAddr, "http-addr", env("RECUR_HTTP_ADDR", defaultHTTPAddr), "REST API `address` (RECUR_HTTP_ADDR)")
 	}
@@ -134,9 +111,9 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool) {
 	fs.StringVar(&c.serviceBus, "service-bus-endpoint", env("RECUR_SERVICE_BUS_ENDPOINT", ""),
 		"Service Bus `URL` with {namespace} for the namespace; empty for Azure (RECUR_SERVICE_BUS_ENDPOINT)")
 	c.egress.register(fs)
-	c.enc.register(fs, withAPI)
+	c.enc.register(fs, withAPI, e)
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("RECUR_PPROF_ADDR", ""), "loopback `address` to serve Go's profiles on (net/http/pprof), empty for none (RECUR_PPROF_ADDR)")
-	c.conns.register(fs)
+	c.conns.register(fs, e)
 }
 
 // roles returns r with the endpoints of c.
@@ -172,25 +149,25 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
+	var envs envDefaults
 	c.egress.dev = true // loopback allowed by default
 	c.work.dev = true   // the server's only worker
-	c.register(fs, true)
-	c.work.register(fs)
-	c.security.register(fs, 0)
+	c.register(fs, true, &envs)
+	c.work.register(fs, &envs)
+	c.security.register(fs, 0, &envs)
 	dataDir := fs.String("data-dir", env("RECUR_DATA_DIR", defaultDataDir), "`directory` of the embedded server's SQLite database (RECUR_DATA_DIR)")
-	frontendPort := fs.Int("temporal-port", envInt("RECUR_TEMPORAL_PORT", 7233), "Temporal frontend `port` on 127.0.0.1 (RECUR_TEMPORAL_PORT)")
-	uiPort := fs.Int("ui-port", envInt("RECUR_UI_PORT", 8233), "Temporal Web UI `port` on 127.0.0.1, 0 for none (RECUR_UI_PORT)")
+	frontendPort := fs.Int("temporal-port", envs.int("RECUR_TEMPORAL_PORT", 7233), "Temporal frontend `port` on 127.0.0.1 (RECUR_TEMPORAL_PORT)")
+	uiPort := fs.Int("ui-port", envs.int("RECUR_UI_PORT", 8233), "Temporal Web UI `port` on 127.0.0.1, 0 for none (RECUR_UI_PORT)")
 	retention := defaultRetention
-	if v := env("RECUR_RETENTION", ""); v != "" {
-		if err := (retentionFlag{&retention}).Set(v); err != nil {
-			fmt.Fprintf(stderr, "recur dev: RECUR_RETENTION: %v\n", err)
-			return 2
-		}
-	}
+	envs.value("RECUR_RETENTION", retentionFlag{&retention})
 	fs.Var(retentionFlag{&retention}, "retention", "namespace retention of closed workflows and history, e.g. 60d or 72h (RECUR_RETENTION)")
 	sync := fs.String("sqlite-sync", env("RECUR_SQLITE_SYNC", string(temporalserver.SyncFull)),
 		"full: every commit is synced to disk and survives a power loss; normal: synced at checkpoints, a third more throughput, survives a crash of recur but may lose the last commits to a power loss (RECUR_SQLITE_SYNC)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := envs.err(); err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
 	}
 	log, err := c.logger(stderr)
@@ -289,17 +266,22 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c common
-	c.register(fs, r.api)
+	var envs envDefaults
+	c.register(fs, r.api, &envs)
 	if r.worker {
-		c.work.register(fs)
+		c.work.register(fs, &envs)
 	}
 	address := fs.String("temporal-address", env("RECUR_TEMPORAL_ADDRESS", defaultTemporal), "Temporal frontend `host:port` (RECUR_TEMPORAL_ADDRESS)")
 	var tf temporalFlags
-	tf.register(fs)
+	tf.register(fs, &envs)
 	if r.api {
-		c.security.register(fs, defaultRateLimit)
+		c.security.register(fs, defaultRateLimit, &envs)
 	}
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := envs.err(); err != nil {
+		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
 		return 2
 	}
 	log, err := c.logger(stderr)

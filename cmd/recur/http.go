@@ -53,10 +53,10 @@ type connFlags struct {
 	total, perClient int
 }
 
-func (f *connFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.total, "max-connections", envInt("RECUR_MAX_CONNECTIONS", defaultMaxConnections),
+func (f *connFlags) register(fs *flag.FlagSet, e *envDefaults) {
+	fs.IntVar(&f.total, "max-connections", e.int("RECUR_MAX_CONNECTIONS", defaultMaxConnections),
 		"connections each HTTP listener (the REST API, --metrics-addr, --pprof-addr) holds at once, 0 for no cap; more are closed at once; each takes a file descriptor, so keep it well under ulimit -n (RECUR_MAX_CONNECTIONS)")
-	fs.IntVar(&f.perClient, "max-connections-per-client", envInt("RECUR_MAX_CONNECTIONS_PER_CLIENT", defaultMaxConnectionsPerClient),
+	fs.IntVar(&f.perClient, "max-connections-per-client", e.int("RECUR_MAX_CONNECTIONS_PER_CLIENT", defaultMaxConnectionsPerClient),
 		"connections one client address (IPv6: one /64) holds at once on each HTTP listener, 0 for no cap; behind a load balancer or proxy all clients have its address: set 0 and let it limit them (RECUR_MAX_CONNECTIONS_PER_CLIENT)")
 }
 

@@ -29,7 +29,9 @@ func TestConnFlagsCapConnections(t *testing.T) {
 	var f connFlags
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	f.register(fs)
+	var envs envDefaults
+	f.register(fs, &envs)
+	require.NoError(t, envs.err())
 	require.NoError(t, fs.Parse(nil))
 	limits, err := f.limits()
 	require.NoError(t, err)

@@ -102,8 +102,8 @@ type temporalFlags struct {
 	apiKey     string
 }
 
-func (f *temporalFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.tls, "temporal-tls", envBool("RECUR_TEMPORAL_TLS"),
+func (f *temporalFlags) register(fs *flag.FlagSet, e *envDefaults) {
+	fs.BoolVar(&f.tls, "temporal-tls", e.bool("RECUR_TEMPORAL_TLS", false),
 		"connect to Temporal over TLS, trusting the system's roots (RECUR_TEMPORAL_TLS=true); implied by the other --temporal-tls-* flags and --temporal-api-key")
 	fs.StringVar(&f.ca, "temporal-tls-ca", env("RECUR_TEMPORAL_TLS_CA", ""),
 		"PEM `file` of the CA certificates that sign Temporal's certificate, instead of the system's roots (RECUR_TEMPORAL_TLS_CA)")

@@ -20,36 +20,30 @@ type workerFlags struct {
 	stickyTimeout    time.Duration
 	maxActivities    int
 	maxWorkflowTasks int
-	// finishedRetention is how long completed and faulted jobs are kept;
-	// envErr a bad RECUR_FINISHED_JOB_RETENTION, reported by options.
+	// finishedRetention is how long completed and faulted jobs are kept.
 	finishedRetention time.Duration
-	envErr            error
 	// dev is recur dev's worker, its server's only one: its sticky
 	// timeout defaults to devStickyTimeout.
 	dev bool
 }
 
-func (w *workerFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&w.cache, "workflow-cache", envInt("RECUR_WORKFLOW_CACHE", 10000),
+func (w *workerFlags) register(fs *flag.FlagSet, e *envDefaults) {
+	fs.IntVar(&w.cache, "workflow-cache", e.int("RECUR_WORKFLOW_CACHE", 10000),
 		"workflows kept in memory between their tasks; an evicted job replays its history at its next occurrence (RECUR_WORKFLOW_CACHE)")
-	fs.IntVar(&w.workflowPollers, "workflow-pollers", envInt("RECUR_WORKFLOW_POLLERS", 4),
+	fs.IntVar(&w.workflowPollers, "workflow-pollers", e.int("RECUR_WORKFLOW_POLLERS", 4),
 		"concurrent long polls for workflow tasks (RECUR_WORKFLOW_POLLERS)")
 	sticky := clusterStickyTimeout
 	if w.dev {
 		sticky = devStickyTimeout
 	}
-	fs.DurationVar(&w.stickyTimeout, "sticky-timeout", envDuration("RECUR_STICKY_TIMEOUT", sticky),
+	fs.DurationVar(&w.stickyTimeout, "sticky-timeout", e.duration("RECUR_STICKY_TIMEOUT", sticky),
 		"how long a workflow task waits for the worker that has its workflow in memory before any worker may take it (RECUR_STICKY_TIMEOUT)")
-	fs.IntVar(&w.maxActivities, "max-concurrent-actions", envInt("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
+	fs.IntVar(&w.maxActivities, "max-concurrent-actions", e.int("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
 		"actions (local activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
-	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", envInt("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
+	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", e.int("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
 		"workflow tasks running at once in this worker (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
 	w.finishedRetention = jobs.DefaultFinishedRetention
-	if v := env("RECUR_FINISHED_JOB_RETENTION", ""); v != "" {
-		if err := (retentionFlag{&w.finishedRetention}).Set(v); err != nil {
-			w.envErr = fmt.Errorf("RECUR_FINISHED_JOB_RETENTION: %w", err)
-		}
-	}
+	e.value("RECUR_FINISHED_JOB_RETENTION", retentionFlag{&w.finishedRetention})
 	fs.Var(retentionFlag{&w.finishedRetention}, "finished-job-retention",
 		"how long a completed or faulted job is kept before it deletes itself, e.g. 60d or 72h; 0 keeps it until DELETE (RECUR_FINISHED_JOB_RETENTION)")
 }
@@ -75,9 +69,6 @@ const (
 // options checks the flags and returns the worker's options. The cache
 // size is process-wide in the SDK: options sets it too.
 func (w *workerFlags) options() (sdkworker.Options, error) {
-	if w.envErr != nil {
-		return sdkworker.Options{}, w.envErr
-	}
 	if w.finishedRetention < 0 {
 		return sdkworker.Options{}, fmt.Errorf("--finished-job-retention must be 0 (keep) or more, not %s", w.finishedRetention)
 	}

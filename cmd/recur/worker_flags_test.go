@@ -18,7 +18,9 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 	var w workerFlags
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	w.register(fs)
+	var envs envDefaults
+	w.register(fs, &envs)
+	require.NoError(t, envs.err())
 	require.NoError(t, fs.Parse([]string{"--workflow-pollers", "8", "--max-concurrent-actions", "50", "--max-concurrent-workflow-tasks", "70",
 		"--sticky-timeout", "90s"}))
 	opts, err := w.options()
@@ -63,8 +65,12 @@ func TestFinishedJobRetentionFlag(t *testing.T) {
 		var w workerFlags
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		w.register(fs)
+		var envs envDefaults
+		w.register(fs, &envs)
 		if err := fs.Parse(args); err != nil {
+			return w, err
+		}
+		if err := envs.err(); err != nil {
 			return w, err
 		}
 		_, err := w.options()
@@ -95,7 +101,7 @@ func TestStickyTimeoutDefaults(t *testing.T) {
 	for _, dev := range []bool{true, false} {
 		w := workerFlags{dev: dev}
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		w.register(fs)
+		w.register(fs, &envDefaults{})
 		require.NoError(t, fs.Parse(nil))
 		opts, err := w.options()
 		require.NoError(t, err)
@@ -104,5 +110,49 @@ func TestStickyTimeoutDefaults(t *testing.T) {
 			want = 5 * time.Minute
 		}
 		require.Equal(t, want, opts.StickyScheduleToStartTimeout, "dev %v", dev)
+	}
+}
+
+// TestBadEnvironmentStopsAtStart: a variable that does not parse stops
+// every command that reads it before anything starts, naming it; none
+// falls back to its default in silence (RECUR_TEMPORAL_TLS=yes would
+// connect in plaintext).
+func TestBadEnvironmentStopsAtStart(t *testing.T) {
+	dev := func(stderr io.Writer) int {
+		return runDev(context.Background(), []string{"--http-addr", "127.0.0.1:0"}, stderr)
+	}
+	cluster := func(name string, r roles) func(io.Writer) int {
+		return func(stderr io.Writer) int {
+			return runCluster(context.Background(), name, r, []string{"--insecure-no-encryption"}, stderr)
+		}
+	}
+	worker, api := cluster("worker", roles{worker: true}), cluster("api", roles{api: true})
+	for variable, commands := range map[string][]func(io.Writer) int{
+		"RECUR_WORKFLOW_CACHE":                {dev, worker},
+		"RECUR_WORKFLOW_POLLERS":              {dev, worker},
+		"RECUR_STICKY_TIMEOUT":                {dev, worker},
+		"RECUR_MAX_CONCURRENT_ACTIONS":        {dev, worker},
+		"RECUR_MAX_CONCURRENT_WORKFLOW_TASKS": {dev, worker},
+		"RECUR_FINISHED_JOB_RETENTION":        {dev, worker},
+		"RECUR_MAX_CONNECTIONS":               {dev, worker, api},
+		"RECUR_MAX_CONNECTIONS_PER_CLIENT":    {dev, worker, api},
+		"RECUR_RATE_LIMIT":                    {dev, api},
+		"RECUR_RATE_BURST":                    {dev, api},
+		"RECUR_INSECURE_OPEN_API":             {dev, api},
+		"RECUR_CODEC_ENDPOINT":                {dev, api},
+		"RECUR_INSECURE_NO_ENCRYPTION":        {dev, worker, api},
+		"RECUR_TEMPORAL_TLS":                  {worker, api},
+		"RECUR_TEMPORAL_PORT":                 {dev},
+		"RECUR_UI_PORT":                       {dev},
+		"RECUR_RETENTION":                     {dev},
+	} {
+		t.Run(variable, func(t *testing.T) {
+			t.Setenv(variable, "yes please")
+			for _, run := range commands {
+				var stderr bytes.Buffer
+				require.Equal(t, 2, run(&stderr), stderr.String())
+				require.Contains(t, stderr.String(), variable+`="yes please"`)
+			}
+		})
 	}
 }
