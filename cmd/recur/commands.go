@@ -110,7 +110,7 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool, e *envDefaults) {
 		"storage queue service `URL` with {account} for the account, e.g. http://127.0.0.1:10001/{account} for Azurite; empty for Azure (RECUR_STORAGE_QUEUE_ENDPOINT)")
 	fs.StringVar(&c.serviceBus, "service-bus-endpoint", env("RECUR_SERVICE_BUS_ENDPOINT", ""),
 		"Service Bus `URL` with {namespace} for the namespace; empty for Azure (RECUR_SERVICE_BUS_ENDPOINT)")
-	c.egress.register(fs)
+	c.egress.register(fs, e)
 	c.enc.register(fs, withAPI, e)
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("RECUR_PPROF_ADDR", ""), "loopback `address` to serve Go's profiles on (net/http/pprof), empty for none (RECUR_PPROF_ADDR)")
 	c.conns.register(fs, e)

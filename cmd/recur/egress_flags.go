@@ -26,30 +26,17 @@ type egressFlags struct {
 	// loopbackSet says whether loopback was set by flag or environment,
 	// not by the dev default.
 	loopbackSet bool
-	// err is a bad environment variable, reported by load.
-	err error
 }
 
 // register registers the egress flags on fs, with defaults from the
 // environment (and for dev, loopback allowed).
-func (e *egressFlags) register(fs *flag.FlagSet) {
-	loopback, ok := e.envBool("RECUR_EGRESS_ALLOW_LOOPBACK")
-	e.loopbackSet = ok
-	if !ok {
-		loopback = e.dev
-	}
-	private, _ := e.envBool("RECUR_EGRESS_ALLOW_PRIVATE")
-	redirects, _ := e.envBool("RECUR_EGRESS_FOLLOW_REDIRECTS")
-	if v := env("RECUR_EGRESS_ALLOW", ""); v != "" {
-		if err := e.policy.AddAllowed(v); err != nil && e.err == nil {
-			e.err = fmt.Errorf("RECUR_EGRESS_ALLOW: %w", err)
-		}
-	}
-	if v := env("RECUR_WORKFLOW_ACTION_ALLOW", ""); v != "" {
-		if err := e.workflowTargets.Add(v); err != nil && e.err == nil {
-			e.err = fmt.Errorf("RECUR_WORKFLOW_ACTION_ALLOW: %w", err)
-		}
-	}
+func (e *egressFlags) register(fs *flag.FlagSet, envs *envDefaults) {
+	e.loopbackSet = env("RECUR_EGRESS_ALLOW_LOOPBACK", "") != ""
+	loopback := envs.bool("RECUR_EGRESS_ALLOW_LOOPBACK", e.dev)
+	private := envs.bool("RECUR_EGRESS_ALLOW_PRIVATE", false)
+	redirects := envs.bool("RECUR_EGRESS_FOLLOW_REDIRECTS", false)
+	envs.value("RECUR_EGRESS_ALLOW", funcValue(e.policy.AddAllowed))
+	envs.value("RECUR_WORKFLOW_ACTION_ALLOW", funcValue(e.workflowTargets.Add))
 	fs.Func("workflow-action-allow", "comma-separated namespace/taskQueue pairs where Workflow actions may start workflows, '*' for any run of characters "+
 		"in either part, e.g. recur/reports,billing/*; none by default. Temporal's system namespace, workflows and task queues and recur's own task queues "+
 		"are refused whatever this says (RECUR_WORKFLOW_ACTION_ALLOW)", e.workflowTargets.Add)
@@ -62,23 +49,6 @@ func (e *egressFlags) register(fs *flag.FlagSet) {
 	fs.BoolFunc("egress-follow-redirects", "outbound HTTP calls follow redirects, each checked as the first call (RECUR_EGRESS_FOLLOW_REDIRECTS)",
 		e.setBool(&e.policy.FollowRedirects, nil))
 	e.policy.AllowLoopback, e.policy.AllowPrivate, e.policy.FollowRedirects = loopback, private, redirects
-}
-
-// envBool reads a boolean environment variable; ok is false when it is
-// unset or bad (then e.err says so).
-func (e *egressFlags) envBool(name string) (value, ok bool) {
-	v := env(name, "")
-	if v == "" {
-		return false, false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		if e.err == nil {
-			e.err = fmt.Errorf("%s: want true or false, not %q", name, v)
-		}
-		return false, false
-	}
-	return b, true
 }
 
 // setBool returns a flag.BoolFunc setting *dst, and *set when not nil.
@@ -96,14 +66,10 @@ func (e *egressFlags) setBool(dst, set *bool) func(string) error {
 	}
 }
 
-// load reports a bad environment variable, and for dev decides loopback
-// when no flag did: allowed for one developer, refused when the API has
+// load decides, for dev, loopback when no flag or variable did: allowed for one developer, refused when the API has
 // tenants (authenticated is true), whose jobs could otherwise call
 // whatever else listens on the machine. It logs which and why.
 func (e *egressFlags) load(log *slog.Logger, authenticated bool) error {
-	if e.err != nil {
-		return e.err
-	}
 	if !e.dev || e.loopbackSet {
 		return nil
 	}

@@ -30,8 +30,12 @@ func loadEgress(t *testing.T, dev, authenticated bool, args ...string) (egressFl
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	e := egressFlags{dev: dev}
-	e.register(fs)
+	var envs envDefaults
+	e.register(fs, &envs)
 	if err := fs.Parse(args); err != nil {
+		return e, "", err
+	}
+	if err := envs.err(); err != nil {
 		return e, "", err
 	}
 	var logged bytes.Buffer

@@ -69,3 +69,10 @@ func parseEnv[T any](e *envDefaults, name string, def T, want string, parse func
 	}
 	return v
 }
+
+// funcValue is a flag.Value that hands each value to a func, as
+// flag.FlagSet.Func does: for envDefaults.value.
+type funcValue func(string) error
+
+func (f funcValue) Set(s string) error { return f(s) }
+func (f funcValue) String() string     { return "" }

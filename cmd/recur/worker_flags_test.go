@@ -145,6 +145,10 @@ func TestBadEnvironmentStopsAtStart(t *testing.T) {
 		"RECUR_TEMPORAL_PORT":                 {dev},
 		"RECUR_UI_PORT":                       {dev},
 		"RECUR_RETENTION":                     {dev},
+		"RECUR_EGRESS_ALLOW_LOOPBACK":         {dev, worker, api},
+		"RECUR_EGRESS_ALLOW_PRIVATE":          {dev, worker, api},
+		"RECUR_EGRESS_FOLLOW_REDIRECTS":       {dev, worker, api},
+		"RECUR_WORKFLOW_ACTION_ALLOW":         {dev, worker, api},
 	} {
 		t.Run(variable, func(t *testing.T) {
 			t.Setenv(variable, "yes please")
