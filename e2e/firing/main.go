@@ -21,18 +21,15 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"log/slog"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/recurhq/recur/internal/peer"
 	"github.com/recurhq/recur/internal/recurproc"
-	"github.com/recurhq/recur/internal/temporalcluster"
 )
 
 // config is what the flags ask for.
@@ -79,13 +76,10 @@ func main() {
 // firing is one run: recur, the sink, and clients of both.
 type firing struct {
 	cfg      config
-	proc     *recurproc.Process
+	proc     *recurproc.Deployment
 	sink     *sink
 	api      *restClient
 	temporal client.Client
-	// cluster is the Temporal server and PostgreSQL with -cluster; nil on
-	// recur dev, whose process holds its server.
-	cluster *temporalcluster.Cluster
 }
 
 func run(ctx context.Context, c config) error {
@@ -108,44 +102,17 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer sink.close()
-	var (
-		proc      *recurproc.Process
-		cluster   *temporalcluster.Cluster
-		namespace = "default"
-	)
-	if c.cluster {
-		// Durable: PostgreSQL syncs its commits, as a production database
-		// does and as recur dev's SQLite does.
-		cluster, err = temporalcluster.Launch(ctx, temporalcluster.Options{Durable: true})
-		if err != nil {
-			return err
-		}
-		defer cluster.Close()
-		namespace = cluster.Namespace()
-		log.Printf("cluster: Temporal %s (pid %d) on PostgreSQL %s (pid %d)", cluster.FrontendAddress(), cluster.Server.PID(),
-			cluster.Postgres.Address(), cluster.Postgres.PID())
-		keys := work + "/keys.json"
-		if out, err := exec.Command(bin, "keygen", keys).CombinedOutput(); err != nil {
-			return fmt.Errorf("recur keygen: %w\n%s", err, out)
-		}
-		proc, err = recurproc.StartServe(bin, cluster.FrontendAddress(), namespace, keys, work+"/recur.log", c.profile != "")
-	} else {
-		proc, err = recurproc.Start(bin, work+"/data", work+"/recur.log", c.profile != "")
-	}
+	d, err := recurproc.Deploy(ctx, bin, work, c.cluster, c.profile != "")
 	if err != nil {
 		return err
 	}
-	defer proc.Kill()
-	// A plain client: counting events needs no payload decoded, and the
-	// peer's payloads are not encrypted.
-	tc, err := client.DialContext(ctx, client.Options{HostPort: proc.Temporal, Namespace: namespace,
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	defer d.Close()
+	tc, err := peer.Dial(ctx, d.Temporal, d.Namespace)
 	if err != nil {
-		return fmt.Errorf("connect to Temporal at %s: %w", proc.Temporal, err)
+		return err
 	}
 	defer tc.Close()
-	f := &firing{cfg: c, proc: proc, sink: sink, temporal: tc, cluster: cluster,
-		api: &restClient{recurproc.NewClient(proc.API)}}
+	f := &firing{cfg: c, proc: d, sink: sink, temporal: tc, api: &restClient{recurproc.NewClient(d.API)}}
 	var results []*phaseResult
 	for _, p := range []struct {
 		name string
@@ -164,7 +131,7 @@ func run(ctx context.Context, c config) error {
 		results = append(results, r)
 	}
 	printResults(c, results)
-	return proc.Stop()
+	return d.Stop()
 }
 
 // recurPhase creates the jobs, measures them and deletes their collections.
@@ -198,7 +165,7 @@ func (f *firing) recurPhase(ctx context.Context) (*phaseResult, error) {
 // peerPhase starts the in-process worker, creates the schedules, measures
 // them and deletes them.
 func (f *firing) peerPhase(ctx context.Context) (*phaseResult, error) {
-	w, err := startPeerWorker(f.temporal)
+	w, err := peer.StartWorker(f.temporal)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +184,7 @@ func (f *firing) peerPhase(ctx context.Context) (*phaseResult, error) {
 	r := f.measure(ctx, "peer", names, len(ok), first)
 	r.created = created
 	r.events = countSample(ctx, f.temporal, ok, func(name string) string {
-		return scheduleWorkflowPrefix + name
+		return peer.SchedulerWorkflowPrefix + name
 	}, true, f.sink.of("peer"), r.from, r.to)
 	log.Printf("peer: deleting the schedules")
 	if err := f.deleteSchedules(ctx, ok); err != nil {
@@ -240,8 +207,8 @@ func (f *firing) settle(phase string) {
 	}
 	cpu := f.proc.CPU()
 	time.Sleep(f.cfg.settle)
-	log.Printf("%s: settled; recur used %.0f%% of a core over the last %s", phase,
-		100*float64(f.proc.CPU()-cpu)/float64(f.cfg.settle), f.cfg.settle)
+	log.Printf("%s: settled; recur (and the cluster) used %.0f%% of a core over the last %s", phase,
+		100*float64(f.proc.CPU().Sub(cpu).Total())/float64(f.cfg.settle), f.cfg.settle)
 }
 
 // firstMinute is the minute before which no occurrence of a phase that

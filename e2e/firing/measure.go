@@ -33,11 +33,11 @@ type phaseResult struct {
 	inWindow    int             // requests of the phase that arrived within the window
 	late        []time.Duration // first arrival minus nominal, per delivered occurrence
 
-	recurCPU, selfCPU         time.Duration // CPU used over the window
-	serverCPU, postgresCPU    time.Duration // on a cluster: the Temporal server's and PostgreSQL's
-	recurRSSPeak, recurRSSEnd int           // kB
-	selfRSSPeak, selfRSSEnd   int           // kB
-	load                      string        // load average at the end of the window
+	cpu                       recurproc.Usage // used over the window by recur and, on a cluster, the server and PostgreSQL
+	selfCPU                   time.Duration   // used over the window by this process (the peer's worker)
+	recurRSSPeak, recurRSSEnd int             // kB
+	selfRSSPeak, selfRSSEnd   int             // kB
+	load                      string          // load average at the end of the window
 	events                    eventCount
 }
 
@@ -57,8 +57,7 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 	sleepUntil(ctx, r.from)
 	profiled := f.profile(ctx, phase, r.to.Sub(r.from))
 	self := os.Getpid()
-	recurCPU, selfCPU := f.proc.CPU(), recurproc.CPUOf(self)
-	serverCPU, postgresCPU := f.clusterCPU()
+	cpu, selfCPU := f.proc.CPU(), recurproc.CPUOf(self)
 	for time.Now().Before(r.to) && ctx.Err() == nil {
 		r.recurRSSPeak = max(r.recurRSSPeak, f.proc.RSS())
 		r.selfRSSPeak = max(r.selfRSSPeak, recurproc.RSSOf(self))
@@ -68,9 +67,7 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 		}
 		sleepUntil(ctx, next)
 	}
-	r.recurCPU, r.selfCPU = f.proc.CPU()-recurCPU, recurproc.CPUOf(self)-selfCPU
-	serverEnd, postgresEnd := f.clusterCPU()
-	r.serverCPU, r.postgresCPU = serverEnd-serverCPU, postgresEnd-postgresCPU
+	r.cpu, r.selfCPU = f.proc.CPU().Sub(cpu), recurproc.CPUOf(self)-selfCPU
 	r.recurRSSEnd, r.selfRSSEnd = f.proc.RSS(), recurproc.RSSOf(self)
 	r.recurRSSPeak, r.selfRSSPeak = max(r.recurRSSPeak, r.recurRSSEnd), max(r.selfRSSPeak, r.selfRSSEnd)
 	r.load = recurproc.LoadAverage()
@@ -185,25 +182,25 @@ func printResults(c config, rs []*phaseResult) {
 		return fmt.Sprintf("%.1f (arrived in window)", float64(r.inWindow)/secs(r))
 	})
 	row("recur process CPU (window)", func(r *phaseResult) string {
-		return fmt.Sprintf("%.1f s = %.0f%% of a core", r.recurCPU.Seconds(), 100*r.recurCPU.Seconds()/secs(r))
+		return fmt.Sprintf("%.1f s = %.0f%% of a core", r.cpu.Recur.Seconds(), 100*r.cpu.Recur.Seconds()/secs(r))
 	})
 	row("firing process CPU (window)", func(r *phaseResult) string {
 		return fmt.Sprintf("%.1f s = %.0f%% of a core", r.selfCPU.Seconds(), 100*r.selfCPU.Seconds()/secs(r))
 	})
-	onCluster := len(rs) > 0 && rs[0].serverCPU > 0
+	onCluster := c.cluster
 	if onCluster {
 		row("Temporal server process CPU (window)", func(r *phaseResult) string {
-			return fmt.Sprintf("%.1f s = %.0f%% of a core", r.serverCPU.Seconds(), 100*r.serverCPU.Seconds()/secs(r))
+			return fmt.Sprintf("%.1f s = %.0f%% of a core", r.cpu.Server.Seconds(), 100*r.cpu.Server.Seconds()/secs(r))
 		})
 		row("PostgreSQL CPU (window)", func(r *phaseResult) string {
-			return fmt.Sprintf("%.1f s = %.0f%% of a core", r.postgresCPU.Seconds(), 100*r.postgresCPU.Seconds()/secs(r))
+			return fmt.Sprintf("%.1f s = %.0f%% of a core", r.cpu.Postgres.Seconds(), 100*r.cpu.Postgres.Seconds()/secs(r))
 		})
 	}
 	row("CPU per occurrence (every process)", func(r *phaseResult) string {
 		if r.delivered == 0 {
 			return "n/a"
 		}
-		all := r.recurCPU + r.selfCPU + r.serverCPU + r.postgresCPU
+		all := r.cpu.Total() + r.selfCPU
 		return fmt.Sprintf("%.1f ms", float64(all.Milliseconds())/float64(r.delivered))
 	})
 	row("recur RSS end / peak", func(r *phaseResult) string { return kb(r.recurRSSEnd) + " / " + kb(r.recurRSSPeak) })
@@ -249,14 +246,4 @@ func (f *firing) profile(ctx context.Context, phase string, d time.Duration) <-c
 		log.Printf("%s: profiles saved in %s (go tool pprof -top %s)", phase, f.cfg.profile, cpu)
 	}()
 	return done
-}
-
-// clusterCPU returns the CPU time the cluster's Temporal server and
-// PostgreSQL (its backends included) used so far; zero on recur dev, whose
-// server runs in the recur process.
-func (f *firing) clusterCPU() (server, postgres time.Duration) {
-	if f.cluster == nil {
-		return 0, 0
-	}
-	return recurproc.CPUOf(f.cluster.Server.PID()), recurproc.TreeCPUOf(f.cluster.Postgres.PID())
 }

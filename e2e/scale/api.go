@@ -26,11 +26,18 @@ func newAPI(base string, conns int) *api {
 	return &api{base: base, http: &http.Client{Timeout: time.Minute, Transport: t}}
 }
 
+// httpError is an answer that is not 2xx.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
 // call sends body (nil for none) as JSON to target, a path of the API or a
 // full URL (a nextLink), and decodes a 2xx answer into out (nil to drop
-// it). It returns the status, 0 when no answer came, and the time to the
-// whole answer; err is set for a missing answer or one that is not 2xx.
-func (a *api) call(ctx context.Context, method, target string, body []byte, out any) (int, time.Duration, error) {
+// it). An answer that is not 2xx is an *httpError.
+func (a *api) call(ctx context.Context, method, target string, body []byte, out any) error {
 	if !strings.HasPrefix(target, "http") {
 		target = a.base + target + "?" + apiVersion
 	}
@@ -40,26 +47,24 @@ func (a *api) call(ctx context.Context, method, target string, body []byte, out 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	started := time.Now()
 	resp, err := a.http.Do(req)
 	if err != nil {
-		return 0, time.Since(started), fmt.Errorf("%s %s: %w", method, target, err)
+		return fmt.Errorf("%s %s: %w", method, target, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
-	took := time.Since(started)
 	switch {
 	case err != nil:
-		return resp.StatusCode, took, fmt.Errorf("%s %s: read the answer: %w", method, target, err)
+		return fmt.Errorf("%s %s: read the answer: %w", method, target, err)
 	case resp.StatusCode/100 != 2:
-		return resp.StatusCode, took, fmt.Errorf("%s %s: %s: %.300s", method, target, resp.Status, data)
+		return &httpError{status: resp.StatusCode, msg: fmt.Sprintf("%s %s: %s: %.300s", method, target, resp.Status, data)}
 	case out != nil:
 		if err := json.Unmarshal(data, out); err != nil {
-			return resp.StatusCode, took, fmt.Errorf("%s %s: decode the answer: %w", method, target, err)
+			return fmt.Errorf("%s %s: decode the answer: %w", method, target, err)
 		}
 	}
-	return resp.StatusCode, took, nil
+	return nil
 }

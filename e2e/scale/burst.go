@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"time"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // burstResult is what the burst measured.
@@ -16,10 +19,11 @@ type burstResult struct {
 	within     [3]int          // delivered within 1, 2 and 5 minutes
 	missed     int             // not delivered within -grace
 	duplicates int
-	stray      int           // requests for another occurrence or no job
-	window     time.Duration // from the burst time until all came or -grace ran out
-	cpu        time.Duration // recur's CPU over the window
-	rssPeak    int           // kB, over the window
+	stray      int             // requests for another occurrence or no job
+	window     time.Duration   // from the burst time until all came or -grace ran out
+	cpu        recurproc.Usage // used over the window by recur and, on a cluster, the server and PostgreSQL
+	selfCPU    time.Duration   // used over the window by this process (the peer's worker)
+	rssPeak    int             // recur's, kB, over the window
 	rssEnd     int
 }
 
@@ -29,25 +33,25 @@ var withinLimits = [3]time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minut
 // measureBurst waits for the burst time, then until every created job's first
 // occurrence arrived or -grace passed, sampling recur's CPU and RSS, and
 // then a little longer for duplicates.
-func (s *scale) measureBurst(ctx context.Context, expected int) *burstResult {
+func (s *phase) measureBurst(ctx context.Context, expected int) *burstResult {
 	r := &burstResult{at: s.burst, expected: expected}
-	log.Printf("burst: waiting until %s for %d jobs (%s from now)", s.burst.Format(time.TimeOnly), expected,
+	log.Printf("%s: burst: waiting until %s for %d (%s from now)", s.subject.name(), s.burst.Format(time.TimeOnly), expected,
 		time.Until(s.burst).Round(time.Second))
 	sleepUntil(ctx, s.burst)
-	cpu := s.proc.CPU()
+	cpu, self := s.dep.CPU(), recurproc.CPUOf(os.Getpid())
 	deadline := s.burst.Add(s.cfg.grace)
 	for ctx.Err() == nil && time.Now().Before(deadline) {
-		r.rssPeak = max(r.rssPeak, s.proc.RSS())
+		r.rssPeak = max(r.rssPeak, s.dep.RSS())
 		if s.sink.delivered() >= expected {
 			break
 		}
 		sleepUntil(ctx, time.Now().Add(time.Second))
 	}
 	r.window = time.Since(s.burst)
-	r.cpu = s.proc.CPU() - cpu
-	r.rssEnd = s.proc.RSS()
+	r.cpu, r.selfCPU = s.dep.CPU().Sub(cpu), recurproc.CPUOf(os.Getpid())-self
+	r.rssEnd = s.dep.RSS()
 	r.rssPeak = max(r.rssPeak, r.rssEnd)
-	log.Printf("burst: %d of %d delivered after %s; waiting 15 s for duplicates", s.sink.delivered(), expected, r.window.Round(time.Second))
+	log.Printf("%s: burst: %d of %d delivered after %s; waiting 15 s for duplicates", s.subject.name(), s.sink.delivered(), expected, r.window.Round(time.Second))
 	sleepUntil(ctx, time.Now().Add(15*time.Second))
 	first, dups, stray := s.sink.snapshot()
 	r.duplicates, r.stray = dups, stray

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log"
-	"net/http"
 	"sync"
 	"time"
-
-	"github.com/recurhq/recur/jobs"
 )
 
 const (
@@ -23,64 +19,24 @@ const (
 	tries = 3
 )
 
-// jobKey is the key of job i: jobs 0-999 are in collection scale-00,
-// 1000-1999 in scale-01, ...
-func jobKey(i int) jobs.Key {
-	return jobs.Key{Subscription: "scale", ResourceGroup: "scale",
-		Collection: fmt.Sprintf("scale-%02d", i/perCollection), Job: fmt.Sprintf("job-%05d", i)}
-}
-
 // creation is what creating the jobs measured.
 type creation struct {
-	puts        *recorder // PUTs creating a job, retries included
-	reputs      *recorder // PUTs redefining the calibration jobs with the burst time
+	puts        *recorder // definitions creating an item, retries included
+	reputs      *recorder // definitions redefining the calibration items with the burst time
 	calibration string    // how the burst time was chosen
 	took        time.Duration
 	ended       time.Time
-	created     int // jobs whose last PUT, with the burst time, succeeded
+	created     int // items whose last definition, with the burst time, succeeded
 }
 
-// createCollections creates the collections that hold the jobs.
-func (s *scale) createCollections(ctx context.Context) error {
-	n := s.cfg.jobs
-	for i := 0; i < n; i += perCollection {
-		body, _ := json.Marshal(map[string]any{"location": "local", "properties": map[string]any{
-			"sku": map[string]any{"name": "P20Premium"},
-			"quota": map[string]any{
-				"maxJobCount":   min(perCollection, n-i),
-				"maxRecurrence": map[string]any{"frequency": "Minute", "interval": 1},
-			},
-		}})
-		if _, _, err := s.api.call(ctx, http.MethodPut, jobKey(i).CollectionID(), body, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// jobBody is job i's definition: an hourly Http POST to the sink, first
-// due at start.
-func (s *scale) jobBody(i int, start time.Time) []byte {
-	body, _ := json.Marshal(map[string]any{"properties": map[string]any{
-		"startTime":  start.UTC().Format(time.RFC3339),
-		"recurrence": map[string]any{"frequency": "Hour", "interval": 1},
-		"action": map[string]any{"type": "Http", "request": map[string]any{
-			"uri": s.sink.target(i), "method": "POST",
-			"headers": map[string]string{"Content-Type": "application/json"},
-			"body":    fmt.Sprintf(`{"job":%d}`, i),
-		}},
-	}})
-	return body
-}
-
-// createJobs creates the collections and the N jobs, all first due at the
-// burst time: -burst-at, or a time chosen from the rate at which the first
-// jobs were created (see chooseBurst).
-func (s *scale) createJobs(ctx context.Context) (*creation, error) {
+// create creates the N items, all first due at the burst time: -burst-at,
+// or a time chosen from the rate at which the first items were created
+// (see chooseBurst).
+func (s *phase) create(ctx context.Context) (*creation, error) {
 	c := &creation{puts: newRecorder(), reputs: newRecorder()}
 	started := time.Now()
-	if err := s.createCollections(ctx); err != nil {
-		return nil, fmt.Errorf("create the collections: %w", err)
+	if err := s.subject.prepare(ctx, s.cfg.jobs); err != nil {
+		return nil, fmt.Errorf("%s: prepare: %w", s.subject.name(), err)
 	}
 	n := s.cfg.jobs
 	ok := make([]bool, n)
@@ -94,7 +50,7 @@ func (s *scale) createJobs(ctx context.Context) (*creation, error) {
 	} else {
 		c.calibration = "-burst-at"
 	}
-	log.Printf("burst time %s (%s)", s.burst.Format(time.RFC3339), c.calibration)
+	log.Printf("%s: burst time %s (%s)", s.subject.name(), s.burst.Format(time.RFC3339), c.calibration)
 	s.sink.expect(s.burst)
 	s.put(ctx, first, n, s.burst, c.puts, ok)
 	c.puts.window = time.Since(started)
@@ -114,14 +70,14 @@ func (s *scale) createJobs(ctx context.Context) (*creation, error) {
 		}
 	}
 	s.created = ok
-	log.Printf("created %d of %d jobs in %s; PUT %s", c.created, n, c.took.Round(time.Millisecond), c.puts.latency())
+	log.Printf("%s: created %d of %d in %s; %s", s.subject.name(), c.created, n, c.took.Round(time.Millisecond), c.puts.latency())
 	return c, nil
 }
 
 // chooseBurst chooses the burst time after first jobs were created in
 // took: the rest at that rate, times 1.5, then the API load and the idle
 // pause, then 2 minutes, rounded up to a whole minute.
-func (s *scale) chooseBurst(first int, took time.Duration) (time.Time, string) {
+func (s *phase) chooseBurst(first int, took time.Duration) (time.Time, string) {
 	rate := float64(first) / took.Seconds()
 	rest := time.Duration(float64(s.cfg.jobs-first) / rate * float64(time.Second))
 	margin := rest*3/2 + s.cfg.load + s.cfg.idle + 2*time.Minute
@@ -130,17 +86,15 @@ func (s *scale) chooseBurst(first int, took time.Duration) (time.Time, string) {
 		first, took.Round(time.Millisecond), rate, s.cfg.jobs-first, rest.Round(time.Second))
 }
 
-// put PUTs jobs [from, to) with start, -concurrency at a time, recording
-// every attempt in rec and which jobs succeeded in ok.
-func (s *scale) put(ctx context.Context, from, to int, start time.Time, rec *recorder, ok []bool) {
+// put defines items [from, to) with start, -concurrency at a time,
+// recording every attempt in rec and which items succeeded in ok.
+func (s *phase) put(ctx context.Context, from, to int, start time.Time, rec *recorder, ok []bool) {
 	each(ctx, s.cfg.concurrency, from, to, func(i int) {
-		body := s.jobBody(i, start)
 		for try := range tries {
 			if try > 0 {
 				time.Sleep(time.Duration(try) * time.Second)
 			}
-			status, took, err := s.api.call(ctx, http.MethodPut, jobKey(i).JobID(), body, nil)
-			rec.add(status, took, err)
+			err := rec.timed(func() error { return s.subject.define(ctx, i, start) })
 			if err == nil {
 				ok[i] = true
 				return

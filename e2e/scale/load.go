@@ -4,36 +4,30 @@ import (
 	"context"
 	"log"
 	"math/rand/v2"
-	"net/http"
 	"time"
 )
 
 // The operations of the API load, and how many of every 10 requests each
-// one is.
+// one is: for recur GET job, GET jobs of its collection, GET its history
+// and PUT job; for Schedules what subject says.
 var loadMix = []struct {
 	name   string
 	weight int
-}{{"GET job", 5}, {"list jobs (first page)", 2}, {"history (first page)", 1}, {"PUT job (redefine)", 2}}
+}{{"get", 5}, {"list (first page)", 2}, {"history (first page)", 1}, {"redefine", 2}}
 
 // loadResult is what the API load measured.
 type loadResult struct {
 	ran      time.Duration
 	ops      []*recorder // by loadMix's order
-	fullList *recorder   // the whole list of one collection by nextLink, once
+	fullList *recorder   // the list of the first perCollection items, page by page, once
 	pages    int
-	listed   int // jobs in the full list
-	inList   int // jobs created in that collection
+	listed   int // items in the full list
+	inList   int // items created of the first perCollection
 }
 
-// jobList is the part of Azure's JobListResult the load reads.
-type jobList struct {
-	Value    []struct{ Name string } `json:"value"`
-	NextLink string                  `json:"nextLink"`
-}
-
-// load lists the first collection in full once, then sends the mix of
-// loadMix from -concurrency workers for d.
-func (s *scale) load(ctx context.Context, d time.Duration) *loadResult {
+// load lists the first perCollection items once, page by page, then sends
+// the mix of loadMix from -concurrency workers for d.
+func (s *phase) load(ctx context.Context, d time.Duration) *loadResult {
 	r := &loadResult{fullList: newRecorder()}
 	for i := 0; i < min(perCollection, s.cfg.jobs); i++ {
 		if s.created[i] {
@@ -61,11 +55,12 @@ func (s *scale) load(ctx context.Context, d time.Duration) *loadResult {
 		for lctx.Err() == nil {
 			op := pick()
 			i := created[rand.IntN(len(created))]
-			status, took, err := s.request(lctx, op, i)
+			started := time.Now()
+			err := s.request(lctx, op, i)
 			if lctx.Err() != nil {
 				return // cut by the deadline, not a failure
 			}
-			r.ops[op].add(status, took, err)
+			r.ops[op].add(time.Since(started), err)
 		}
 	})
 	r.ran = time.Since(started)
@@ -91,36 +86,25 @@ func pick() int {
 	return 0
 }
 
-// request sends operation op of loadMix about job i.
-func (s *scale) request(ctx context.Context, op, i int) (int, time.Duration, error) {
+// request sends operation op of loadMix about item i.
+func (s *phase) request(ctx context.Context, op, i int) error {
 	switch op {
 	case 0:
-		return s.api.call(ctx, http.MethodGet, jobKey(i).JobID(), nil, nil)
+		return s.subject.get(ctx, i)
 	case 1:
-		return s.api.call(ctx, http.MethodGet, jobKey(i).CollectionID()+"/jobs", nil, nil)
+		return s.subject.listFirst(ctx, i)
 	case 2:
-		return s.api.call(ctx, http.MethodGet, jobKey(i).JobID()+"/history", nil, nil)
+		return s.subject.history(ctx, i)
 	default:
-		return s.api.call(ctx, http.MethodPut, jobKey(i).JobID(), s.jobBody(i, s.burst), nil)
+		return s.subject.define(ctx, i, s.burst)
 	}
 }
 
-// listAll lists the jobs of the first collection, page by page, following
-// nextLink, on the idle server.
-func (s *scale) listAll(ctx context.Context, r *loadResult) {
+// listAll lists the first perCollection items, page by page, on the idle
+// server.
+func (s *phase) listAll(ctx context.Context, r *loadResult) {
 	started := time.Now()
-	target := jobKey(0).CollectionID() + "/jobs"
-	for target != "" && ctx.Err() == nil {
-		var page jobList
-		status, took, err := s.api.call(ctx, http.MethodGet, target, nil, &page)
-		r.fullList.add(status, took, err)
-		if err != nil {
-			break
-		}
-		r.pages++
-		r.listed += len(page.Value)
-		target = page.NextLink
-	}
+	r.pages, r.listed = s.subject.listPages(ctx, r.fullList)
 	r.fullList.window = time.Since(started)
-	log.Printf("listed %d jobs of %s in %d pages in %s", r.listed, jobKey(0).Collection, r.pages, r.fullList.window.Round(time.Millisecond))
+	log.Printf("%s: listed %d items in %d pages in %s", s.subject.name(), r.listed, r.pages, r.fullList.window.Round(time.Millisecond))
 }

@@ -1,12 +1,17 @@
-// Command scale measures one `recur dev` holding many jobs: it creates N
-// hourly jobs (PUT latency and rate), loads the API while they are idle
-// (GET, list and redefining PUT latency), reads recur's memory per idle
-// job, and then lets all N fall due in the same minute (the burst) and
-// measures how late their HTTP actions reach a local sink.
+// Command scale measures recur holding many jobs, and beside it native
+// Temporal Schedules on the same server in the same run (the peer,
+// internal/peer). For each, in turn, it creates N hourly items (definition
+// latency and rate), loads the API while they are idle (get, list,
+// history and redefinition latency, see loadMix), reads the memory per
+// idle item, and then lets all N fall due in the same minute (the burst)
+// and measures how late their HTTP POSTs reach a local sink; then it
+// deletes them. It runs on `recur dev`, or with -cluster on `recur serve`
+// against a Temporal server process on PostgreSQL.
 //
 // It is a bench command, not a test; run it from the repository root:
 //
 //	go run ./e2e/scale -jobs 10000 -concurrency 16
+//	go run ./e2e/scale -jobs 3000 -cluster
 //	task scale -- -jobs 1000 -profile /tmp/scale-prof
 package main
 
@@ -16,9 +21,10 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/recurhq/recur/internal/peer"
 	"github.com/recurhq/recur/internal/recurproc"
 )
 
@@ -33,6 +39,9 @@ type config struct {
 	keep        bool
 	profile     string
 	bin         string
+	phases      string
+	settle      time.Duration
+	cluster     bool
 }
 
 func main() {
@@ -46,32 +55,40 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
 	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's heap profiles (baseline and idle) in")
+	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run, in this order: recur (recur's jobs), peer (native Schedules) or both")
+	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase")
+	flag.BoolVar(&c.cluster, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
 	flag.Parse()
 	if c.jobs < 1 || c.concurrency < 1 || c.grace <= 0 {
 		fmt.Fprintln(os.Stderr, "scale: -jobs, -concurrency and -grace must be positive")
 		os.Exit(2)
 	}
+	if c.burstAt != "" && strings.Contains(c.phases, ",") {
+		fmt.Fprintln(os.Stderr, "scale: -burst-at needs a single phase: phases run in turn")
+		os.Exit(2)
+	}
 	recurproc.Main("scale", func(ctx context.Context) error { return run(ctx, c) })
 }
 
-// scale is one run: recur dev, the sink, and the API client.
-type scale struct {
+// phase is one subject measured on the deployment.
+type phase struct {
 	cfg     config
-	proc    *recurproc.Process
+	dep     *recurproc.Deployment
+	api     *api // recur's, also for its /metrics
 	sink    *sink
-	api     *api
-	burst   time.Time // when every job falls due
-	created []bool    // which jobs were created with the burst time
+	subject subject
+	burst   time.Time // when every item falls due
+	created []bool    // which items were created with the burst time
 }
 
 func run(ctx context.Context, c config) error {
-	s := &scale{cfg: c}
+	var burst time.Time
 	if c.burstAt != "" {
 		t, err := time.Parse(time.RFC3339, c.burstAt)
 		if err != nil {
 			return fmt.Errorf("parse -burst-at %q: %w", c.burstAt, err)
 		}
-		s.burst = t.Truncate(time.Second)
+		burst = t.Truncate(time.Second)
 	}
 	work, remove, err := recurproc.WorkDir("recur-scale-", c.keep)
 	if err != nil {
@@ -88,54 +105,96 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	if s.sink, err = startSink(c.jobs); err != nil {
-		return err
-	}
-	defer s.sink.close()
-	if s.proc, err = recurproc.Start(bin, filepath.Join(work, "data"), filepath.Join(work, "recur.log"), c.profile != ""); err != nil {
-		return err
-	}
-	defer s.proc.Kill()
-	s.api = newAPI(s.proc.API, c.concurrency)
-	res, err := s.measure(ctx)
+	d, err := recurproc.Deploy(ctx, bin, work, c.cluster, c.profile != "")
 	if err != nil {
 		return err
 	}
-	res.loadStart = loadStart
+	defer d.Close()
+	tc, err := peer.Dial(ctx, d.Temporal, d.Namespace)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	a := newAPI(d.API, c.concurrency)
+	res := &results{cfg: c, loadStart: loadStart}
+	for _, name := range strings.Split(c.phases, ",") {
+		if ctx.Err() != nil {
+			break
+		}
+		sink, err := startSink(c.jobs)
+		if err != nil {
+			return err
+		}
+		p := &phase{cfg: c, dep: d, api: a, sink: sink, burst: burst}
+		switch name {
+		case "recur":
+			p.subject = &recurJobs{api: a, sink: sink}
+		case "peer":
+			w, err := peer.StartWorker(tc)
+			if err != nil {
+				return err
+			}
+			defer w.Stop()
+			p.subject = &schedules{temporal: tc, namespace: d.Namespace, sink: sink, workers: c.concurrency}
+		default:
+			return fmt.Errorf("-phases: unknown phase %q", name)
+		}
+		r, err := p.measure(ctx)
+		sink.close()
+		if err != nil {
+			return err
+		}
+		res.phases = append(res.phases, r)
+	}
+	res.loadEnd = recurproc.LoadAverage()
 	res.print()
-	return s.proc.Stop()
+	return d.Stop()
 }
 
-// measure runs the phases in order on the started recur dev.
-func (s *scale) measure(ctx context.Context) (*results, error) {
-	res := &results{cfg: s.cfg}
-	res.baseline = s.sampleMemory(ctx, "baseline")
-	log.Printf("baseline: RSS %s with no jobs", mib(res.baseline.rss))
+// measure runs the steps of a phase in order, then removes its items and
+// waits for the server to settle.
+func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
+	res := &phaseResult{name: s.subject.name()}
+	res.baseline = s.sampleMemory(ctx, s.subject.name()+"-baseline")
+	log.Printf("%s: baseline: RSS %s", res.name, mib(res.baseline.rss))
 	var err error
-	if res.create, err = s.createJobs(ctx); err != nil {
+	if res.create, err = s.create(ctx); err != nil {
 		return nil, err
 	}
 	res.valid = res.create.ended.Before(s.burst)
 	if !res.valid {
-		log.Printf("!!! creation ended at %s, after the burst time %s: THE BURST IS INVALID",
+		log.Printf("!!! %s: creation ended at %s, after the burst time %s: THE BURST IS INVALID", res.name,
 			res.create.ended.Format(time.TimeOnly), s.burst.Format(time.TimeOnly))
 	}
 	res.load = s.load(ctx, s.loadTime())
 	sleepUntil(ctx, time.Now().Add(min(s.cfg.idle, time.Until(s.burst)-10*time.Second)))
-	res.idle = s.sampleMemory(ctx, "idle")
-	log.Printf("idle: RSS %s with %d jobs", mib(res.idle.rss), res.create.created)
+	res.idle = s.sampleMemory(ctx, s.subject.name()+"-idle")
+	log.Printf("%s: idle: RSS %s with %d created", res.name, mib(res.idle.rss), res.create.created)
 	if !time.Now().Before(s.burst) {
-		log.Printf("!!! the load or the memory reading ran past the burst time %s", s.burst.Format(time.TimeOnly))
+		log.Printf("!!! %s: the load or the memory reading ran past the burst time %s", res.name, s.burst.Format(time.TimeOnly))
 	}
 	res.burst = s.measureBurst(ctx, res.create.created)
-	res.dataSize = s.proc.DataSize()
-	res.loadEnd = recurproc.LoadAverage()
+	res.dataSize = s.dep.DataSize()
+	log.Printf("%s: deleting", res.name)
+	if err := s.subject.remove(ctx, s.cfg.jobs); err != nil {
+		log.Printf("%s: could not delete every item: %v", res.name, err)
+	}
+	s.settle(ctx)
 	return res, nil
+}
+
+// settle waits -settle after the deletions, so that the next phase starts
+// on an idle server.
+func (s *phase) settle(ctx context.Context) {
+	cpu := s.dep.CPU()
+	sleepUntil(ctx, time.Now().Add(s.cfg.settle))
+	log.Printf("%s: settled; recur (and the cluster) used %.0f%% of a core over the last %s", s.subject.name(),
+		100*float64(s.dep.CPU().Sub(cpu).Total())/float64(s.cfg.settle), s.cfg.settle)
 }
 
 // loadTime is -load, shortened so that the load and the idle pause end at
 // least 30 s before the burst time.
-func (s *scale) loadTime() time.Duration {
+func (s *phase) loadTime() time.Duration {
 	d := min(s.cfg.load, time.Until(s.burst)-s.cfg.idle-30*time.Second)
 	if d < s.cfg.load {
 		log.Printf("!!! the burst time is near: API load cut from %s to %s", s.cfg.load, max(d, 0).Round(time.Second))

@@ -11,11 +11,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/recurhq/recur/internal/recurproc"
 )
 
 // memory is recur's memory at one moment.
 type memory struct {
-	rss       int   // kB
+	rss       int   // recur's, kB
+	serverRSS int   // the Temporal server process's on a cluster, kB
 	heapInuse int64 // bytes, go_memstats_heap_inuse_bytes of /metrics (no GC forced); -1 unknown
 	heapGC    int64 // bytes, HeapInuse right after the GC of the heap profile; -1 without -profile
 }
@@ -23,8 +26,11 @@ type memory struct {
 // sampleMemory reads recur's RSS and heap; with -profile it also saves the
 // heap profile as label.heap.pprof (gc=1) and label.heap.txt (its text
 // form, which ends with the runtime's MemStats).
-func (s *scale) sampleMemory(ctx context.Context, label string) memory {
-	m := memory{rss: s.proc.RSS(), heapInuse: -1, heapGC: -1}
+func (s *phase) sampleMemory(ctx context.Context, label string) memory {
+	m := memory{rss: s.dep.RSS(), serverRSS: -1, heapInuse: -1, heapGC: -1}
+	if s.dep.Cluster != nil {
+		m.serverRSS = recurproc.RSSOf(s.dep.Cluster.Server.PID())
+	}
 	if v, err := s.metric(ctx, "go_memstats_heap_inuse_bytes"); err == nil {
 		m.heapInuse = v
 	} else {
@@ -34,9 +40,9 @@ func (s *scale) sampleMemory(ctx context.Context, label string) memory {
 		return m
 	}
 	base := filepath.Join(s.cfg.profile, label+".heap")
-	err := s.proc.Profile(ctx, "heap", "gc=1", base+".pprof")
+	err := s.dep.Profile(ctx, "heap", "gc=1", base+".pprof")
 	if err == nil {
-		err = s.proc.Profile(ctx, "heap", "gc=1&debug=1", base+".txt")
+		err = s.dep.Profile(ctx, "heap", "gc=1&debug=1", base+".txt")
 	}
 	if err == nil {
 		m.heapGC, err = memStat(base+".txt", "HeapInuse")
@@ -48,8 +54,8 @@ func (s *scale) sampleMemory(ctx context.Context, label string) memory {
 }
 
 // metric reads one unlabelled series of recur's /metrics.
-func (s *scale) metric(ctx context.Context, name string) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.proc.API+"/metrics", nil)
+func (s *phase) metric(ctx context.Context, name string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.dep.API+"/metrics", nil)
 	if err != nil {
 		return 0, err
 	}

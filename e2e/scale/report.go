@@ -13,96 +13,161 @@ import (
 type results struct {
 	cfg                config
 	loadStart, loadEnd string
-	create             *creation
-	valid              bool // creation ended before the burst time
-	load               *loadResult
-	baseline, idle     memory
-	burst              *burstResult
-	dataSize           int64
+	phases             []*phaseResult
 }
 
-// row prints one line of the results table.
-func row(what, format string, args ...any) {
-	fmt.Printf("%-38s %s\n", what, fmt.Sprintf(format, args...))
+// phaseResult is what one phase measured.
+type phaseResult struct {
+	name           string
+	create         *creation
+	valid          bool // creation ended before the burst time
+	load           *loadResult
+	baseline, idle memory
+	burst          *burstResult
+	dataSize       int64
 }
 
-// print prints the results table.
+// print prints the results as a Markdown table, a column per phase.
 func (r *results) print() {
-	fmt.Printf("==== scale: %d hourly jobs, concurrency %d ====\n", r.cfg.jobs, r.cfg.concurrency)
-	row("command", "go run ./e2e/scale %s", strings.Join(os.Args[1:], " "))
-	row("recur settings from the environment", "%s", recurproc.Settings())
-	row("load average start / end", "%s / %s", r.loadStart, r.loadEnd)
-	r.printCreate()
-	r.printLoad()
-	r.printMemory()
-	r.printBurst()
-	fmt.Println(memoryNote)
+	where := "recur dev"
+	if r.cfg.cluster {
+		where = "recur serve on a Temporal server process on PostgreSQL"
+	}
+	fmt.Printf("==== scale: %d hourly items, concurrency %d, %s ====\n", r.cfg.jobs, r.cfg.concurrency, where)
+	fmt.Printf("command: go run ./e2e/scale %s\n", strings.Join(os.Args[1:], " "))
+	fmt.Printf("recur settings from the environment: %s\n", recurproc.Settings())
+	fmt.Printf("load average start / end: %s / %s\n", r.loadStart, r.loadEnd)
+	for _, p := range r.phases {
+		if !p.valid {
+			fmt.Printf("!!! %s INVALID: creation ended after the burst time; items were still being created when they fell due\n", p.name)
+		}
+	}
+	header := "| |"
+	rule := "|---|"
+	for _, p := range r.phases {
+		header += " " + p.name + " |"
+		rule += "---:|"
+	}
+	fmt.Println(header)
+	fmt.Println(rule)
+	row := func(what string, value func(*phaseResult) string) {
+		line := "| " + what + " |"
+		for _, p := range r.phases {
+			line += " " + value(p) + " |"
+		}
+		fmt.Println(line)
+	}
+	r.printCreate(row)
+	r.printLoad(row)
+	r.printMemory(row)
+	r.printBurst(row)
+	fmt.Println(note)
 }
 
-func (r *results) printCreate() {
-	c, b := r.create, r.burst
-	fmt.Println("-- create")
-	row("jobs created / asked", "%d / %d in %d collection(s)", c.created, r.cfg.jobs, (r.cfg.jobs+perCollection-1)/perCollection)
-	row("time to create all", "%s (ended %s)", round(c.took), c.ended.Format(time.TimeOnly))
-	row("burst time", "%s (%s)", b.at.Format(time.RFC3339), c.calibration)
-	row("PUT (create) latency", "%s", c.puts.latency())
-	row("PUT (create) rate", "%s (all PUTs, retries included, over %s)", c.puts.rate(), round(c.puts.window))
-	row("PUT (create) errors", "%s", c.puts.errors())
-	if c.reputs.count() > 0 {
-		row("re-PUT with burst time latency", "%s", c.reputs.latency())
-		row("re-PUT rate, errors", "%s; %s", c.reputs.rate(), c.reputs.errors())
+type rowFunc func(what string, value func(*phaseResult) string)
+
+func (r *results) printCreate(row rowFunc) {
+	row("**create**", blank)
+	row("created / asked", func(p *phaseResult) string { return fmt.Sprintf("%d / %d", p.create.created, r.cfg.jobs) })
+	row("time to create all", func(p *phaseResult) string { return round(p.create.took).String() })
+	row("burst time", func(p *phaseResult) string {
+		return p.burst.at.Format(time.TimeOnly) + " (" + p.create.calibration + ")"
+	})
+	row("define (create) latency", func(p *phaseResult) string { return p.create.puts.latency() })
+	row("define (create) rate", func(p *phaseResult) string { return p.create.puts.rate() })
+	row("define (create) errors", func(p *phaseResult) string { return p.create.puts.errors() })
+	row("redefine with the burst time", func(p *phaseResult) string {
+		return p.create.reputs.latency() + "; " + p.create.reputs.rate() + "; errors " + p.create.reputs.errors()
+	})
+}
+
+func (r *results) printLoad(row rowFunc) {
+	row(fmt.Sprintf("**load: %d workers, %s**", r.cfg.concurrency, mix()), blank)
+	row(fmt.Sprintf("list of the first %d by pages of %d", perCollection, pageSize), func(p *phaseResult) string {
+		l := p.load
+		return fmt.Sprintf("%d of %d in %d pages, %s; pages %s; errors %s",
+			l.listed, l.inList, l.pages, round(l.fullList.window), l.fullList.latency(), l.fullList.errors())
+	})
+	row("load ran", func(p *phaseResult) string { return round(p.load.ran).String() })
+	for i, m := range loadMix {
+		row(m.name, func(p *phaseResult) string {
+			op := p.load.ops[i]
+			return fmt.Sprintf("%s, %s; errors %s", op.latency(), op.rate(), op.errors())
+		})
 	}
 }
 
-func (r *results) printLoad() {
-	fmt.Println("-- API with the jobs idle")
-	l := r.load
-	row("full list of "+jobKey(0).Collection+" (nextLink)", "%d of %d jobs in %d pages, %s; pages %s; errors %s",
-		l.listed, l.inList, l.pages, round(l.fullList.window), l.fullList.latency(), l.fullList.errors())
-	row("load", "%d workers for %s, mix %s", r.cfg.concurrency, round(l.ran), mix())
-	for i, op := range l.ops {
-		row(loadMix[i].name, "%s, %s; errors %s", op.latency(), op.rate(), op.errors())
+func (r *results) printMemory(row rowFunc) {
+	row("**memory**", blank)
+	row("recur RSS baseline / idle", func(p *phaseResult) string { return mib(p.baseline.rss) + " / " + mib(p.idle.rss) })
+	row("recur RSS per idle item", func(p *phaseResult) string {
+		return perJob(int64(p.idle.rss)*1024, int64(p.baseline.rss)*1024, p.create.created)
+	})
+	if r.cfg.cluster {
+		row("server RSS baseline / idle", func(p *phaseResult) string { return mib(p.baseline.serverRSS) + " / " + mib(p.idle.serverRSS) })
+		row("server RSS per idle item", func(p *phaseResult) string {
+			return perJob(int64(p.idle.serverRSS)*1024, int64(p.baseline.serverRSS)*1024, p.create.created)
+		})
 	}
-}
-
-func (r *results) printMemory() {
-	fmt.Println("-- memory")
-	n := r.create.created
-	row("RSS baseline (0 jobs) / idle", "%s / %s", mib(r.baseline.rss), mib(r.idle.rss))
-	row("RSS per idle job", "%s", perJob(int64(r.idle.rss)*1024, int64(r.baseline.rss)*1024, n))
-	row("heap in use baseline / idle (metrics)", "%s / %s", bytesMiB(r.baseline.heapInuse), bytesMiB(r.idle.heapInuse))
-	row("heap in use per idle job (metrics)", "%s", perJob(r.idle.heapInuse, r.baseline.heapInuse, n))
+	row("recur heap in use baseline / idle (metrics)", func(p *phaseResult) string {
+		return bytesMiB(p.baseline.heapInuse) + " / " + bytesMiB(p.idle.heapInuse)
+	})
 	if r.cfg.profile != "" {
-		row("heap in use after GC baseline / idle", "%s / %s (heap profiles in %s)", bytesMiB(r.baseline.heapGC), bytesMiB(r.idle.heapGC), r.cfg.profile)
-		row("heap in use after GC per idle job", "%s", perJob(r.idle.heapGC, r.baseline.heapGC, n))
+		row("recur heap in use after GC baseline / idle", func(p *phaseResult) string {
+			return bytesMiB(p.baseline.heapGC) + " / " + bytesMiB(p.idle.heapGC)
+		})
 	}
 }
 
-func (r *results) printBurst() {
-	b := r.burst
-	fmt.Println("-- burst")
-	if !r.valid {
-		fmt.Println("!!! INVALID: creation ended after the burst time; jobs were still being created when they fell due")
+func (r *results) printBurst(row rowFunc) {
+	row("**burst: every item due in one minute**", blank)
+	row("due / delivered", func(p *phaseResult) string { return fmt.Sprintf("%d / %d", p.burst.expected, len(p.burst.late)) })
+	row("all delivered after", func(p *phaseResult) string { return p.burst.allDelivered() })
+	row("lateness (first arrival - burst time)", func(p *phaseResult) string { return percentiles(p.burst.late) })
+	row("delivered within 1 / 2 / 5 min", func(p *phaseResult) string {
+		return fmt.Sprintf("%d / %d / %d", p.burst.within[0], p.burst.within[1], p.burst.within[2])
+	})
+	row("missed (none within -grace)", func(p *phaseResult) string { return fmt.Sprintf("%d (grace %s)", p.burst.missed, r.cfg.grace) })
+	row("duplicates, stray requests", func(p *phaseResult) string { return fmt.Sprintf("%d, %d", p.burst.duplicates, p.burst.stray) })
+	cpu := func(what string, of func(b *burstResult) time.Duration) {
+		row(what, func(p *phaseResult) string {
+			b := p.burst
+			return fmt.Sprintf("%.1f s = %.0f%% of a core", of(b).Seconds(), 100*of(b).Seconds()/b.window.Seconds())
+		})
 	}
-	row("jobs due / delivered", "%d / %d", b.expected, len(b.late))
-	row("all delivered after", "%s", b.allDelivered())
-	row("lateness (first arrival - burst time)", "%s", percentiles(b.late))
-	row("delivered within 1 / 2 / 5 min", "%d / %d / %d", b.within[0], b.within[1], b.within[2])
-	row("missed (none within -grace)", "%d (grace %s)", b.missed, r.cfg.grace)
-	row("duplicates, stray requests", "%d, %d", b.duplicates, b.stray)
-	row("recur CPU over the burst", "%.1f s = %.0f%% of a core over %s", b.cpu.Seconds(), 100*b.cpu.Seconds()/b.window.Seconds(), round(b.window))
-	row("recur RSS peak / end of burst", "%s / %s", mib(b.rssPeak), mib(b.rssEnd))
-	row("recur data dir", "%.1f MiB", float64(r.dataSize)/(1<<20))
+	cpu("recur process CPU over the burst", func(b *burstResult) time.Duration { return b.cpu.Recur })
+	if r.cfg.cluster {
+		cpu("Temporal server CPU over the burst", func(b *burstResult) time.Duration { return b.cpu.Server })
+		cpu("PostgreSQL CPU over the burst", func(b *burstResult) time.Duration { return b.cpu.Postgres })
+	}
+	cpu("scale process CPU (the peer's worker)", func(b *burstResult) time.Duration { return b.selfCPU })
+	row("CPU per delivered item, every process", func(p *phaseResult) string {
+		b := p.burst
+		if len(b.late) == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f ms", float64((b.cpu.Total()+b.selfCPU).Milliseconds())/float64(len(b.late)))
+	})
+	row("burst window (until all came or -grace)", func(p *phaseResult) string { return round(p.burst.window).String() })
+	row("recur RSS peak / end of burst", func(p *phaseResult) string { return mib(p.burst.rssPeak) + " / " + mib(p.burst.rssEnd) })
+	if !r.cfg.cluster {
+		row("recur data dir at the phase's end", func(p *phaseResult) string { return fmt.Sprintf("%.1f MiB", float64(p.dataSize)/(1<<20)) })
+	}
 }
 
-// memoryNote says how the memory figures were read.
-const memoryNote = `Memory per idle job is (idle - baseline) / jobs created; the baseline is read right after
-recur dev is ready, so the figure also holds what the server and worker grow into once busy,
-which dominates for small N. "metrics" is go_memstats_heap_inuse_bytes of /metrics, no GC
-forced; "after GC" is HeapInuse in the heap profile taken with gc=1 (-profile). The worker keeps
-up to --workflow-cache workflows in memory (RECUR_WORKFLOW_CACHE, which recur dev inherits from
-this command; 10000 by default): past that many jobs the cache stops growing and the others are
-replayed from history when they next run.`
+func blank(*phaseResult) string { return "" }
+
+// note says how the figures were read.
+const note = `Phases run in turn on the same server: each creates its items, loads them, bursts and deletes
+them. For Schedules, define is create (update when it exists, read-modify-write as the SDK does
+it), get is describe, a list page is ListSchedules of the namespace, history a page of
+ListWorkflowExecutions of the schedule's workflows (TemporalScheduledById); recur's are its REST
+API. Memory per idle item is (idle - baseline) / items created; a phase's baseline is read when it
+starts, so a later phase starts from what the earlier one grew into. "metrics" is
+go_memstats_heap_inuse_bytes of recur's /metrics, no GC forced; "after GC" is HeapInuse in the heap
+profile taken with gc=1 (-profile). recur's worker keeps up to --workflow-cache workflows in memory
+(RECUR_WORKFLOW_CACHE, 10000 by default). On recur dev the server runs in the recur process, so its
+CPU and memory are recur's row for both phases.`
 
 // mix says the load's mix of operations.
 func mix() string {

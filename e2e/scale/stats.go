@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -9,21 +10,24 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // recorder collects the latencies and failures of one kind of request.
 type recorder struct {
 	mu     sync.Mutex
 	took   []time.Duration
-	errs   map[string]int // by status, "transport" when no answer came
+	errs   map[string]int // by errorClass
 	first  error
 	window time.Duration // the time the requests were sent over, for the rate
 }
 
 func newRecorder() *recorder { return &recorder{errs: map[string]int{}} }
 
-// add records one request: its status (0 for none), time and error.
-func (r *recorder) add(status int, took time.Duration, err error) {
+// add records one request: its time and error.
+func (r *recorder) add(took time.Duration, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.took = append(r.took, took)
@@ -33,11 +37,28 @@ func (r *recorder) add(status int, took time.Duration, err error) {
 	if r.first == nil {
 		r.first = err
 	}
-	what := "transport"
-	if status != 0 {
-		what = strconv.Itoa(status)
+	r.errs[errorClass(err)]++
+}
+
+// timed calls do, records its time and error, and returns the error.
+func (r *recorder) timed(do func() error) error {
+	started := time.Now()
+	err := do()
+	r.add(time.Since(started), err)
+	return err
+}
+
+// errorClass is how a failed request is counted: by HTTP status, by gRPC
+// code, or "transport" when no answer came.
+func errorClass(err error) string {
+	var he *httpError
+	if errors.As(err, &he) {
+		return strconv.Itoa(he.status)
 	}
-	r.errs[what]++
+	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
+		return s.Code().String()
+	}
+	return "transport"
 }
 
 func (r *recorder) count() int {
