@@ -76,6 +76,14 @@ func unreachable(err error) bool {
 	return false
 }
 
+// refused reports whether Temporal answered ResourceExhausted: a namespace
+// or host rate limit, an overloaded host or a busy workflow. The same code
+// from gRPC itself (a message too large) is not a refusal to retry.
+func refused(err error) bool {
+	var re *serviceerror.ResourceExhausted
+	return errors.As(err, &re)
+}
+
 // writeError is the one place errors become HTTP answers. Business errors
 // keep their code, message and target; anything else is a 500 whose
 // details go to the log only.
@@ -105,6 +113,14 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable",
 			Message: "Temporal is unreachable or did not answer in time; try again later"}
 		c.Set(keyTemporalDown, true)
+	case refused(err):
+		// Temporal refuses for now (a rate limit, an overloaded host, a
+		// busy workflow) but is up: retry later, and leave the gate open
+		// for the other requests.
+		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable",
+			Message: "Temporal is refusing requests for now (rate limit or overload); try again later"}
+		log.WarnContext(c.Request.Context(), "temporal refused the request for now", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "error", err)
 	case unmappedSearchAttribute(err):
 		// A frontend whose namespace cache predates recur's search
 		// attributes (Options.Ready saw another one, or the attributes were

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -46,16 +47,20 @@ func TestWriteErrorMapsBusinessErrorsWhereverTheyComeFrom(t *testing.T) {
 		status int
 		code   string
 	}{
-		"direct":                 {notFound, http.StatusNotFound, jobs.CodeNotFound},
-		"from an update":         {notFound.ToApplicationError(), http.StatusNotFound, jobs.CodeNotFound},
-		"from a failed query":    {queryFailure(viaQuery, converter.GetDefaultDataConverter()), http.StatusNotFound, jobs.CodeNotFound},
-		"quota":                  {&jobs.Error{Code: jobs.CodeQuotaExceeded}, http.StatusConflict, jobs.CodeQuotaExceeded},
-		"bad input":              {&jobs.Error{Code: jobs.CodeInvalidRequest}, http.StatusBadRequest, jobs.CodeInvalidRequest},
-		"missing workflow":       {serviceerror.NewNotFound("no such workflow"), http.StatusNotFound, jobs.CodeNotFound},
-		"temporal unavailable":   {serviceerror.NewUnavailable("connection refused"), http.StatusServiceUnavailable, "ServiceUnavailable"},
-		"temporal too slow":      {serviceerror.NewDeadlineExceeded("context deadline exceeded"), http.StatusServiceUnavailable, "ServiceUnavailable"},
-		"grpc unavailable":       {grpcstatus.Error(codes.Unavailable, "dial"), http.StatusServiceUnavailable, "ServiceUnavailable"},
-		"our own deadline":       {fmt.Errorf("update: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"direct":               {notFound, http.StatusNotFound, jobs.CodeNotFound},
+		"from an update":       {notFound.ToApplicationError(), http.StatusNotFound, jobs.CodeNotFound},
+		"from a failed query":  {queryFailure(viaQuery, converter.GetDefaultDataConverter()), http.StatusNotFound, jobs.CodeNotFound},
+		"quota":                {&jobs.Error{Code: jobs.CodeQuotaExceeded}, http.StatusConflict, jobs.CodeQuotaExceeded},
+		"bad input":            {&jobs.Error{Code: jobs.CodeInvalidRequest}, http.StatusBadRequest, jobs.CodeInvalidRequest},
+		"missing workflow":     {serviceerror.NewNotFound("no such workflow"), http.StatusNotFound, jobs.CodeNotFound},
+		"temporal unavailable": {serviceerror.NewUnavailable("connection refused"), http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"temporal too slow":    {serviceerror.NewDeadlineExceeded("context deadline exceeded"), http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"grpc unavailable":     {grpcstatus.Error(codes.Unavailable, "dial"), http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"our own deadline":     {fmt.Errorf("update: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"temporal rate limit": {serviceerror.NewResourceExhausted(enumspb.RESOURCE_EXHAUSTED_CAUSE_RPS_LIMIT, "namespace rate limit exceeded"),
+			http.StatusServiceUnavailable, "ServiceUnavailable"},
+		"grpc message too large": {grpcstatus.Error(codes.ResourceExhausted, "grpc: received message larger than max"),
+			http.StatusInternalServerError, "InternalServerError"},
 		"anything else is a 500": {errors.New("boom"), http.StatusInternalServerError, "InternalServerError"},
 	} {
 		status, code := answer(t, tc.err)
@@ -65,6 +70,28 @@ func TestWriteErrorMapsBusinessErrorsWhereverTheyComeFrom(t *testing.T) {
 }
 
 func decodeJSON(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// TestARefusalFromTemporalIsRetriedLaterWithoutClosingTheGate: Temporal's
+// ResourceExhausted (a visibility rate limit on a cluster) answers 503
+// with Retry-After, but unlike an outage it does not make the other
+// requests fail fast: Temporal is up.
+func TestARefusalFromTemporalIsRetriedLaterWithoutClosingTheGate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err      error
+		gateShut bool
+	}{
+		"refused": {serviceerror.NewResourceExhausted(enumspb.RESOURCE_EXHAUSTED_CAUSE_RPS_LIMIT, "namespace rate limit exceeded"), false},
+		"down":    {serviceerror.NewUnavailable("connection refused"), true},
+	} {
+		rec := httptest.NewRecorder()
+		c, _ := gin.CreateTestContext(rec)
+		c.Request = httptest.NewRequest(http.MethodGet, "/x", nil)
+		writeError(c, slog.New(slog.DiscardHandler), tc.err)
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code, name)
+		require.Equal(t, retryAfterSeconds, rec.Header().Get("Retry-After"), name)
+		require.Equal(t, tc.gateShut, c.GetBool(keyTemporalDown), name)
+	}
+}
 
 // TestOutageGateFailsFastUntilAProbeSucceeds: once a request finds Temporal
 // down, the others answer at once without calling it; one probe a second
