@@ -76,7 +76,7 @@ func main() {
 // firing is one run: recur, the sink, and clients of both.
 type firing struct {
 	cfg      config
-	proc     *recurproc.Deployment
+	dep      *recurproc.Deployment
 	sink     *sink
 	api      *restClient
 	temporal client.Client
@@ -112,7 +112,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer tc.Close()
-	f := &firing{cfg: c, proc: d, sink: sink, temporal: tc, api: &restClient{recurproc.NewClient(d.API)}}
+	f := &firing{cfg: c, dep: d, sink: sink, temporal: tc, api: &restClient{recurproc.NewClient(d.API)}}
 	var results []*phaseResult
 	for _, p := range []struct {
 		name string
@@ -205,10 +205,10 @@ func (f *firing) settle(phase string) {
 			last, since = n, time.Now()
 		}
 	}
-	cpu := f.proc.CPU()
+	cpu := f.dep.CPU()
 	time.Sleep(f.cfg.settle)
 	log.Printf("%s: settled; recur (and the cluster) used %.0f%% of a core over the last %s", phase,
-		100*float64(f.proc.CPU().Sub(cpu).Total())/float64(f.cfg.settle), f.cfg.settle)
+		100*float64(f.dep.CPU().Sub(cpu).Total())/float64(f.cfg.settle), f.cfg.settle)
 }
 
 // firstMinute is the minute before which no occurrence of a phase that

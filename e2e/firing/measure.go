@@ -57,9 +57,9 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 	sleepUntil(ctx, r.from)
 	profiled := f.profile(ctx, phase, r.to.Sub(r.from))
 	self := os.Getpid()
-	cpu, selfCPU := f.proc.CPU(), recurproc.CPUOf(self)
+	cpu, selfCPU := f.dep.CPU(), recurproc.CPUOf(self)
 	for time.Now().Before(r.to) && ctx.Err() == nil {
-		r.recurRSSPeak = max(r.recurRSSPeak, f.proc.RSS())
+		r.recurRSSPeak = max(r.recurRSSPeak, f.dep.RSS())
 		r.selfRSSPeak = max(r.selfRSSPeak, recurproc.RSSOf(self))
 		next := time.Now().Add(5 * time.Second)
 		if next.After(r.to) {
@@ -67,8 +67,8 @@ func (f *firing) measure(ctx context.Context, phase string, names []string, crea
 		}
 		sleepUntil(ctx, next)
 	}
-	r.cpu, r.selfCPU = f.proc.CPU().Sub(cpu), recurproc.CPUOf(self)-selfCPU
-	r.recurRSSEnd, r.selfRSSEnd = f.proc.RSS(), recurproc.RSSOf(self)
+	r.cpu, r.selfCPU = f.dep.CPU().Sub(cpu), recurproc.CPUOf(self)-selfCPU
+	r.recurRSSEnd, r.selfRSSEnd = f.dep.RSS(), recurproc.RSSOf(self)
 	r.recurRSSPeak, r.selfRSSPeak = max(r.recurRSSPeak, r.recurRSSEnd), max(r.selfRSSPeak, r.selfRSSEnd)
 	r.load = recurproc.LoadAverage()
 	<-profiled
@@ -235,9 +235,9 @@ func (f *firing) profile(ctx context.Context, phase string, d time.Duration) <-c
 	go func() {
 		defer close(done)
 		cpu := filepath.Join(f.cfg.profile, phase+".cpu.pprof")
-		err := f.proc.Profile(ctx, "profile", fmt.Sprintf("seconds=%d", int(d.Seconds())), cpu)
+		err := f.dep.Profile(ctx, "profile", fmt.Sprintf("seconds=%d", int(d.Seconds())), cpu)
 		if err == nil {
-			err = f.proc.Profile(ctx, "heap", "", filepath.Join(f.cfg.profile, phase+".heap.pprof"))
+			err = f.dep.Profile(ctx, "heap", "", filepath.Join(f.cfg.profile, phase+".heap.pprof"))
 		}
 		if err != nil {
 			log.Printf("%s: %v", phase, err)

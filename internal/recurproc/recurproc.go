@@ -1,7 +1,8 @@
 // Package recurproc runs the real recur binary for the tools that measure
-// it (e2e/soak, e2e/firing): it builds cmd/recur, starts `recur dev` (or
-// `recur serve` against a cluster) on free ports, waits until it is ready, stops it, and reads its CPU time,
-// RSS, data directory and log.
+// it (e2e/soak, e2e/firing, e2e/scale): it builds cmd/recur, starts
+// `recur dev`, or a cluster and `recur serve` against it (Deploy), on free
+// ports, waits until it is ready, stops it, and reads its CPU time, RSS,
+// data directory and log.
 package recurproc
 
 import (
