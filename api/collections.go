@@ -40,25 +40,16 @@ func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key
 // enableCollection and disableCollection set the state of a collection
 // and of every job in it.
 func (s *Server) enableCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	return s.collectionUpdate(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled})
+	return s.collectionOperation(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled})
 }
 
 func (s *Server) disableCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	return s.collectionUpdate(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionDisabled})
+	return s.collectionOperation(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionDisabled})
 }
 
 // deleteCollection deletes a collection and its jobs. The collection's
-// workflow deletes the jobs before it answers, so this is a 200, not a
-// 202 with an operation to poll.
+// workflow deletes the jobs before the operation ends, 200 when that is
+// soon and 202 to poll otherwise.
 func (s *Server) deleteCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	return s.collectionUpdate(ctx, c, k, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: preconditions(c)})
-}
-
-// collectionUpdate sends a named update to the collection's workflow.
-func (s *Server) collectionUpdate(ctx context.Context, c *gin.Context, k jobs.Key, name string, arg any) error {
-	if _, err := s.update(ctx, k.CollectionWorkflowID(), name, arg); err != nil {
-		return notFoundAs(err, collectionNamed(k))
-	}
-	c.Status(http.StatusOK)
-	return nil
+	return s.collectionOperation(ctx, c, k, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: preconditions(c)})
 }

@@ -21,7 +21,7 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 	for _, methods := range doc.Paths {
 		ops += len(methods)
 	}
-	require.Equal(t, 15+6, ops, "Azure's 15 operations and recur's 6")
+	require.Equal(t, 15+7, ops, "Azure's 15 operations and recur's 7")
 	require.Contains(t, doc.Paths, "/recur/v1/preview")
 	require.Contains(t, doc.Paths, "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/jobs/{jobName}/backfill")
 

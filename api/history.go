@@ -288,6 +288,13 @@ func (s *Server) dataConverter() converter.DataConverter {
 func nextLink(c *gin.Context, skip int) string {
 	q := c.Request.URL.Query()
 	q.Set("$skip", strconv.Itoa(skip))
+	// "$" needs no escaping in a query; Azure's own links spell $skip.
+	return baseURL(c) + c.Request.URL.Path + "?" + strings.ReplaceAll(q.Encode(), "%24", "$")
+}
+
+// baseURL is the scheme and host the client reached the API at, for the
+// links of its answers.
+func baseURL(c *gin.Context) string {
 	scheme := "http"
 	if c.Request.TLS != nil {
 		scheme = "https"
@@ -295,8 +302,7 @@ func nextLink(c *gin.Context, skip int) string {
 	if p := c.GetHeader("X-Forwarded-Proto"); p == "http" || p == "https" {
 		scheme = p
 	}
-	// "$" needs no escaping in a query; Azure's own links spell $skip.
-	return scheme + "://" + c.Request.Host + c.Request.URL.Path + "?" + strings.ReplaceAll(q.Encode(), "%24", "$")
+	return scheme + "://" + c.Request.Host
 }
 
 // pageOf returns all[skip:skip+top], or none when skip is past the end.

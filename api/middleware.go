@@ -68,7 +68,7 @@ func wellFormedRequestID(id string) bool {
 // armWords are the fixed segments of the ARM paths. ARM matches them in any
 // letter case; Gin's router does not, so foldPath respells them.
 var armWords = []string{"subscriptions", "resourceGroups", "providers", "Microsoft.Scheduler",
-	"jobCollections", "jobs", "enable", "disable", "run", "history"}
+	"jobCollections", "jobs", "enable", "disable", "operations", "run", "history"}
 
 // Positions of the fixed segments: /subscriptions/{s}/providers/... (a
 // subscription's collections) and /subscriptions/{s}/resourceGroups/{rg}/

@@ -4,9 +4,11 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +53,10 @@ type Options struct {
 	// it has succeeded once, /readyz answers 503 and so does every request
 	// that goes to Temporal, with Retry-After.
 	Ready func(context.Context) error
+	// OperationWait is how long a collection's DELETE, enable or disable
+	// waits for its jobs to be told before it answers 202 with a Location
+	// to poll; zero is DefaultOperationWait.
+	OperationWait time.Duration
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
@@ -67,6 +73,7 @@ type Server struct {
 	// workflowTargets are where Workflow actions may start workflows.
 	workflowTargets jobs.WorkflowTargets
 	ready           *readiness // nil without Options.Ready
+	operationWait   time.Duration
 }
 
 // New returns the router for c.
@@ -75,7 +82,8 @@ func New(c client.Client, opts Options) http.Handler {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(),
-		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets}
+		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets,
+		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait)}
 	if opts.Ready != nil {
 		s.ready = &readiness{check: opts.Ready}
 	}
@@ -112,6 +120,7 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.DELETE("", s.handle(s.deleteCollection))
 	coll.POST("/enable", s.handle(s.enableCollection))
 	coll.POST("/disable", s.handle(s.disableCollection))
+	coll.GET("/operations/:operationId", s.handle(s.getOperation))
 	coll.GET("/jobs", s.handle(s.listJobs))
 	coll.PUT("/jobs/:jobName", s.handle(s.putJob))
 	coll.GET("/jobs/:jobName", s.handle(s.getJob))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -154,13 +155,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
-		return nil, c.transportError(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -170,7 +167,68 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 	if resp.StatusCode/100 != 2 {
 		return nil, answerError(resp.Status, data)
 	}
+	if loc := resp.Header.Get("Location"); resp.StatusCode == http.StatusAccepted && loc != "" {
+		return c.await(ctx, loc, resp.Header.Get("Retry-After"))
+	}
 	return data, nil
+}
+
+// await polls the Location of a 202, a long-running operation, until it
+// answers otherwise, and returns that answer's body. As with nextLink,
+// only the Location's path and query are followed, on --server.
+func (c *apiClient) await(ctx context.Context, location, retryAfter string) ([]byte, error) {
+	loc, err := url.Parse(location)
+	if err != nil {
+		return nil, fmt.Errorf("the server answered 202 with a Location that is no URL: %q", location)
+	}
+	if c.progress != nil {
+		fmt.Fprintln(c.progress, "the server runs the operation on; waiting for it (Ctrl-C stops the wait, not the operation)")
+	}
+	for {
+		pause := 5 * time.Second
+		if n, err := strconv.Atoi(retryAfter); err == nil && n >= 1 && n <= 60 {
+			pause = time.Duration(n) * time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.New("interrupted; the operation runs on")
+		case <-time.After(pause):
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.server.String()+loc.EscapedPath()+"?"+loc.RawQuery, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.send(req)
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("read the answer to GET %s: %w", loc.Path, err)
+		case resp.StatusCode == http.StatusAccepted:
+			retryAfter = resp.Header.Get("Retry-After")
+		case resp.StatusCode/100 != 2:
+			return nil, answerError(resp.Status, data)
+		default:
+			return data, nil
+		}
+	}
+}
+
+// send sends req with the headers of every request: JSON wanted, and the
+// token.
+func (c *apiClient) send(req *http.Request) (*http.Response, error) {
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.transportError(err)
+	}
+	return resp, nil
 }
 
 // withVersion returns a copy of query with api-version.

@@ -393,6 +393,46 @@ func TestClientServerUnreachable(t *testing.T) {
 	require.Equal(t, "recur: interrupted\n", stderr.String(), "Ctrl-C is no connection error")
 }
 
+// TestClientFollowsALongOperation: a 202 with a Location is polled, with
+// the token, on --server whatever host the Location names, after each
+// Retry-After, until it answers otherwise; that answer is the command's.
+func TestClientFollowsALongOperation(t *testing.T) {
+	clearClientEnv(t)
+	const token = "client-test-token-0123456789"
+	const op = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/operations/o"
+	var polls atomic.Int32
+	var last atomic.Int64
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c":
+			w.Header().Set("Location", "http://elsewhere.invalid"+op+"?api-version="+api.APIVersion)
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusAccepted)
+		case op:
+			if since := time.Since(time.Unix(0, last.Load())); since < 900*time.Millisecond {
+				t.Errorf("polled %s after the last answer, before its Retry-After", since)
+			}
+			if polls.Add(1) < 2 {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusAccepted)
+			}
+		default:
+			http.NotFound(w, r)
+		}
+		last.Store(time.Now().UnixNano())
+	}))
+	t.Cleanup(server.Close)
+	res := recurCLI(t, "", "collections", "delete", "c", "--server", server.URL, "--subscription", "s",
+		"--resource-group", "rg", "--token", token)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "job collection c deleted\n", res.stdout)
+	require.EqualValues(t, 2, polls.Load(), "polled until it answered 200")
+}
+
 // TestClientBearerToken: the token from --token or RECUR_TOKEN reaches
 // the API, and no output shows it, not even when it is refused.
 func TestClientBearerToken(t *testing.T) {

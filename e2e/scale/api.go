@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,7 +37,8 @@ func (e *httpError) Error() string { return e.msg }
 
 // call sends body (nil for none) as JSON to target, a path of the API or a
 // full URL (a nextLink), and decodes a 2xx answer into out (nil to drop
-// it). An answer that is not 2xx is an *httpError.
+// it); a 202 with a Location is followed to its end. An answer that is
+// not 2xx is an *httpError.
 func (a *api) call(ctx context.Context, method, target string, body []byte, out any) error {
 	if !strings.HasPrefix(target, "http") {
 		target = a.base + target + "?" + apiVersion
@@ -61,6 +63,19 @@ func (a *api) call(ctx context.Context, method, target string, body []byte, out 
 		return fmt.Errorf("%s %s: read the answer: %w", method, target, err)
 	case resp.StatusCode/100 != 2:
 		return &httpError{status: resp.StatusCode, msg: fmt.Sprintf("%s %s: %s: %.300s", method, target, resp.Status, data)}
+	case resp.StatusCode == http.StatusAccepted && resp.Header.Get("Location") != "":
+		// A long-running operation (a collection's DELETE): its end is
+		// the answer.
+		pause, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if err != nil || pause < 1 {
+			pause = 1
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(pause) * time.Second):
+		}
+		return a.call(ctx, http.MethodGet, resp.Header.Get("Location"), nil, out)
 	case out != nil:
 		if err := json.Unmarshal(data, out); err != nil {
 			return fmt.Errorf("%s %s: decode the answer: %w", method, target, err)

@@ -91,9 +91,8 @@ func (r *recurJobs) listPages(ctx context.Context, rec *recorder) (pages, items 
 	return pages, items
 }
 
-// remove deletes the collections, and with them their jobs. Deleting a
-// collection of many jobs may outlast a request's time limit, so each is
-// tried a few times.
+// remove deletes the collections, and with them their jobs, each to the
+// end of its operation; a failed try is tried again a few times.
 func (r *recurJobs) remove(ctx context.Context, n int) error {
 	for i := 0; i < n; i += perCollection {
 		var err error

@@ -60,6 +60,8 @@ type Config struct {
 	// WorkflowTargets are where Workflow actions may start workflows,
 	// for the API and the activities alike; the zero value allows none.
 	WorkflowTargets jobs.WorkflowTargets
+	// OperationWait is the API's (api.Options.OperationWait).
+	OperationWait time.Duration
 }
 
 // Egress is the policy of a stack's outbound calls unless opts set
@@ -92,7 +94,7 @@ func StartWith(cfg Config) (*Stack, error) {
 		base.Logger = sdklog.NewStructuredLogger(cfg.Logger)
 	}
 	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit, Logger: cfg.Logger, Metrics: set.Registry,
-		WorkflowTargets: cfg.WorkflowTargets}
+		WorkflowTargets: cfg.WorkflowTargets, OperationWait: cfg.OperationWait}
 	if cfg.Plain {
 		cfg.Keys = nil
 	} else {

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+const (
+	// DefaultOperationWait is how long DELETE, enable and disable of a
+	// collection wait for its workflow to finish before they answer 202.
+	DefaultOperationWait = 10 * time.Second
+	// operationPollWait is how long a poll of an operation's Location
+	// waits for its end before it answers 202 again.
+	operationPollWait = 2 * time.Second
+)
+
+// collectionOperation runs one of Azure's long-running operations on a
+// collection (delete, enable, disable) as a named update of its workflow.
+// The workflow tells every job before the update completes, which for a
+// collection of many jobs takes longer than a request should: the answer
+// is 200 when it completes within the operation wait, and otherwise 202
+// with a Location to poll, as ARM's long-running operations do. Refusals
+// (a missing collection, a failed If-Match) come from the update's
+// validator and answer at once.
+func (s *Server) collectionOperation(ctx context.Context, c *gin.Context, k jobs.Key, name string, arg any) error {
+	id := k.CollectionWorkflowID()
+	leave, err := s.updates.enter(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	opts := client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name, Args: []any{arg},
+		WaitForStage: client.WorkflowUpdateStageAccepted}
+	var h client.WorkflowUpdateHandle
+	if err := retrying(ctx, aborted, func() (err error) {
+		h, err = s.temporal.UpdateWorkflow(ctx, opts)
+		return err
+	}); err != nil {
+		return notFoundAs(err, collectionNamed(k))
+	}
+	return s.answerOperation(ctx, c, k, h, s.operationWait)
+}
+
+// getOperation answers the Location of a 202: 202 again while the
+// operation runs, and once it has ended what the operation would have
+// answered had it ended in time.
+func (s *Server) getOperation(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	op := c.Param("operationId")
+	runID, updateID, ok := parseOperationID(op)
+	if !ok {
+		return jobs.NotFound("operation " + op)
+	}
+	h := s.temporal.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
+		WorkflowID: k.CollectionWorkflowID(), RunID: runID, UpdateID: updateID})
+	if err := s.answerOperation(ctx, c, k, h, operationPollWait); err != nil {
+		return notFoundAs(err, "operation "+op)
+	}
+	return nil
+}
+
+// answerOperation waits up to d for an accepted update to complete: 200
+// when it did, its error when it failed, 202 with the operation's
+// Location and Retry-After when it runs on.
+func (s *Server) answerOperation(ctx context.Context, c *gin.Context, k jobs.Key, h client.WorkflowUpdateHandle, d time.Duration) error {
+	wait, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	err := h.Get(wait, nil)
+	switch {
+	case err != nil && wait.Err() != nil && ctx.Err() == nil:
+		// The wait ran out, not the request nor Temporal: it runs on.
+		c.Header("Location", baseURL(c)+k.CollectionID()+"/operations/"+operationID(h.RunID(), h.UpdateID())+
+			"?api-version="+APIVersion)
+		c.Header("Retry-After", retryAfterSeconds)
+		c.Status(http.StatusAccepted)
+		return nil
+	case err != nil:
+		return err
+	}
+	c.Status(http.StatusOK)
+	return nil
+}
+
+// An operation's ID names the update and the run of the collection's
+// workflow it went to: a collection deleted and created again is another
+// run, and the ID must not reach the new one.
+func operationID(runID, updateID string) string { return runID + "." + updateID }
+
+// parseOperationID splits an operation ID; anything but two UUIDs is none
+// recur made.
+func parseOperationID(op string) (runID, updateID string, ok bool) {
+	runID, updateID, ok = strings.Cut(op, ".")
+	if !ok || uuid.Validate(runID) != nil || uuid.Validate(updateID) != nil {
+		return "", "", false
+	}
+	return runID, updateID, true
+}

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/internal/recurtest"
+)
+
+// TestLongCollectionOperationsAnswerBehindTheirLocation: a collection's
+// DELETE, enable and disable that outlast the operation wait (here none
+// at all) answer 202 with a Location and Retry-After, as ARM's
+// long-running operations do; the Location answers 202 while the
+// workflow tells the jobs and 200 once it has, for good, even after the
+// collection is created again. It is the tenant's own: another tenant
+// and another collection's path find nothing there.
+func TestLongCollectionOperationsAnswerBehindTheirLocation(t *testing.T) {
+	tokens, err := api.ParseTokenList(tokenTenantA + "=sub-a;" + tokenTenantB + "=sub-b")
+	require.NoError(t, err)
+	st := newStackWith(t, recurtest.Config{Auth: tokens, OperationWait: time.Nanosecond})
+	a := tenantAPI{st.api.URL, tokenTenantA}
+	b := tenantAPI{st.api.URL, tokenTenantB}
+	const coll = "/subscriptions/sub-a/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/many"
+	res := a.do(t, http.MethodPut, coll, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	jobNames := []string{"j1", "j2", "j3"}
+	for _, j := range jobNames {
+		res := a.do(t, http.MethodPut, coll+"/jobs/"+j, httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+		require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	}
+
+	// accepted checks a 202 and returns its Location's path and query.
+	accepted := func(res answer) string {
+		t.Helper()
+		require.Equal(t, http.StatusAccepted, res.status, string(res.body))
+		require.Equal(t, "5", res.header.Get("Retry-After"))
+		loc, err := url.Parse(res.header.Get("Location"))
+		require.NoError(t, err)
+		require.Equal(t, st.api.URL, loc.Scheme+"://"+loc.Host)
+		require.True(t, strings.HasPrefix(loc.Path, coll+"/operations/"), loc.Path)
+		require.Equal(t, api.APIVersion, loc.Query().Get("api-version"))
+		return loc.Path
+	}
+	// ends polls an operation until it is no longer 202.
+	ends := func(op string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			res := a.do(t, http.MethodGet, op, nil)
+			if res.status != http.StatusAccepted {
+				require.Equal(t, http.StatusOK, res.status, string(res.body))
+				return
+			}
+			accepted(res)
+			require.True(t, time.Now().Before(deadline), "%s still runs after 30 s", op)
+		}
+	}
+	jobsAre := func(state string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			for _, j := range jobNames {
+				if path(a.do(t, http.MethodGet, coll+"/jobs/"+j, nil).json(t), "properties", "state") != state {
+					return false
+				}
+			}
+			return true
+		}, 20*time.Second, 100*time.Millisecond, "every job %s", state)
+	}
+
+	disable := accepted(a.do(t, http.MethodPost, coll+"/disable", nil))
+	ends(disable)
+	jobsAre("disabled")
+	ends(accepted(a.do(t, http.MethodPost, coll+"/enable", nil)))
+	jobsAre("enabled")
+
+	// A refusal answers at once, never 202.
+	res = a.do(t, http.MethodPost, strings.Replace(coll, "/many", "/missing", 1)+"/disable", nil)
+	require.Equal(t, http.StatusNotFound, res.status, string(res.body))
+
+	deletion := accepted(a.do(t, http.MethodDelete, coll, nil))
+	ends(deletion)
+	require.Equal(t, http.StatusNotFound, a.do(t, http.MethodGet, coll, nil).status)
+	require.Eventually(t, func() bool {
+		for _, j := range jobNames {
+			if a.do(t, http.MethodGet, coll+"/jobs/"+j, nil).status != http.StatusNotFound {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 100*time.Millisecond, "every job is gone")
+
+	// The collection again: a new workflow run, which the old
+	// operations do not reach; they still say how they ended.
+	res = a.do(t, http.MethodPut, coll, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	ends(deletion)
+	ends(disable)
+
+	op := deletion[strings.LastIndex(deletion, "/")+1:]
+	runID, updateID, _ := strings.Cut(op, ".")
+	const unknown = "0b0e8e4c-8f5e-4f0e-9a3e-6f0b0e8e4c8f"
+	for name, target := range map[string]string{
+		"another tenant's token":     "",
+		"another collection's path":  strings.Replace(deletion, "/many/", "/other/", 1),
+		"another run of the same ID": coll + "/operations/" + updateID + "." + updateID,
+		"not an operation ID":        coll + "/operations/" + runID,
+		"an unknown update":          coll + "/operations/" + runID + "." + unknown,
+		"an unknown run":             coll + "/operations/" + unknown + "." + updateID,
+	} {
+		res := a.do(t, http.MethodGet, target, nil)
+		if target == "" {
+			res = b.do(t, http.MethodGet, deletion, nil)
+		}
+		require.Equal(t, http.StatusNotFound, res.status, "%s: %s", name, res.body)
+	}
+}
