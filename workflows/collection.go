@@ -42,6 +42,18 @@ type collection struct {
 	membership workflow.ReceiveChannel // its jobs' MembershipRequests
 	answering  int                     // admissions whose answer is on its way
 	published  []byte                  // the public view last written to the memo (memo.go)
+	// tells are the messages to every job not yet delivered, oldest
+	// first: one coroutine sends them in turn, so that a disable and the
+	// enable after it reach each job in that order.
+	tells []tell
+}
+
+// tell is one message to the jobs named; done is set once it is
+// delivered to each (or their workflows have ended).
+type tell struct {
+	names []string
+	sig   jobs.CollectionSignal
+	done  workflow.Settable
 }
 
 func (c *collection) run(ctx workflow.Context) error {
@@ -54,15 +66,18 @@ func (c *collection) run(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	// Requests received but not yet handled would be lost with this run:
-	// a deleted collection refuses them, others carry on. Answering one
-	// may let more arrive.
+	// Requests received but not yet handled, and messages to the jobs not
+	// yet delivered, would be lost with this run: a deleted collection
+	// refuses the requests, others carry on. Answering one may let more
+	// arrive.
 	for {
 		var req jobs.MembershipRequest
 		for c.membership.ReceiveAsync(&req) {
 			c.handle(ctx, req)
 		}
-		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && c.answering == 0 }); err != nil {
+		if err := workflow.Await(ctx, func() bool {
+			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0
+		}); err != nil {
 			return err
 		}
 		if c.membership.Len() == 0 {
@@ -104,6 +119,7 @@ func (c *collection) register(ctx workflow.Context) error {
 			c.handle(ctx, req)
 		}
 	})
+	workflow.Go(ctx, c.sendTells)
 	return nil
 }
 
@@ -181,6 +197,8 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 	if changed {
 		// A state set by PUT or PATCH reaches the jobs, as POST enable
 		// and disable do; a suspended collection's jobs are disabled.
+		// Azure's PUT and PATCH have no 202, so they answer without
+		// waiting for a collection of many jobs to be told.
 		c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.JobsState(req.Collection.Properties.State)})
 	}
 	err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.Collection.Properties.State))
@@ -246,8 +264,13 @@ func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequ
 	c.Collection.Properties.State = req.State
 	c.revise()
 	c.publish(ctx)
-	c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(req.State)})
-	return struct{}{}, workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.State))
+	told := c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(req.State)})
+	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.State)); err != nil {
+		return struct{}{}, err
+	}
+	// The operation ends once every job is told: the API answers 202
+	// until then.
+	return struct{}{}, told.Get(ctx, nil)
 }
 
 // delete deletes every job of the collection, then the collection: its
@@ -257,25 +280,40 @@ func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest
 	names := c.Jobs
 	c.Jobs, c.deleted = nil, true
 	c.publish(ctx)
-	c.tellJobs(ctx, names, jobs.CollectionSignal{Deleted: true})
-	return struct{}{}, nil
+	return struct{}{}, c.tellJobs(ctx, names, jobs.CollectionSignal{Deleted: true}).Get(ctx, nil)
 }
 
-// tellJobs signals the jobs named and waits for the signals to be
-// delivered; a job whose workflow has ended is skipped. It keeps its own
-// copy of names: the collection's list changes in place (addJob,
-// removeJob) while the signals travel.
-func (c *collection) tellJobs(ctx workflow.Context, names []string, sig jobs.CollectionSignal) {
-	names = slices.Clone(names)
-	futures := make([]workflow.Future, len(names))
-	for i, name := range names {
-		k := c.Key
-		k.Job = name
-		futures[i] = workflow.SignalExternalWorkflow(ctx, k.JobWorkflowID(), "", jobs.SignalCollection, sig)
-	}
-	for i, f := range futures {
-		if err := f.Get(ctx, nil); err != nil {
-			workflow.GetLogger(ctx).Warn("signal job", "job", names[i], "error", err)
+// tellJobs queues sig for the jobs named, behind the messages queued
+// before it, and returns a future set once it is delivered. It keeps its
+// own copy of names: the collection's list changes in place (admit,
+// forget) while the signals travel.
+func (c *collection) tellJobs(ctx workflow.Context, names []string, sig jobs.CollectionSignal) workflow.Future {
+	f, done := workflow.NewFuture(ctx)
+	c.tells = append(c.tells, tell{names: slices.Clone(names), sig: sig, done: done})
+	return f
+}
+
+// sendTells delivers the queued messages, one after the other: each is
+// signalled to all its jobs at once, and the next waits until every
+// signal of it is delivered; a job whose workflow has ended is skipped.
+func (c *collection) sendTells(ctx workflow.Context) {
+	for {
+		if err := workflow.Await(ctx, func() bool { return len(c.tells) > 0 }); err != nil {
+			return
 		}
+		t := c.tells[0]
+		futures := make([]workflow.Future, len(t.names))
+		for i, name := range t.names {
+			k := c.Key
+			k.Job = name
+			futures[i] = workflow.SignalExternalWorkflow(ctx, k.JobWorkflowID(), "", jobs.SignalCollection, t.sig)
+		}
+		for i, f := range futures {
+			if err := f.Get(ctx, nil); err != nil {
+				workflow.GetLogger(ctx).Warn("signal job", "job", t.names[i], "error", err)
+			}
+		}
+		c.tells = c.tells[1:]
+		t.done.Set(nil, nil)
 	}
 }

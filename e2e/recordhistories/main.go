@@ -122,10 +122,33 @@ func record(dir, tag string) error {
 		return fmt.Errorf("job gone never deleted itself: %w", err)
 	}
 	time.Sleep(time.Second) // the collection's task that takes the signal
-	// A PUT that disables the collection tells its jobs.
+	// A job far from its first run, which the collection tells of a PUT
+	// that disables it, an enable, and the collection's DELETE, which ends
+	// the collection's workflow.
+	idle := k
+	idle.Job = "idle"
+	if err := put(ctx, c, idle, jobs.JobWorkflowName, jobs.JobInput{Key: idle}, idle.JobWorkflowID(), jobs.UpdatePutJob,
+		jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(24 * time.Hour)),
+			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}}}); err != nil {
+		return err
+	}
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
 		jobs.PutCollectionRequest{Collection: jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionDisabled}}}); err != nil {
 		return err
+	}
+	for _, u := range []struct {
+		name string
+		arg  any
+	}{
+		{jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled}},
+		{jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}},
+	} {
+		if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), u.name, u.arg); err != nil {
+			return err
+		}
+	}
+	if err := c.GetWorkflow(ctx, idle.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return fmt.Errorf("job idle never ended with its collection: %w", err)
 	}
 	if err := <-behind; err != nil {
 		return fmt.Errorf("the job behind: %w", err)

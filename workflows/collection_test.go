@@ -1,0 +1,87 @@
+package workflows_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/worker"
+)
+
+// TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait: a PUT that
+// disables a collection of three jobs answers before they are told, and
+// an enable sent with it waits its turn: each job hears the disable, then
+// the enable, then the DELETE. Enable and DELETE end only once every job
+// is told (the API answers 202 until then).
+func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	worker.Register(env, &activities.Activities{})
+	var mu sync.Mutex
+	var log []string
+	record := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, s)
+	}
+	// Each signal takes a moment to be delivered, as on a busy server.
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", jobs.SignalCollection, mock.Anything).
+		After(50 * time.Millisecond).Return(func(_, id, _, _ string, arg any) error {
+		sig := arg.(jobs.CollectionSignal)
+		what := strings.ToLower(string(sig.State))
+		if sig.Deleted {
+			what = "deleted"
+		}
+		record(what + " " + id[strings.LastIndex(id, "/")+1:])
+		return nil
+	})
+	answered := func(name string) *testsuite.TestUpdateCallback {
+		return &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { t.Errorf("%s rejected: %v", name, err) },
+			OnAccept:   func() {},
+			OnComplete: func(_ any, err error) { require.NoError(t, err, name); record(name + " answered") },
+		}
+	}
+	coll := jobs.Collection{}
+	env.RegisterDelayedCallback(func() {
+		disabled := coll
+		disabled.Properties.State = jobs.CollectionDisabled
+		env.UpdateWorkflow(jobs.UpdatePutCollection, "put", answered("put"), jobs.PutCollectionRequest{Collection: disabled})
+		env.UpdateWorkflow(jobs.UpdateCollectionState, "enable", answered("enable"), jobs.CollectionStateRequest{State: jobs.CollectionEnabled})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", answered("delete"), jobs.DeleteCollectionRequest{})
+	}, time.Minute)
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll,
+		Jobs: []string{"a", "b", "c"}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	require.Equal(t, "put answered", log[0], "the PUT answers before its jobs are told: %q", log)
+	rest := log[1:]
+	for i, phase := range []struct{ signal, answer string }{{"disabled", ""}, {"enabled", "enable answered"}, {"deleted", "delete answered"}} {
+		got := rest[:3]
+		var want []string
+		for _, j := range []string{"a", "b", "c"} {
+			want = append(want, phase.signal+" "+j)
+		}
+		slices.Sort(got)
+		require.Equal(t, want, got, "step %d: each job hears it, after the step before: %q", i, log)
+		rest = rest[3:]
+		if phase.answer != "" {
+			require.Equal(t, phase.answer, rest[0], fmt.Sprintf("it ends once they are told: %q", log))
+			rest = rest[1:]
+		}
+	}
+	require.Empty(t, rest)
+}
