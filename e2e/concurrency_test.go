@@ -88,10 +88,13 @@ func marker(i int, op string) string {
 	return fmt.Sprintf("%s#%d", strings.ReplaceAll(strings.ToLower(op), " ", "-"), i)
 }
 
-// runCounter is an HTTP target counting the requests of each job.
+// runCounter is an HTTP target counting the requests of each job, and
+// the Idempotency-Key of each, so that a failure tells a delivery repeated
+// under its key from a run too many.
 type runCounter struct {
 	mu   sync.Mutex
 	hits map[string]int
+	keys []string
 }
 
 func newRunCounter(t *testing.T) (*httptest.Server, *runCounter) {
@@ -99,11 +102,19 @@ func newRunCounter(t *testing.T) (*httptest.Server, *runCounter) {
 	srv := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		rc.mu.Lock()
 		rc.hits[r.Header.Get(activities.HeaderCollectionID)+"/"+r.Header.Get(activities.HeaderJobID)]++
+		rc.keys = append(rc.keys, r.Header.Get(activities.HeaderIdempotencyKey))
 		rc.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	})
 	t.Cleanup(srv.Close)
 	return srv, rc
+}
+
+// String lists the keys of the requests, in the order they came.
+func (rc *runCounter) String() string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return strings.Join(rc.keys, "\n")
 }
 
 func (rc *runCounter) snapshot() map[string]int {
@@ -301,7 +312,7 @@ func TestConcurrentWritesStayConsistent(t *testing.T) {
 		}
 		return true
 	}, 20*time.Second, 100*time.Millisecond)
-	require.True(t, ranAll, "runs answered 200 %v, target hits %v", runs, counter.snapshot())
+	require.True(t, ranAll, "runs answered 200 %v, target hits %v, their keys:\n%s", runs, counter.snapshot(), counter)
 	ranMore := !assert.Never(t, func() bool {
 		for j, n := range counter.snapshot() {
 			if n > runs[j] {
@@ -310,7 +321,7 @@ func TestConcurrentWritesStayConsistent(t *testing.T) {
 		}
 		return false
 	}, 2*time.Second, 100*time.Millisecond)
-	require.False(t, ranMore, "runs answered 200 %v, target hits %v", runs, counter.snapshot())
+	require.False(t, ranMore, "runs answered 200 %v, target hits %v, their keys:\n%s", runs, counter.snapshot(), counter)
 
 	s.requireConsistent(t, "race", "a", 8, succeeded, runs, target.URL)
 	s.requireConsistent(t, "doomed", "b", 4, succeeded, runs, target.URL)
