@@ -12,7 +12,7 @@ import (
 // TestStateReason: a PATCH that disables a job may say why; GET and the
 // job list show it, enabling clears it, a reason past 1024 characters is
 // refused, and recur writes its own when a collection disables its jobs
-// and when a job faults.
+// (those defined into it while disabled too) and when a job faults.
 func TestStateReason(t *testing.T) {
 	s := newStack(t)
 	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
@@ -54,6 +54,20 @@ func TestStateReason(t *testing.T) {
 		require.Equal(t, http.StatusOK, status, body)
 		require.Eventually(t, func() bool {
 			_, job := s.do(t, http.MethodGet, jobPath, nil)
+			return path(job, "properties", "state") == "enabled" && path(job, "properties", "stateReason") == nil
+		}, 10*time.Second, 200*time.Millisecond)
+	})
+	t.Run("a job defined into a disabled collection starts disabled", func(t *testing.T) {
+		status, body := s.do(t, http.MethodPost, collectionPath+"/disable", nil)
+		require.Equal(t, http.StatusOK, status, body)
+		status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/late", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+		require.Equal(t, http.StatusCreated, status, body)
+		require.Equal(t, "disabled", path(body, "properties", "state"))
+		require.Equal(t, "job collection coll1 was disabled", path(body, "properties", "stateReason"))
+		status, body = s.do(t, http.MethodPost, collectionPath+"/enable", nil)
+		require.Equal(t, http.StatusOK, status, body)
+		require.Eventually(t, func() bool {
+			_, job := s.do(t, http.MethodGet, collectionPath+"/jobs/late", nil)
 			return path(job, "properties", "state") == "enabled" && path(job, "properties", "stateReason") == nil
 		}, 10*time.Second, 200*time.Millisecond)
 	})

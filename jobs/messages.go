@@ -73,6 +73,9 @@ type MembershipRequest struct {
 type AdmitAnswer struct {
 	Seq   int
 	Error *Error `json:",omitempty"`
+	// CollectionDisabled says the collection is disabled or suspended:
+	// the definition it admits takes effect disabled.
+	CollectionDisabled bool `json:",omitempty"`
 }
 
 // CollectionView is a collection with the names of its jobs, or Deleted.

@@ -33,11 +33,12 @@ type admission struct {
 	answers map[int]jobs.AdmitAnswer // answers not yet taken, by request
 }
 
-// admit has the job's collection admit def, and waits for its answer.
-func (j *job) admit(ctx workflow.Context, def jobs.Job) error {
+// admit has the job's collection admit def, and waits for its answer:
+// whether the collection is disabled, or why it refused.
+func (j *job) admit(ctx workflow.Context, def jobs.Job) (collectionDisabled bool, err error) {
 	gap, err := shortestGap(ctx, def, created(ctx))
 	if err != nil {
-		return err
+		return false, err
 	}
 	a := &j.admission
 	if a.answers == nil {
@@ -49,19 +50,19 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job) error {
 	for answered := false; !answered; {
 		if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
 			// No collection workflow runs: there is no such collection.
-			return (&jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + j.key.Collection + " was not found"}).ToApplicationError()
+			return false, (&jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + j.key.Collection + " was not found"}).ToApplicationError()
 		}
 		answered, err = workflow.AwaitWithTimeout(ctx, admitPatience, func() bool { _, ok := a.answers[seq]; return ok })
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
 	answer := a.answers[seq]
 	delete(a.answers, seq)
 	if answer.Error != nil {
-		return answer.Error.ToApplicationError()
+		return false, answer.Error.ToApplicationError()
 	}
-	return nil
+	return answer.CollectionDisabled, nil
 }
 
 // leave has the collection forget the job, unless the collection itself

@@ -116,3 +116,24 @@ func TestPutsWithTheSameIfMatchLetOneThrough(t *testing.T) {
 	require.NotEqual(t, first.ETag, last.ETag, "the redefinition has a new ETag")
 	require.Equal(t, now.Add(2*time.Hour).Format(time.RFC3339), last.Properties.StartTime.String())
 }
+
+// TestADefinitionIntoADisabledCollectionTakesEffectDisabled: the
+// collection admits the job but says it is disabled; the job is defined
+// disabled, with the collection's reason, and does not run until the
+// collection enables it.
+func TestADefinitionIntoADisabledCollectionTakesEffectDisabled(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.collection.disabled = true
+	h.at(0, func() { h.put(job(now.Add(time.Minute), &recurrence.Recurrence{Frequency: "Hour"})) })
+	var defined jobs.Job
+	h.at(time.Hour+30*time.Minute, func() {
+		defined = h.view()
+		h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Enabled})
+	})
+	h.run(3*time.Hour+30*time.Minute, jobs.JobInput{Key: key})
+	require.Equal(t, jobs.Disabled, defined.Properties.State)
+	require.Equal(t, "job collection c was disabled", defined.Properties.StateReason)
+	require.Len(t, h.attempts, 2, "none while disabled (12:01, 13:01); 14:01 and 15:01 once enabled")
+	require.Equal(t, now.Add(2*time.Hour+time.Minute), h.attempts[0].at)
+}

@@ -130,6 +130,7 @@ func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
 		return
 	}
 	answer := jobs.AdmitAnswer{Seq: req.Seq, Error: c.admit(req)}
+	answer.CollectionDisabled = answer.Error == nil && jobs.JobsState(c.Collection.Properties.State) == jobs.Disabled
 	k := c.Key
 	k.Job = req.Job
 	c.answering++

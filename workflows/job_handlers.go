@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -55,6 +56,12 @@ func (j *job) register(ctx workflow.Context) error {
 	return nil
 }
 
+// collectionDisabledReason is the stateReason of a job its collection
+// disabled.
+func collectionDisabledReason(k jobs.Key) string {
+	return "job collection " + k.Collection + " was disabled"
+}
+
 // onCollection applies what the job's collection did: a deleted
 // collection deletes the job; enabling or disabling it enables or
 // disables the job, unless the job has ended (final states stay).
@@ -66,7 +73,7 @@ func (j *job) onCollection(ctx workflow.Context, sig jobs.CollectionSignal) {
 	case j.state == nil:
 	case sig.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
 		p := &j.state.Job.Properties
-		p.State, p.StateReason = jobs.Disabled, "job collection "+j.key.Collection+" was disabled"
+		p.State, p.StateReason = jobs.Disabled, collectionDisabledReason(j.key)
 		j.revise()
 		j.pending.changed = true
 	case sig.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
@@ -150,7 +157,8 @@ func (j *job) exists() error {
 // from its next occurrence; the status counters stay. A disabled job
 // enabled again resumes at the next occurrence to come.
 func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResult, error) {
-	if err := j.admit(ctx, req.Job); err != nil {
+	collectionDisabled, err := j.admit(ctx, req.Job)
+	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
 	// The job may have changed while its collection answered.
@@ -164,7 +172,13 @@ func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResu
 		return jobs.PutJobResult{}, err
 	}
 	created := j.state == nil
-	job, err := j.define(ctx, req.Job)
+	def := req.Job
+	if p := &def.Properties; collectionDisabled && !strings.EqualFold(string(p.State), string(jobs.Disabled)) {
+		// A disabled collection's jobs do not run, those defined into it
+		// included; enabling the collection enables them.
+		p.State, p.StateReason = jobs.Disabled, collectionDisabledReason(j.key)
+	}
+	job, err := j.define(ctx, def)
 	return jobs.PutJobResult{Job: job, Created: created}, err
 }
 

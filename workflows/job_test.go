@@ -37,6 +37,7 @@ var updates int
 type collectionStandIn struct {
 	env      *testsuite.TestWorkflowEnvironment
 	refuse   func(jobs.MembershipRequest) *jobs.Error
+	disabled bool // the collection answers that it is disabled
 	requests []jobs.MembershipRequest
 	left     []time.Time // when the job asked to be forgotten
 }
@@ -51,7 +52,7 @@ func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionSta
 				c.left = append(c.left, env.Now().UTC())
 				return nil
 			}
-			answer := jobs.AdmitAnswer{Seq: req.Seq}
+			answer := jobs.AdmitAnswer{Seq: req.Seq, CollectionDisabled: c.disabled}
 			if c.refuse != nil {
 				answer.Error = c.refuse(req)
 			}
