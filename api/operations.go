@@ -46,7 +46,7 @@ func (s *Server) collectionOperation(ctx context.Context, c *gin.Context, k jobs
 	}); err != nil {
 		return notFoundAs(err, collectionNamed(k))
 	}
-	return s.answerOperation(ctx, c, k, h, s.operationWait)
+	return notFoundAs(s.answerOperation(ctx, c, k, h, s.operationWait), collectionNamed(k))
 }
 
 // getOperation answers the Location of a 202: 202 again while the
@@ -60,10 +60,7 @@ func (s *Server) getOperation(ctx context.Context, c *gin.Context, k jobs.Key) e
 	}
 	h := s.temporal.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
 		WorkflowID: k.CollectionWorkflowID(), RunID: runID, UpdateID: updateID})
-	if err := s.answerOperation(ctx, c, k, h, operationPollWait); err != nil {
-		return notFoundAs(err, "operation "+op)
-	}
-	return nil
+	return notFoundAs(s.answerOperation(ctx, c, k, h, operationPollWait), "operation "+op)
 }
 
 // answerOperation waits up to d for an accepted update to complete: 200

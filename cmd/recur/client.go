@@ -155,14 +155,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.send(req)
+	resp, data, err := c.exchange(req)
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("read the answer to %s %s: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, answerError(resp.Status, data)
@@ -198,15 +193,10 @@ func (c *apiClient) await(ctx context.Context, location, retryAfter string) ([]b
 		if err != nil {
 			return nil, err
 		}
-		resp, err := c.send(req)
-		if err != nil {
-			return nil, err
-		}
-		data, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, data, err := c.exchange(req)
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("read the answer to GET %s: %w", loc.Path, err)
+			return nil, err
 		case resp.StatusCode == http.StatusAccepted:
 			retryAfter = resp.Header.Get("Retry-After")
 		case resp.StatusCode/100 != 2:
@@ -217,18 +207,23 @@ func (c *apiClient) await(ctx context.Context, location, retryAfter string) ([]b
 	}
 }
 
-// send sends req with the headers of every request: JSON wanted, and the
-// token.
-func (c *apiClient) send(req *http.Request) (*http.Response, error) {
+// exchange sends req with the headers of every request (JSON wanted, the
+// token) and reads the whole answer.
+func (c *apiClient) exchange(req *http.Request) (*http.Response, []byte, error) {
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, c.transportError(err)
+		return nil, nil, c.transportError(err)
 	}
-	return resp, nil
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the answer to %s %s: %w", req.Method, req.URL.Path, err)
+	}
+	return resp, data, nil
 }
 
 // withVersion returns a copy of query with api-version.
