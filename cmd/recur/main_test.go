@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/freeport"
 )
 
 var (
@@ -55,13 +57,15 @@ type buildError struct {
 
 func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
 
-// freePort returns a port that was free a moment ago.
+// freePort returns a port of 127.0.0.1 that was free a moment ago, below
+// the kernel's ephemeral range: one the kernel hands out for ":0" may be
+// taken by any outgoing connection before the process under test binds
+// it (a restarted recur dev found its API port so taken).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Pick("127.0.0.1", 1)
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 func listenOn(port int) (net.Listener, error) {
