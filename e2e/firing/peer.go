@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/internal/peer"
@@ -33,13 +32,7 @@ func (f *firing) createSchedules(ctx context.Context, names []string, first time
 
 // deleteSchedules deletes the schedules; one already gone is not an error.
 func (f *firing) deleteSchedules(ctx context.Context, names []string) error {
-	_, err := parallel(names, func(_ int, name string) error {
-		err := f.temporal.ScheduleClient().GetHandle(ctx, name).Delete(ctx)
-		if _, ok := err.(*serviceerror.NotFound); err != nil && !ok {
-			return fmt.Errorf("delete schedule %s: %w", name, err)
-		}
-		return nil
-	})
+	_, err := parallel(names, func(_ int, name string) error { return peer.DeleteSchedule(ctx, f.temporal, name) })
 	return err
 }
 

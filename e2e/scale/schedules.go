@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -100,11 +99,6 @@ func (s *schedules) listPages(ctx context.Context, rec *recorder) (pages, items 
 // remove deletes the n schedules; one already gone is not an error.
 func (s *schedules) remove(ctx context.Context, n int) error {
 	failed := make([]error, n)
-	each(ctx, s.workers, 0, n, func(i int) {
-		err := s.temporal.ScheduleClient().GetHandle(ctx, scheduleID(i)).Delete(ctx)
-		if _, gone := err.(*serviceerror.NotFound); !gone {
-			failed[i] = err
-		}
-	})
+	each(ctx, s.workers, 0, n, func(i int) { failed[i] = peer.DeleteSchedule(ctx, s.temporal, scheduleID(i)) })
 	return errors.Join(failed...)
 }

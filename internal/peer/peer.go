@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -95,6 +96,18 @@ func (a *poster) Post(ctx context.Context, in postRequest) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("post %s: %s: %s", in.URL, resp.Status, bytes.TrimSpace(body))
+	}
+	return nil
+}
+
+// DeleteSchedule deletes schedule id; one already gone is not an error.
+func DeleteSchedule(ctx context.Context, c client.Client, id string) error {
+	err := c.ScheduleClient().GetHandle(ctx, id).Delete(ctx)
+	if _, gone := err.(*serviceerror.NotFound); gone {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete schedule %s: %w", id, err)
 	}
 	return nil
 }

@@ -47,4 +47,10 @@ func TestAScheduleOfThePeerPostsAsRecurDoes(t *testing.T) {
 	require.True(t, ok, "key %q is not the schedule's workflow ID", d.Key)
 	require.Equal(t, nominal, d.Nominal.Format(time.RFC3339))
 	require.False(t, d.Nominal.Before(before), "nominal %s before the trigger at %s", d.Nominal, before)
+
+	// Deleting is done once, and again is no error.
+	require.NoError(t, DeleteSchedule(ctx, c, "sched-1"))
+	_, err = h.Describe(ctx)
+	require.Error(t, err, "deleted")
+	require.NoError(t, DeleteSchedule(ctx, c, "sched-1"))
 }
