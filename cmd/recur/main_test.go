@@ -60,7 +60,7 @@ func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n"
 // freePort returns a port of 127.0.0.1 that was free a moment ago, below
 // the kernel's ephemeral range: one the kernel hands out for ":0" may be
 // taken by any outgoing connection before the process under test binds
-// it (a restarted recur dev found its API port so taken).
+// it.
 func freePort(t *testing.T) int {
 	t.Helper()
 	ports, err := freeport.Pick("127.0.0.1", 1)
