@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,8 +289,22 @@ func (s *Server) dataConverter() converter.DataConverter {
 func nextLink(c *gin.Context, skip int) string {
 	q := c.Request.URL.Query()
 	q.Set("$skip", strconv.Itoa(skip))
+	return link(c, q)
+}
+
+// link is the request's URL with the query q.
+func link(c *gin.Context, q url.Values) string {
 	// "$" needs no escaping in a query; Azure's own links spell $skip.
 	return baseURL(c) + c.Request.URL.Path + "?" + strings.ReplaceAll(q.Encode(), "%24", "$")
+}
+
+// resumeLink is the request's URL that resumes a list after the name
+// given: $skiptoken set to it, $skip gone (it counted before this page).
+func resumeLink(c *gin.Context, after string) string {
+	q := c.Request.URL.Query()
+	q.Del("$skip")
+	q.Set("$skiptoken", after)
+	return link(c, q)
 }
 
 // baseURL is the scheme and host the client reached the API at, for the

@@ -70,10 +70,12 @@ func (s *Server) listCollections(ctx context.Context, c *gin.Context, scope jobs
 
 // listJobs answers GET .../jobCollections/{c}/jobs: the collection's jobs
 // sorted by name, optionally of one state, a page of them with a
-// nextLink. The jobs and their views come from the visibility store,
-// which must return every job of the collection for them to be sorted:
-// the collection's workflow holds their names too, but reading them
-// would need a worker.
+// nextLink. The names come from the collection's memo, the views of the
+// page's jobs alone from the visibility store: the SQL visibility stores
+// take no ORDER BY, and reading every job of the collection to sort them
+// made a page cost its whole collection. The nextLink resumes after the
+// page's last name ($skiptoken), so that jobs created or deleted between
+// two pages shift none of the next.
 func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	top, skip, err := parsePage(c, maxListTop)
 	if err != nil {
@@ -83,43 +85,124 @@ func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error
 	if err != nil {
 		return err
 	}
-	if _, err := s.collection(ctx, k); err != nil {
+	after := c.Query("$skiptoken")
+	if after != "" {
+		if err := (jobs.Key{Subscription: k.Subscription, ResourceGroup: k.ResourceGroup, Collection: k.Collection, Job: after}).Validate(); err != nil {
+			return &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "$skiptoken",
+				message: fmt.Sprintf("$skiptoken %q is not a job name; use the nextLink of a page", after)}
+		}
+	}
+	var coll jobs.CollectionView
+	err = describeView(ctx, s, k.CollectionWorkflowID(), s.collectionWithJobs, &coll)
+	if err := viewFound(err, coll.Deleted, collectionNamed(k)); err != nil {
 		return err
 	}
-	views, more, err := listViews(ctx, s, jobsQuery(k, state), s.jobMemo,
-		func(v jobs.JobView) bool { return !v.Deleted }, skip, top)
+	names := coll.Jobs
+	if after != "" {
+		i, found := slices.BinarySearch(names, after)
+		if found {
+			i++
+		}
+		names = names[i:]
+	}
+	page, more, err := s.jobsPage(ctx, k, names, state, skip, top)
 	if err != nil {
 		return err
 	}
 	list := jobList{Value: []jobs.Job{}}
-	for _, v := range views {
+	for _, v := range page {
 		list.Value = append(list.Value, v.Job.Public())
 	}
 	if more {
-		list.NextLink = nextLink(c, skip+top)
+		last := page[len(page)-1].Job.Name
+		list.NextLink = resumeLink(c, last[strings.LastIndexByte(last, '/')+1:])
 	}
 	c.JSON(http.StatusOK, list)
 	return nil
 }
 
-// jobsQuery is the visibility query for the live jobs of k's collection,
-// of one state or of any.
-func jobsQuery(k jobs.Key, state string) string {
-	extra := []string{running}
-	if state != "" {
-		extra = append(extra, jobs.AttrState.GetName()+" = "+quote(state))
+// maxJobsChunk bounds how many jobs one visibility call of a list reads.
+const maxJobsChunk = 500
+
+// jobsPage returns the public views of the jobs named, in their order, of
+// the state (any when empty), after the first skip of them, at most top,
+// and whether more follow. A job with no view (never defined) or a
+// deleted one is left out. It reads the views from the visibility store
+// by workflow ID, a chunk of names at a time: the first chunk as long as
+// the page, each next one twice the one before, so that a page of every
+// state costs one call and a page of one state a few.
+func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, state string, skip, top int) (page []jobs.JobView, more bool, err error) {
+	for size := skip + top + 1; len(names) > 0; size *= 2 {
+		chunk := names[:min(size, maxJobsChunk, len(names))]
+		names = names[len(chunk):]
+		memos, err := s.jobMemos(ctx, k, chunk, state)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, name := range chunk {
+			m, ok := memos[name]
+			if !ok {
+				continue
+			}
+			var view jobs.JobView
+			switch err := s.jobMemo(m, &view); {
+			case errors.Is(err, errNoView) || err == nil && view.Deleted:
+				continue
+			case err != nil:
+				return nil, false, fmt.Errorf("the public view of job %s: %w", name, err)
+			case skip > 0:
+				skip--
+				continue
+			case len(page) == top:
+				return page, true, nil
+			}
+			page = append(page, view)
+		}
 	}
-	return scopeQuery(jobs.KindJob, k.CollectionKey(), extra...)
+	return page, false, nil
 }
 
-// listViews returns a page of the public views, decoded from their
-// memos, of the workflows the visibility query finds: the top after the
+// jobMemos returns the memos of the running workflows of the jobs named
+// in k's collection, of the state (any when empty), by job name.
+func (s *Server) jobMemos(ctx context.Context, k jobs.Key, names []string, state string) (map[string]*commonpb.Memo, error) {
+	byID := make(map[string]string, len(names))
+	for _, name := range names {
+		k.Job = name
+		byID[k.JobWorkflowID()] = name
+	}
+	memos := make(map[string]*commonpb.Memo, len(names))
+	err := s.listWorkflows(ctx, jobsQuery(k, names, state), func(e *workflowpb.WorkflowExecutionInfo) bool {
+		// The newest run comes first when a continue-as-new shows two.
+		if name, ok := byID[e.GetExecution().GetWorkflowId()]; ok && memos[name] == nil {
+			memos[name] = e.GetMemo()
+		}
+		return true
+	})
+	return memos, err
+}
+
+// jobsQuery is the visibility query for the running workflows of the jobs
+// named in k's collection, of one state or of any.
+func jobsQuery(k jobs.Key, names []string, state string) string {
+	ids := make([]string, len(names))
+	for i, name := range names {
+		k.Job = name
+		ids[i] = quote(k.JobWorkflowID())
+	}
+	query := "WorkflowId IN (" + strings.Join(ids, ", ") + ") AND " + running
+	if state != "" {
+		query += " AND " + jobs.AttrState.GetName() + " = " + quote(state)
+	}
+	return query
+}
+
+// listViews returns a page of the public views of the collections the
+// visibility query finds, decoded from their memos: the top after the
 // first skip, left out those keep says not to and those with none yet
-// (never defined), and whether more follow. They are sorted by
-// collection, job, resource group and subscription: by name, whether
-// they are collections or the jobs of one. The SQL visibility stores
-// reject ORDER BY, so every match is read and sorted here, by the keys in
-// its search attributes; only the memos up to the page's end are decoded.
+// (never defined), and whether more follow. They are sorted by name,
+// resource group and subscription. The SQL visibility stores reject ORDER
+// BY, so every match is read and sorted here, by the keys in its search
+// attributes; only the memos up to the page's end are decoded.
 func listViews[V any](ctx context.Context, s *Server, query string, decode func(*commonpb.Memo, *V) error, keep func(V) bool, skip, top int) (page []V, more bool, err error) {
 	type listed struct {
 		key  jobs.Key

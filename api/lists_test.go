@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -59,16 +60,16 @@ func TestParseJobStateFilter(t *testing.T) {
 
 func TestJobsQuery(t *testing.T) {
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "ignored"}
-	assert.Equal(t, "RecurKind = 'job' AND RecurSubscription = 'sub1' AND RecurResourceGroup = 'rg1' "+
-		"AND RecurCollection = 'coll1' AND ExecutionStatus = 'Running'", jobsQuery(k, ""))
-	assert.True(t, strings.HasSuffix(jobsQuery(k, "Disabled"), " AND ExecutionStatus = 'Running' AND RecurState = 'Disabled'"))
+	assert.Equal(t, "WorkflowId IN ('job:sub1/rg1/coll1/a', 'job:sub1/rg1/coll1/b') AND ExecutionStatus = 'Running'",
+		jobsQuery(k, []string{"a", "b"}, ""))
+	assert.Equal(t, "WorkflowId IN ('job:sub1/rg1/coll1/a') AND ExecutionStatus = 'Running' AND RecurState = 'Disabled'",
+		jobsQuery(k, []string{"a"}, "Disabled"))
 	assert.Equal(t, "RecurKind = 'collection' AND RecurSubscription = 'it\\'s' AND ExecutionStatus = 'Running'",
 		scopeQuery(jobs.KindCollection, jobs.Key{Subscription: "it's"}, running))
 }
 
 // listFake is a Temporal client with collection and job workflows: it
-// lists the executions whose kind the query names and answers their
-// queries.
+// lists the executions whose kind or workflow IDs the query names.
 type listFake struct {
 	client.Client
 	executions []*workflowpb.WorkflowExecutionInfo // in the store's order
@@ -141,20 +142,31 @@ func (f *listFake) stored(e *workflowpb.WorkflowExecutionInfo) *workflowpb.Workf
 	if !ok || f.undefined[id] {
 		return out
 	}
-	key := jobs.MemoJob
-	if _, coll := v.(jobs.CollectionView); coll {
-		key = jobs.MemoCollection
+	fields := map[string]any{jobs.MemoJob: v}
+	if coll, ok := v.(jobs.CollectionView); ok {
+		fields = map[string]any{jobs.MemoCollection: jobs.CollectionView{Collection: coll.Collection}}
+		for _, name := range coll.Jobs {
+			key := jobs.JobNamesKey(name)
+			shard, _ := fields[key].([]string)
+			fields[key] = append(shard, name)
+		}
 	}
-	p, err := converter.GetDefaultDataConverter().ToPayload(v)
-	if err != nil {
-		panic(err)
+	out.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{}}
+	for key, v := range fields {
+		p, err := converter.GetDefaultDataConverter().ToPayload(v)
+		if err != nil {
+			panic(err)
+		}
+		if id == f.failing {
+			p.Data = []byte("{not json")
+		}
+		out.Memo.Fields[key] = p
 	}
-	if id == f.failing {
-		p.Data = []byte("{not json")
-	}
-	out.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{key: p}}
 	return out
 }
+
+// quoted matches the quoted strings of a visibility query.
+var quoted = regexp.MustCompile(`'([^']*)'`)
 
 func (f *listFake) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
 	for _, e := range f.executions {
@@ -170,6 +182,16 @@ func (f *listFake) ListWorkflow(_ context.Context, req *workflowservice.ListWork
 	f.queries = append(f.queries, req.Query)
 	f.mu.Unlock()
 	var matching []*workflowpb.WorkflowExecutionInfo
+	if ids, ok := strings.CutPrefix(req.Query, "WorkflowId IN ("); ok {
+		ids, _, _ = strings.Cut(ids, ")")
+		for _, e := range f.executions {
+			if slices.ContainsFunc(quoted.FindAllStringSubmatch(ids, -1), func(m []string) bool {
+				return m[1] == e.GetExecution().GetWorkflowId()
+			}) {
+				matching = append(matching, f.stored(e))
+			}
+		}
+	}
 	for _, e := range f.executions {
 		var kind, rg string
 		fields := e.GetSearchAttributes().GetIndexedFields()
@@ -191,6 +213,13 @@ func (f *listFake) ListWorkflow(_ context.Context, req *workflowservice.ListWork
 		resp.NextPageToken = []byte{byte(end)}
 	}
 	return resp, nil
+}
+
+// queriesSince returns the queries listed since the first n.
+func (f *listFake) queriesSince(n int) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.queries[n:])
 }
 
 func (f *listFake) lastQuery() string {
@@ -302,17 +331,35 @@ func TestListJobs(t *testing.T) {
 	assert.Equal(t, []string{"coll1/j1", "coll1/j2", "coll1/j3", "coll1/j4", "coll1/j5"}, names(t, body),
 		"sorted; the deleted job and the undefined one left out")
 	assert.NotContains(t, body, "nextLink")
-	assert.Equal(t, jobsQuery(jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}, ""), f.lastQuery())
+	all := []string{"gone", "j1", "j2", "j3", "j4", "j5", "new"}
+	assert.Equal(t, jobsQuery(jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}, all, ""), f.lastQuery(),
+		"the collection's names, read from its memo, name the jobs listed")
 
-	// The deleted and the undefined job are left out before paging.
+	// The deleted and the undefined job are left out before paging; the
+	// nextLink resumes after the page's last job.
 	status, body = getList(t, f, jobsPath+version+"&$top=2&$skip=1")
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Equal(t, []string{"coll1/j2", "coll1/j3"}, names(t, body))
-	assert.Equal(t, "http://example.com"+jobsPath+"?$skip=3&$top=2&api-version=2016-03-01", body["nextLink"])
-	status, body = getList(t, f, jobsPath+version+"&$top=2&$skip=3")
+	assert.Equal(t, "http://example.com"+jobsPath+"?$skiptoken=j3&$top=2&api-version=2016-03-01", body["nextLink"])
+	status, body = getList(t, f, jobsPath+version+"&$top=2&$skiptoken=j3")
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Equal(t, []string{"coll1/j4", "coll1/j5"}, names(t, body))
 	assert.NotContains(t, body, "nextLink", "the last page ends the list")
+	// A job deleted since the page before does not shift the next.
+	status, body = getList(t, f, jobsPath+version+"&$top=2&$skiptoken=j35")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"coll1/j4", "coll1/j5"}, names(t, body))
+
+	// A page reads its names in chunks, each twice the one before, until
+	// it knows whether a job follows it.
+	n := len(f.queries)
+	status, body = getList(t, f, jobsPath+version+"&$top=1&$skip=4")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"coll1/j5"}, names(t, body))
+	assert.NotContains(t, body, "nextLink")
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}
+	assert.Equal(t, []string{jobsQuery(k, all[:6], ""), jobsQuery(k, all[6:], "")}, slices.Compact(f.queriesSince(n)),
+		"each chunk's query, once a visibility page")
 
 	status, body = getList(t, f, jobsPath+version+"&$filter=state%20eq%20disabled")
 	require.Equal(t, http.StatusOK, status, body)
@@ -324,6 +371,7 @@ func TestListJobs(t *testing.T) {
 	}{
 		{jobsPath + version + "&$filter=state%20eq%20Running", codeInvalidFilter, http.StatusBadRequest},
 		{jobsPath + version + "&$top=0", codeInvalidQuery, http.StatusBadRequest},
+		{jobsPath + version + "&$skiptoken=a/b", codeInvalidQuery, http.StatusBadRequest},
 		{rgPath + "/nope/jobs" + version, jobs.CodeNotFound, http.StatusNotFound},
 	} {
 		n := len(f.queries)

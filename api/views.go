@@ -3,6 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -54,6 +57,27 @@ func (s *Server) jobMemo(m *commonpb.Memo, view *jobs.JobView) error {
 // collectionMemo decodes a collection's public view.
 func (s *Server) collectionMemo(m *commonpb.Memo, view *jobs.CollectionView) error {
 	return s.memoView(m, jobs.MemoCollection, view)
+}
+
+// collectionWithJobs decodes a collection's public view and its jobs'
+// names, sorted, from the memo keys the collection spreads them over
+// (jobs.JobNamesKey).
+func (s *Server) collectionWithJobs(m *commonpb.Memo, view *jobs.CollectionView) error {
+	if err := s.collectionMemo(m, view); err != nil {
+		return err
+	}
+	for key, p := range m.GetFields() {
+		if !strings.HasPrefix(key, jobs.MemoJobNames) {
+			continue
+		}
+		var names []string
+		if err := s.dataConverter().FromPayload(p, &names); err != nil {
+			return fmt.Errorf("the names of the jobs under %s: %w", key, err)
+		}
+		view.Jobs = append(view.Jobs, names...)
+	}
+	slices.Sort(view.Jobs)
+	return nil
 }
 
 // memoView decodes the memo's key into view, through the API's data

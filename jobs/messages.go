@@ -1,6 +1,10 @@
 package jobs
 
-import "time"
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+)
 
 // TaskQueue is the task queue of recur's workflows. A job runs its
 // actions as local activities, in the worker that runs its workflow task,
@@ -224,7 +228,23 @@ const (
 	// history, which the API reads as the job's history (newest first,
 	// run by run back along continue-as-new). The memo keeps the last.
 	MemoRows = "recurRows" // -> []HistoryRow
+	// MemoJobNames prefixes the keys of the collection's memo that hold
+	// its jobs' names (JobNamesKey): a list page reads its names there and
+	// the views of that page alone from visibility.
+	MemoJobNames = "recurJobs."
 )
+
+// jobNameShards is how many memo keys a collection's job names are spread
+// over: an admission rewrites one of them, a sixteenth of the names.
+const jobNameShards = 16
+
+// JobNamesKey returns the key of the collection's memo whose sorted list
+// of names ([]string) holds the job named name.
+func JobNamesKey(name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return fmt.Sprintf("%s%x", MemoJobNames, h.Sum32()%jobNameShards)
+}
 
 // StatusView is the part of a job's public view that changes with each
 // occurrence: the memo keeps it apart from the definition, so that an

@@ -42,6 +42,9 @@ type collection struct {
 	membership workflow.ReceiveChannel // its jobs' MembershipRequests
 	answering  int                     // admissions whose answer is on its way
 	published  []byte                  // the public view last written to the memo (memo.go)
+	// namesChanged holds the memo keys (jobs.JobNamesKey) whose names
+	// changed since they were last written (publishNames).
+	namesChanged map[string]bool
 	// tells are the messages to every job not yet delivered, oldest
 	// first: one coroutine sends them in turn, so that a disable and the
 	// enable after it reach each job in that order.
@@ -76,7 +79,7 @@ func (c *collection) run(ctx workflow.Context) error {
 			c.handle(ctx, req)
 		}
 		if err := workflow.Await(ctx, func() bool {
-			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0
+			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0 && len(c.namesChanged) == 0
 		}); err != nil {
 			return err
 		}
@@ -120,6 +123,7 @@ func (c *collection) register(ctx workflow.Context) error {
 		}
 	})
 	workflow.Go(ctx, c.sendTells)
+	workflow.Go(ctx, c.publishNames)
 	return nil
 }
 
@@ -230,6 +234,7 @@ func (c *collection) admit(req jobs.MembershipRequest) *jobs.Error {
 			Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", c.Key.Collection, limit)}
 	}
 	c.Jobs = slices.Insert(c.Jobs, i, req.Job)
+	c.nameChanged(req.Job)
 	return nil
 }
 
@@ -239,7 +244,16 @@ func (c *collection) forget(job string) {
 	c.updates++
 	if i, found := slices.BinarySearch(c.Jobs, job); found {
 		c.Jobs = slices.Delete(c.Jobs, i, i+1)
+		c.nameChanged(job)
 	}
+}
+
+// nameChanged marks the memo key that holds name for publishNames.
+func (c *collection) nameChanged(name string) {
+	if c.namesChanged == nil {
+		c.namesChanged = map[string]bool{}
+	}
+	c.namesChanged[jobs.JobNamesKey(name)] = true
 }
 
 func (c *collection) validateExists(_ workflow.Context, req jobs.DeleteCollectionRequest) error {

@@ -85,3 +85,66 @@ func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
 	}
 	require.Empty(t, rest)
 }
+
+// TestACollectionKeepsItsJobsNamesInItsMemo: the API lists a collection's
+// jobs from the names in its memo, spread over keys so that an admission
+// rewrites a few of them. Each key holds its names sorted; a job that
+// leaves is gone from its key, and no other key is written for it.
+func TestACollectionKeepsItsJobsNamesInItsMemo(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	worker.Register(env, &activities.Activities{})
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", mock.Anything, mock.Anything).Return(nil)
+	var upserts []map[string]any
+	env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
+		fields := args.Get(0).(map[string]any)
+		if _, view := fields[jobs.MemoCollection]; !view {
+			upserts = append(upserts, fields)
+		}
+	}).Return()
+	// More names than keys, in no order: some keys hold several.
+	var joined []string
+	for i := 40; i > 0; i-- {
+		joined = append(joined, fmt.Sprintf("job-%02d", i))
+	}
+	env.RegisterDelayedCallback(func() {
+		for _, name := range joined {
+			env.SignalWorkflow(jobs.SignalMembership, jobs.MembershipRequest{Job: name, Seq: 1})
+		}
+	}, time.Second)
+	var leftAt int
+	env.RegisterDelayedCallback(func() {
+		leftAt = len(upserts)
+		env.SignalWorkflow(jobs.SignalMembership, jobs.MembershipRequest{Job: "job-07", Leave: true})
+	}, 2*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.DeleteCollectionRequest{})
+	}, time.Minute)
+	coll := jobs.Collection{}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
+	require.NoError(t, env.GetWorkflowError())
+
+	memo := map[string][]string{}
+	for _, fields := range upserts {
+		for k, v := range fields {
+			memo[k] = v.([]string)
+		}
+	}
+	want := map[string][]string{}
+	for i := 1; i <= 40; i++ {
+		name := fmt.Sprintf("job-%02d", i)
+		k := jobs.JobNamesKey(name)
+		if _, ok := want[k]; !ok {
+			want[k] = []string{}
+		}
+		if name != "job-07" {
+			want[k] = append(want[k], name)
+		}
+	}
+	require.Equal(t, want, memo)
+	require.Len(t, upserts, leftAt+1, "the leave costs one upsert")
+	require.Equal(t, map[string]any{jobs.JobNamesKey("job-07"): want[jobs.JobNamesKey("job-07")]}, upserts[leftAt])
+}

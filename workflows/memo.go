@@ -74,7 +74,8 @@ func (j *job) upsertAttributes(ctx workflow.Context) {
 }
 
 // publish writes the collection's public view to its memo when it
-// changed; its jobs' names stay out (up to 1000 of them at every change).
+// changed; its jobs' names have keys of their own (publishNames), so
+// that neither rewrites the other.
 func (c *collection) publish(ctx workflow.Context) {
 	if c.Collection == nil {
 		return
@@ -89,6 +90,31 @@ func (c *collection) publish(ctx workflow.Context) {
 		return
 	}
 	c.published = enc
+}
+
+// publishNames writes the names of the memo keys that changed, each key
+// its sorted share of the collection's jobs. Its wait ends once every
+// coroutine of the workflow task is blocked, so the admissions of one
+// task cost one upsert.
+func (c *collection) publishNames(ctx workflow.Context) {
+	for {
+		if err := workflow.Await(ctx, func() bool { return len(c.namesChanged) > 0 }); err != nil {
+			return
+		}
+		fields := map[string]any{}
+		for key := range c.namesChanged {
+			fields[key] = []string{}
+		}
+		for _, name := range c.Jobs {
+			if key := jobs.JobNamesKey(name); c.namesChanged[key] {
+				fields[key] = append(fields[key].([]string), name)
+			}
+		}
+		clear(c.namesChanged)
+		if err := workflow.UpsertMemo(ctx, fields); err != nil {
+			workflow.GetLogger(ctx).Error("upsert the names of the jobs", "error", err)
+		}
+	}
 }
 
 // changed returns view's encoding and whether it differs from last. A
