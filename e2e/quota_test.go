@@ -92,44 +92,53 @@ func TestConcurrentPutsRespectMaxJobCount(t *testing.T) {
 	}, 20*time.Second, 250*time.Millisecond, "a later list shows 10 jobs")
 }
 
-// TestAdmissionsCarryOnAcrossContinueAsNew: 520 PUTs of 20 jobs, 16 at a
-// time, are more admissions than a collection's workflow takes in one run:
-// it continues as new among them, and every PUT is answered, the
-// collection holds its 20 jobs exactly and refuses a 21st.
+// TestAdmissionsCarryOnAcrossContinueAsNew: 20 jobs, each created and
+// deleted 13 times and created once more, at the same time, are more
+// admissions and leaves than a collection's workflow takes in one run
+// (a redefinition its terms allow does not ask it): it continues as new
+// among them, and every request is answered, the collection holds its 20
+// jobs exactly and refuses a 21st.
 func TestAdmissionsCarryOnAcrossContinueAsNew(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: 520 admissions (about 15 s)")
+		t.Skip("-short: 540 admissions and leaves (about 30 s)")
 	}
 	s := newStack(t)
 	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{
 		"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": 20}}})
 	require.Equal(t, http.StatusCreated, status, body)
 
-	puts := make(chan int)
+	const rounds = 14
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	statuses := map[int]int{}
-	for range 16 {
+	statuses := map[string]int{}
+	for i := range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range puts {
-				st, body := s.do(t, http.MethodPut, fmt.Sprintf("%s/jobs/job-%02d", collectionPath, i%20), httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
-				if st >= 300 {
-					t.Logf("PUT %d: %d %v", i, st, body)
+			path := fmt.Sprintf("%s/jobs/job-%02d", collectionPath, i)
+			for round := range rounds {
+				requests := []string{http.MethodPut, http.MethodDelete}
+				if round == rounds-1 {
+					requests = requests[:1]
 				}
-				mu.Lock()
-				statuses[st]++
-				mu.Unlock()
+				for _, method := range requests {
+					var body any
+					if method == http.MethodPut {
+						body = httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"})
+					}
+					st, answer := s.do(t, method, path, body)
+					if st >= 300 {
+						t.Logf("%s %s: %d %v", method, path, st, answer)
+					}
+					mu.Lock()
+					statuses[fmt.Sprintf("%s %d", method, st)]++
+					mu.Unlock()
+				}
 			}
 		}()
 	}
-	for i := range 520 {
-		puts <- i
-	}
-	close(puts)
 	wg.Wait()
-	require.Equal(t, map[int]int{http.StatusCreated: 20, http.StatusOK: 500}, statuses)
+	require.Equal(t, map[string]int{"PUT 201": 20 * rounds, "DELETE 200": 20 * (rounds - 1)}, statuses)
 
 	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/one-too-many", httpJob("http://127.0.0.1:9/", nil))
 	require.Equal(t, http.StatusConflict, status, body)
@@ -143,4 +152,40 @@ func TestAdmissionsCarryOnAcrossContinueAsNew(t *testing.T) {
 		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
 		return err == nil && len(resp.GetExecutions()) >= 1
 	}, 10*time.Second, 200*time.Millisecond, "the collection's workflow continued as new")
+}
+
+// TestARedefinitionMeetsTheCollectionsNewMaxRecurrence: a job redefined
+// within the terms it last heard of does not ask its collection again; a
+// collection PUT that tightens maxRecurrence tells its jobs, after which
+// a redefinition more frequent is refused, and one that loosens it admits
+// at once a redefinition the job's old terms did not allow (it asks).
+func TestARedefinitionMeetsTheCollectionsNewMaxRecurrence(t *testing.T) {
+	s := newStack(t)
+	quota := func(frequency string) map[string]any {
+		return map[string]any{"properties": map[string]any{"sku": map[string]any{"name": "Standard"},
+			"quota": map[string]any{"maxRecurrence": map[string]any{"frequency": frequency, "interval": 1}}}}
+	}
+	status, body := s.do(t, http.MethodPut, collectionPath, quota("Minute"))
+	require.Equal(t, http.StatusCreated, status, body)
+	jobPath := collectionPath + "/jobs/j"
+	every := func(minutes int) map[string]any {
+		return httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Minute", "interval": minutes})
+	}
+	status, body = s.do(t, http.MethodPut, jobPath, every(120))
+	require.Equal(t, http.StatusCreated, status, body)
+
+	status, body = s.do(t, http.MethodPut, collectionPath, quota("Hour"))
+	require.Equal(t, http.StatusOK, status, body)
+	require.Eventually(t, func() bool {
+		status, body = s.do(t, http.MethodPut, jobPath, every(30))
+		return status == http.StatusConflict
+	}, 10*time.Second, 100*time.Millisecond, "the job hears of the new quota: %d %v", status, body)
+	require.Equal(t, "QuotaExceeded", path(body, "error", "code"))
+	status, body = s.do(t, http.MethodPut, jobPath, every(90))
+	require.Equal(t, http.StatusOK, status, body)
+
+	status, body = s.do(t, http.MethodPut, collectionPath, quota("Minute"))
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = s.do(t, http.MethodPut, jobPath, every(30))
+	require.Equal(t, http.StatusOK, status, "a quota loosened admits at once: %v", body)
 }

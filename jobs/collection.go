@@ -98,18 +98,14 @@ func (m MaxRecurrence) Period() time.Duration {
 	return gap
 }
 
-// CheckRecurrence returns a quota error when a job whose occurrences come
-// as close as gap (0: a one-time job) would recur more often than the
-// collection allows.
-func (c *Collection) CheckRecurrence(gap time.Duration) error {
-	q := c.Properties.Quota
-	if gap <= 0 || q == nil || q.MaxRecurrence == nil || gap >= q.MaxRecurrence.Period() {
-		return nil
+// Terms returns the collection's terms at its revision.
+func (c *Collection) Terms(revision int) CollectionTerms {
+	t := CollectionTerms{Revision: revision, Disabled: JobsState(c.Properties.State) == Disabled}
+	if q := c.Properties.Quota; q != nil && q.MaxRecurrence != nil {
+		m := *q.MaxRecurrence
+		t.MaxRecurrence = &m
 	}
-	m := q.MaxRecurrence
-	return &Error{Code: CodeQuotaExceeded, Target: "properties.recurrence",
-		Message: fmt.Sprintf("the job runs as often as every %s, but job collection %s allows at most once every %d %s(s) (quota.maxRecurrence)",
-			gap, c.Name, m.Interval, strings.ToLower(m.Frequency))}
+	return t
 }
 
 // Accept checks a collection definition from a PUT or PATCH and writes it

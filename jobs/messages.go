@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"time"
 )
 
@@ -73,13 +74,37 @@ type MembershipRequest struct {
 }
 
 // AdmitAnswer is a collection's answer to an admission: Error says why it
-// refused, nil when it admitted the job.
+// refused, nil when it admitted the job; Terms are the collection's as it
+// answered.
 type AdmitAnswer struct {
 	Seq   int
 	Error *Error `json:",omitempty"`
-	// CollectionDisabled says the collection is disabled or suspended:
-	// the definition it admits takes effect disabled.
-	CollectionDisabled bool `json:",omitempty"`
+	Terms CollectionTerms
+}
+
+// CollectionTerms are what a job's definition must keep to of its
+// collection, at one revision of the collection: a definition into a
+// disabled (or suspended) collection takes effect disabled, and none may
+// run more often than MaxRecurrence. A job admitted once keeps the newest
+// terms it heard of (by Revision, from an answer or a CollectionSignal)
+// and takes a new definition they allow without asking its collection
+// again.
+type CollectionTerms struct {
+	Revision      int
+	Disabled      bool           `json:",omitempty"`
+	MaxRecurrence *MaxRecurrence `json:",omitempty"`
+}
+
+// Check refuses a definition whose occurrences come gap apart, closer
+// than the terms allow (0: one occurrence, or none planned).
+func (t CollectionTerms) Check(gap time.Duration, collection string) error {
+	m := t.MaxRecurrence
+	if gap <= 0 || m == nil || gap >= m.Period() {
+		return nil
+	}
+	return &Error{Code: CodeQuotaExceeded, Target: "properties.recurrence",
+		Message: fmt.Sprintf("the job runs as often as every %s, but job collection %s allows at most once every %d %s(s) (quota.maxRecurrence)",
+			gap, collection, m.Interval, strings.ToLower(m.Frequency))}
 }
 
 // CollectionView is a collection with the names of its jobs, or Deleted.
@@ -101,10 +126,12 @@ type DeleteCollectionRequest struct {
 }
 
 // CollectionSignal is what a collection sends its jobs: a new state
-// (Enabled or Disabled, see JobsState), or that they are deleted.
+// (Enabled or Disabled, see JobsState; none when only its terms changed)
+// with its new terms, or that they are deleted.
 type CollectionSignal struct {
-	State   State `json:",omitempty"`
-	Deleted bool  `json:",omitempty"`
+	State   State            `json:",omitempty"`
+	Terms   *CollectionTerms `json:",omitempty"`
+	Deleted bool             `json:",omitempty"`
 }
 
 // CollectionInput starts a collection workflow, or continues one as new

@@ -27,20 +27,39 @@ const undefinedGrace = time.Minute
 
 // admission is what a job knows of its collection's admissions: the
 // collection is the one to keep its quotas and its list of jobs, and the
-// job asks it before it takes any definition.
+// job asks it before it takes its first definition, and any other its
+// collection's terms, as the job last heard them, do not allow.
 type admission struct {
 	seq     int                      // the number of the last request sent
 	answers map[int]jobs.AdmitAnswer // answers not yet taken, by request
+	// terms are the newest the job heard of, by revision; nil until its
+	// first admission in this run.
+	terms *jobs.CollectionTerms
 }
 
-// admit has the job's collection admit def, and waits for its answer:
-// whether the collection is disabled, or why it refused.
+// heard keeps the collection's terms t, unless the job heard newer ones:
+// an answer and a message of the collection may arrive in either order.
+// It reports whether t are the newest.
+func (a *admission) heard(t jobs.CollectionTerms) bool {
+	if a.terms != nil && t.Revision < a.terms.Revision {
+		return false
+	}
+	a.terms = &t
+	return true
+}
+
+// admit has the job's collection admit def, unless the job is defined
+// already and its collection's terms allow def; it returns whether the
+// collection is disabled, or why it refused.
 func (j *job) admit(ctx workflow.Context, def jobs.Job) (collectionDisabled bool, err error) {
 	gap, err := shortestGap(ctx, def, created(ctx))
 	if err != nil {
 		return false, err
 	}
 	a := &j.admission
+	if t := a.terms; t != nil && j.state != nil && !j.deleted && t.Check(gap, j.key.Collection) == nil {
+		return t.Disabled, nil
+	}
 	if a.answers == nil {
 		a.answers = map[int]jobs.AdmitAnswer{}
 	}
@@ -62,7 +81,8 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job) (collectionDisabled bool
 	if answer.Error != nil {
 		return false, answer.Error.ToApplicationError()
 	}
-	return answer.CollectionDisabled, nil
+	a.heard(answer.Terms)
+	return a.terms.Disabled, nil
 }
 
 // leave has the collection forget the job, unless the collection itself

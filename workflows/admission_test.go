@@ -46,27 +46,58 @@ func TestARefusedAdmissionDefinesNothing(t *testing.T) {
 	require.Equal(t, time.Minute, h.env.Now().Sub(now), "it waits a minute for a definition")
 }
 
-// TestEveryDefinitionIsAdmitted: each PUT asks the collection with the
-// job's shortest gap, and a PATCH of a job never defined is refused
-// before it asks.
-func TestEveryDefinitionIsAdmitted(t *testing.T) {
+// TestADefinitionIsAdmittedUnlessItsCollectionsTermsAllowIt: the first
+// PUT asks the collection with the job's shortest gap (a PATCH of a job
+// never defined is refused before it asks); a redefinition the terms of
+// the answer allow takes effect without asking, one they do not allow
+// asks again, and newer terms the collection sends replace the answer's.
+func TestADefinitionIsAdmittedUnlessItsCollectionsTermsAllowIt(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
+	h.collection.terms.MaxRecurrence = &jobs.MaxRecurrence{Frequency: "Minute", Interval: 10}
+	every := func(minutes int) *recurrence.Recurrence {
+		return &recurrence.Recurrence{Frequency: "Minute", Interval: intp(minutes)}
+	}
 	var patchErr error
 	h.at(0, func() {
 		putAnswer(h, jobs.PutJobRequest{Job: job(now.Add(time.Hour), nil), Existing: true}, &patchErr)
 	})
 	h.at(time.Second, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})) })
-	h.at(2*time.Second, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Minute", Interval: intp(5)})) })
+	h.at(2*time.Second, func() { h.put(job(now.Add(time.Hour), every(10))) })
+	h.at(3*time.Second, func() { h.put(job(now.Add(time.Hour), every(5))) })
+	h.at(4*time.Second, func() {
+		h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{Terms: &jobs.CollectionTerms{
+			Revision: 2, MaxRecurrence: &jobs.MaxRecurrence{Frequency: "Minute", Interval: 1}}})
+	})
+	h.at(5*time.Second, func() { h.put(job(now.Add(time.Hour), every(2))) })
 	h.run(time.Minute, jobs.JobInput{Key: key})
 	e, ok := jobs.FromApplicationError(patchErr)
 	require.True(t, ok, "%v", patchErr)
 	require.Equal(t, jobs.CodeNotFound, e.Code)
-	require.Len(t, h.collection.requests, 3, "two admissions and the leave at the DELETE")
+	require.Len(t, h.collection.requests, 3, "the first PUT's admission, the 5-minute one's, and the leave at the DELETE: %v", h.collection.requests)
 	require.Equal(t, time.Hour, h.collection.requests[0].ShortestGap)
 	require.Equal(t, 5*time.Minute, h.collection.requests[1].ShortestGap)
 	require.Equal(t, []int{1, 2}, []int{h.collection.requests[0].Seq, h.collection.requests[1].Seq})
 	require.True(t, h.collection.requests[2].Leave)
+	require.Equal(t, 2, *h.view().Properties.Recurrence.Interval, "the last PUT took effect")
+}
+
+// TestAnOlderMessageOfTheCollectionDoesNotUndoANewerAnswer: the job is
+// admitted into a collection disabled at revision 3 and takes effect
+// disabled; the enable of revision 2, delivered late, changes nothing.
+func TestAnOlderMessageOfTheCollectionDoesNotUndoANewerAnswer(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.collection.terms = jobs.CollectionTerms{Revision: 3, Disabled: true}
+	h.at(0, func() { h.put(job(now.Add(time.Minute), &recurrence.Recurrence{Frequency: "Hour"})) })
+	h.at(time.Second, func() {
+		h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Enabled, Terms: &jobs.CollectionTerms{Revision: 2}})
+	})
+	var view jobs.Job
+	h.at(time.Hour+30*time.Minute, func() { view = h.view() })
+	h.run(2*time.Hour, jobs.JobInput{Key: key})
+	require.Equal(t, jobs.Disabled, view.Properties.State)
+	require.Empty(t, h.attempts, "a disabled job does not run")
 }
 
 // TestAJobItsCollectionDeletedDoesNotAskToBeForgotten: the collection
@@ -124,12 +155,12 @@ func TestPutsWithTheSameIfMatchLetOneThrough(t *testing.T) {
 func TestADefinitionIntoADisabledCollectionTakesEffectDisabled(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
-	h.collection.disabled = true
+	h.collection.terms.Disabled = true
 	h.at(0, func() { h.put(job(now.Add(time.Minute), &recurrence.Recurrence{Frequency: "Hour"})) })
 	var defined jobs.Job
 	h.at(time.Hour+30*time.Minute, func() {
 		defined = h.view()
-		h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Enabled})
+		h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Enabled, Terms: &jobs.CollectionTerms{Revision: 2}})
 	})
 	h.run(3*time.Hour+30*time.Minute, jobs.JobInput{Key: key})
 	require.Equal(t, jobs.Disabled, defined.Properties.State)

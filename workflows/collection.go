@@ -14,6 +14,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"go.temporal.io/sdk/workflow"
@@ -134,7 +135,9 @@ func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
 		return
 	}
 	answer := jobs.AdmitAnswer{Seq: req.Seq, Error: c.admit(req)}
-	answer.CollectionDisabled = answer.Error == nil && jobs.JobsState(c.Collection.Properties.State) == jobs.Disabled
+	if answer.Error == nil {
+		answer.Terms = c.terms()
+	}
 	k := c.Key
 	k.Job = req.Job
 	c.answering++
@@ -183,6 +186,11 @@ func (c *collection) preconditions(p jobs.Preconditions) error {
 	return nil
 }
 
+// terms are the collection's terms for its jobs, at its current revision.
+func (c *collection) terms() jobs.CollectionTerms {
+	return c.Collection.Terms(c.Revision)
+}
+
 // revise gives the definition its next revision and ETag: it changed.
 func (c *collection) revise() {
 	c.Revision++
@@ -195,16 +203,26 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 		return jobs.PutResult{}, toWire(err)
 	}
 	created := c.Collection == nil
-	changed := !created && c.Collection.Properties.State != req.Collection.Properties.State
+	var before jobs.CollectionTerms
+	if !created {
+		before = c.terms()
+	}
+	stateChanged := !created && c.Collection.Properties.State != req.Collection.Properties.State
 	c.Collection = &req.Collection
 	c.revise()
 	c.publish(ctx)
-	if changed {
+	if terms := c.terms(); !created && (stateChanged || !reflect.DeepEqual(before.MaxRecurrence, terms.MaxRecurrence)) {
 		// A state set by PUT or PATCH reaches the jobs, as POST enable
 		// and disable do; a suspended collection's jobs are disabled.
-		// Azure's PUT and PATCH have no 202, so they answer without
-		// waiting for a collection of many jobs to be told.
-		c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.JobsState(req.Collection.Properties.State)})
+		// New terms reach them too: a job redefined with the terms it
+		// knows does not ask again. Azure's PUT and PATCH have no 202,
+		// so they answer without waiting for a collection of many jobs
+		// to be told; a redefinition meanwhile meets the terms before.
+		sig := jobs.CollectionSignal{Terms: &terms}
+		if stateChanged {
+			sig.State = jobs.JobsState(req.Collection.Properties.State)
+		}
+		c.tellJobs(ctx, c.Jobs, sig)
 	}
 	err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.Collection.Properties.State))
 	return jobs.PutResult{Collection: *c.Collection, Created: created}, err
@@ -218,7 +236,7 @@ func (c *collection) admit(req jobs.MembershipRequest) *jobs.Error {
 	if c.Collection == nil || c.deleted {
 		return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + c.Key.Collection + " was not found"}
 	}
-	if err := c.Collection.CheckRecurrence(req.ShortestGap); err != nil {
+	if err := c.terms().Check(req.ShortestGap, c.Key.Collection); err != nil {
 		var e *jobs.Error
 		if errors.As(err, &e) {
 			return e
@@ -279,7 +297,8 @@ func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequ
 	c.Collection.Properties.State = req.State
 	c.revise()
 	c.publish(ctx)
-	told := c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(req.State)})
+	terms := c.terms()
+	told := c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(req.State), Terms: &terms})
 	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.State)); err != nil {
 		return struct{}{}, err
 	}

@@ -148,3 +148,46 @@ func TestACollectionKeepsItsJobsNamesInItsMemo(t *testing.T) {
 	require.Len(t, upserts, leftAt+1, "the leave costs one upsert")
 	require.Equal(t, map[string]any{jobs.JobNamesKey("job-07"): want[jobs.JobNamesKey("job-07")]}, upserts[leftAt])
 }
+
+// TestACollectionTellsItsJobsOfNewTerms: a PUT that changes the
+// collection's maxRecurrence tells each job the new terms, with no state
+// to apply; a PUT that changes neither state nor quota tells none.
+func TestACollectionTellsItsJobsOfNewTerms(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	worker.Register(env, &activities.Activities{})
+	var told []jobs.CollectionSignal
+	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", jobs.SignalCollection, mock.Anything).
+		Return(func(_, _, _, _ string, arg any) error {
+			if sig := arg.(jobs.CollectionSignal); !sig.Deleted {
+				told = append(told, sig)
+			}
+			return nil
+		})
+	coll := jobs.Collection{}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	hourly := coll
+	hourly.Properties.Quota = &jobs.Quota{MaxJobCount: coll.Properties.Quota.MaxJobCount,
+		MaxRecurrence: &jobs.MaxRecurrence{Frequency: "Hour", Interval: 1}}
+	require.NoError(t, hourly.Accept(key.CollectionKey()))
+	put := func(name string, c jobs.Collection) func() {
+		return func() {
+			env.UpdateWorkflow(jobs.UpdatePutCollection, name, &testsuite.TestUpdateCallback{
+				OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+			}, jobs.PutCollectionRequest{Collection: c})
+		}
+	}
+	env.RegisterDelayedCallback(put("quota", hourly), time.Second)
+	env.RegisterDelayedCallback(put("same", hourly), 2*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.DeleteCollectionRequest{})
+	}, time.Minute)
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll,
+		Jobs: []string{"a", "b"}})
+	require.NoError(t, env.GetWorkflowError())
+
+	want := jobs.CollectionSignal{Terms: &jobs.CollectionTerms{Revision: 1, MaxRecurrence: &jobs.MaxRecurrence{Frequency: "Hour", Interval: 1}}}
+	require.Equal(t, []jobs.CollectionSignal{want, want}, told)
+}

@@ -64,8 +64,12 @@ func collectionDisabledReason(k jobs.Key) string {
 
 // onCollection applies what the job's collection did: a deleted
 // collection deletes the job; enabling or disabling it enables or
-// disables the job, unless the job has ended (final states stay).
+// disables the job, unless the job has ended (final states stay) or it
+// heard of a newer change of the collection already.
 func (j *job) onCollection(ctx workflow.Context, sig jobs.CollectionSignal) {
+	if sig.Terms != nil && !j.admission.heard(*sig.Terms) {
+		sig.State = ""
+	}
 	switch {
 	case sig.Deleted:
 		j.deleted, j.forgotten = true, true

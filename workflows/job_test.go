@@ -37,13 +37,13 @@ var updates int
 type collectionStandIn struct {
 	env      *testsuite.TestWorkflowEnvironment
 	refuse   func(jobs.MembershipRequest) *jobs.Error
-	disabled bool // the collection answers that it is disabled
+	terms    jobs.CollectionTerms // in its answers
 	requests []jobs.MembershipRequest
 	left     []time.Time // when the job asked to be forgotten
 }
 
 func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionStandIn {
-	c := &collectionStandIn{env: env}
+	c := &collectionStandIn{env: env, terms: jobs.CollectionTerms{Revision: 1}}
 	env.OnSignalExternalWorkflow(mock.Anything, key.CollectionWorkflowID(), "", jobs.SignalMembership, mock.Anything).Return(
 		func(_, _, _, _ string, arg any) error {
 			req := arg.(jobs.MembershipRequest)
@@ -52,7 +52,7 @@ func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionSta
 				c.left = append(c.left, env.Now().UTC())
 				return nil
 			}
-			answer := jobs.AdmitAnswer{Seq: req.Seq, CollectionDisabled: c.disabled}
+			answer := jobs.AdmitAnswer{Seq: req.Seq, Terms: c.terms}
 			if c.refuse != nil {
 				answer.Error = c.refuse(req)
 			}

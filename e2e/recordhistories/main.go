@@ -41,7 +41,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json and job-behind-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json and job-behind-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -122,15 +122,18 @@ func record(dir, tag string) error {
 		return fmt.Errorf("job gone never deleted itself: %w", err)
 	}
 	time.Sleep(time.Second) // the collection's task that takes the signal
-	// A job far from its first run, which the collection tells of a PUT
-	// that disables it, an enable, and the collection's DELETE, which ends
-	// the collection's workflow.
+	// A job far from its first run, redefined without asking its
+	// collection again (its terms allow it), which the collection tells of
+	// a PUT that disables it, an enable, and the collection's DELETE,
+	// which ends the collection's workflow.
 	idle := k
 	idle.Job = "idle"
-	if err := put(ctx, c, idle, jobs.JobWorkflowName, jobs.JobInput{Key: idle}, idle.JobWorkflowID(), jobs.UpdatePutJob,
-		jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(24 * time.Hour)),
-			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}}}); err != nil {
-		return err
+	for _, later := range []time.Duration{24 * time.Hour, 25 * time.Hour} {
+		if err := put(ctx, c, idle, jobs.JobWorkflowName, jobs.JobInput{Key: idle}, idle.JobWorkflowID(), jobs.UpdatePutJob,
+			jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(later)),
+				Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}}}); err != nil {
+			return err
+		}
 	}
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
 		jobs.PutCollectionRequest{Collection: jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionDisabled}}}); err != nil {
@@ -157,6 +160,7 @@ func record(dir, tag string) error {
 		"collection": k.CollectionWorkflowID(),
 		"job":        k.JobWorkflowID(),
 		"job-gone":   gone.JobWorkflowID(),
+		"job-idle":   idle.JobWorkflowID(),
 	}
 	for name, id := range files {
 		if tag != "" {
