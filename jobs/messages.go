@@ -95,6 +95,14 @@ type CollectionTerms struct {
 	MaxRecurrence *MaxRecurrence `json:",omitempty"`
 }
 
+// SameMaxRecurrence reports whether t and u allow the same recurrence.
+func (t CollectionTerms) SameMaxRecurrence(u CollectionTerms) bool {
+	if t.MaxRecurrence == nil || u.MaxRecurrence == nil {
+		return t.MaxRecurrence == u.MaxRecurrence
+	}
+	return *t.MaxRecurrence == *u.MaxRecurrence
+}
+
 // Check refuses a definition whose occurrences come gap apart, closer
 // than the terms allow (0: one occurrence, or none planned).
 func (t CollectionTerms) Check(gap time.Duration, collection string) error {

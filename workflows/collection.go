@@ -14,7 +14,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 
 	"go.temporal.io/sdk/workflow"
@@ -44,8 +43,9 @@ type collection struct {
 	answering  int                     // admissions whose answer is on its way
 	published  []byte                  // the public view last written to the memo (memo.go)
 	// namesChanged holds the memo keys (jobs.JobNamesKey) whose names
-	// changed since they were last written (publishNames).
-	namesChanged map[string]bool
+	// changed since they were last written (publishNames), each once: a
+	// slice, since a workflow must not range over a map.
+	namesChanged []string
 	// tells are the messages to every job not yet delivered, oldest
 	// first: one coroutine sends them in turn, so that a disable and the
 	// enable after it reach each job in that order.
@@ -211,7 +211,7 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 	c.Collection = &req.Collection
 	c.revise()
 	c.publish(ctx)
-	if terms := c.terms(); !created && (stateChanged || !reflect.DeepEqual(before.MaxRecurrence, terms.MaxRecurrence)) {
+	if terms := c.terms(); !created && (stateChanged || !before.SameMaxRecurrence(terms)) {
 		// A state set by PUT or PATCH reaches the jobs, as POST enable
 		// and disable do; a suspended collection's jobs are disabled.
 		// New terms reach them too: a job redefined with the terms it
@@ -268,10 +268,9 @@ func (c *collection) forget(job string) {
 
 // nameChanged marks the memo key that holds name for publishNames.
 func (c *collection) nameChanged(name string) {
-	if c.namesChanged == nil {
-		c.namesChanged = map[string]bool{}
+	if key := jobs.JobNamesKey(name); !slices.Contains(c.namesChanged, key) {
+		c.namesChanged = append(c.namesChanged, key)
 	}
-	c.namesChanged[jobs.JobNamesKey(name)] = true
 }
 
 func (c *collection) validateExists(_ workflow.Context, req jobs.DeleteCollectionRequest) error {

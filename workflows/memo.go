@@ -102,15 +102,16 @@ func (c *collection) publishNames(ctx workflow.Context) {
 			return
 		}
 		fields := map[string]any{}
-		for key := range c.namesChanged {
+		for _, key := range c.namesChanged {
 			fields[key] = []string{}
 		}
 		for _, name := range c.Jobs {
-			if key := jobs.JobNamesKey(name); c.namesChanged[key] {
-				fields[key] = append(fields[key].([]string), name)
+			key := jobs.JobNamesKey(name)
+			if names, ok := fields[key]; ok {
+				fields[key] = append(names.([]string), name)
 			}
 		}
-		clear(c.namesChanged)
+		c.namesChanged = nil
 		if err := workflow.UpsertMemo(ctx, fields); err != nil {
 			workflow.GetLogger(ctx).Error("upsert the names of the jobs", "error", err)
 		}
