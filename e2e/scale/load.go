@@ -64,8 +64,11 @@ func (s *phase) load(ctx context.Context, d time.Duration) *loadResult {
 		}
 	})
 	r.ran = time.Since(started)
-	for _, op := range r.ops {
+	// The figures go to the log at once too: the table comes after the
+	// burst and the deletions, and a run stopped before them keeps these.
+	for i, op := range r.ops {
 		op.window = r.ran
+		log.Printf("API load: %s %s, %s; errors %s", loadMix[i].name, op.latency(), op.rate(), op.errors())
 	}
 	return r
 }
