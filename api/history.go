@@ -23,8 +23,11 @@ const (
 	// maxHistoryRuns bounds the workflow runs one history request reads
 	// back along a job's continue-as-new chain: at 100 occurrences a run,
 	// more than the 60 days of an every-minute job.
-	maxHistoryRuns     = 1000
-	historyEventPage   = 1000 // events a page of a run's history
+	maxHistoryRuns = 1000
+	// historyEventPage is the events of a page of a run's history: the
+	// server's most (primitives.GetHistoryMaxPageSize), which it logs a
+	// warning for exceeding.
+	historyEventPage   = 256
 	historyType        = "Microsoft.Scheduler/jobCollections/jobs/history"
 	codeInvalidFilter  = "InvalidFilter"
 	codeInvalidQuery   = "InvalidQueryParameterValue"
