@@ -84,6 +84,10 @@ func refused(err error) bool {
 	return errors.As(err, &re)
 }
 
+// statusClientClosedRequest is the status of a request whose client went
+// away before its answer: nginx's 499, for the access log.
+const statusClientClosedRequest = 499
+
 // writeError is the one place errors become HTTP answers. Business errors
 // keep their code, message and target; anything else is a 500 whose
 // details go to the log only.
@@ -99,6 +103,13 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		jobErr = e
 	}
 	switch {
+	case c.Request.Context().Err() != nil:
+		// The client went away (or the server is shutting down): what
+		// failed is the wait for Temporal, which says nothing of Temporal,
+		// and nobody reads the answer.
+		status, body = statusClientClosedRequest, armErrorBody{Code: "ClientClosedRequest", Message: "the client closed the request"}
+		log.InfoContext(c.Request.Context(), "the client went away before the answer", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "error", err)
 	case errors.As(err, &apiErr):
 		status, body = apiErr.status, armErrorBody{Code: apiErr.code, Message: apiErr.message, Target: apiErr.target}
 	case jobErr != nil || errors.As(err, &jobErr):

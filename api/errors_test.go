@@ -168,3 +168,39 @@ func TestQueryFailuresEncryptedAreRead(t *testing.T) {
 	require.Equal(t, jobs.CodeNotFound, got.Code)
 	require.Contains(t, got.Message, "job j")
 }
+
+// TestAClientThatWentAwayIsNoTemporalOutage: when the client closes its
+// request while recur waits for Temporal, whatever error the wait ended
+// with says nothing of Temporal: no 503, no suspicion of an outage, and no
+// ERROR in the log.
+func TestAClientThatWentAwayIsNoTemporalOutage(t *testing.T) {
+	for name, err := range map[string]error{
+		"context":       context.Canceled,
+		"grpc canceled": grpcstatus.Error(codes.Canceled, "context canceled"),
+		"sdk wrapped":   errors.New("Timeout or cancellation waiting for update: context canceled"),
+		"unavailable":   serviceerror.NewUnavailable("GetCurrentExecution operation failed. Error: context canceled"),
+	} {
+		var logged levels
+		rec := httptest.NewRecorder()
+		c, _ := gin.CreateTestContext(rec)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c.Request = httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx)
+		writeError(c, slog.New(&logged), err)
+		require.Equal(t, statusClientClosedRequest, rec.Code, name)
+		require.False(t, c.GetBool(keyTemporalDown), name)
+		require.Empty(t, rec.Header().Get("Retry-After"), name)
+		require.Equal(t, []slog.Level{slog.LevelInfo}, logged.seen, name)
+	}
+}
+
+// levels is a slog.Handler that keeps the level of each record.
+type levels struct{ seen []slog.Level }
+
+func (l *levels) Enabled(context.Context, slog.Level) bool { return true }
+func (l *levels) Handle(_ context.Context, r slog.Record) error {
+	l.seen = append(l.seen, r.Level)
+	return nil
+}
+func (l *levels) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *levels) WithGroup(string) slog.Handler      { return l }
