@@ -58,11 +58,20 @@ func devDynamicConfig() (dc *dynamicconfig.MemoryClient, endRefresh func()) {
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// The default (128k cached workflows) is sized for a cluster host.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+		dynamicconfig.MemoSizeLimitWarn.Key():            MemoSizeWarning,
 	} {
 		dc.OverrideValue(key, value)
 	}
 	return dc, dc.OverrideValue(dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(), true)
 }
+
+// MemoSizeWarning is the memo size past which recur's server and clients
+// log a warning. Temporal's 2 KiB is one a collection passes by design
+// (its jobs' names: 100 KB at 1000 jobs of 100 letters) and so does a job
+// with a large body: warned at every write, the warning meant nothing.
+// At 512 KiB, Temporal's warning for any other payload, it says again
+// what it means: a memo on its way to the 2 MiB Temporal refuses.
+const MemoSizeWarning = 512 << 10
 
 // searchAttributeCacheExpiry is how long after the attributes are
 // registered every service's cache has reloaded them by itself: the

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -303,4 +305,48 @@ func visibilityIndexes(t *testing.T, dir string) []string {
 	}
 	require.NoError(t, rows.Err())
 	return names
+}
+
+// TestALargeMemoIsNoWarning: the server warns of a memo past
+// temporalserver.MemoSizeWarning, not past Temporal's 2 KiB, which
+// recur's collections pass at every write.
+func TestALargeMemoIsNoWarning(t *testing.T) {
+	t.Parallel()
+	var logged lockedBuffer
+	s := start(t, temporalserver.Config{
+		DataDir:      t.TempDir(),
+		FrontendPort: freePort(t),
+		Logger:       slog.New(slog.NewJSONHandler(&logged, nil)),
+	})
+	c := dial(t, s)
+	const warning = "Blob data size exceeds the warning limit"
+	for i, size := range []int{100 << 10, temporalserver.MemoSizeWarning} {
+		_, err := c.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{
+			ID: "memo-" + strconv.Itoa(i), TaskQueue: "nobody-polls-this",
+			Memo: map[string]any{"names": strings.Repeat("n", size)},
+		}, "nobody-runs-this")
+		require.NoError(t, err)
+		if size < temporalserver.MemoSizeWarning {
+			require.NotContains(t, logged.String(), warning)
+		}
+	}
+	require.Contains(t, logged.String(), warning, "a memo past the limit is still a warning")
+}
+
+// lockedBuffer is a buffer the server's goroutines may log to at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -76,6 +76,7 @@ func dial(ctx context.Context, address, namespace string, conn temporalConn, dc 
 		Logger:            sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
 		ConnectionOptions: client.ConnectionOptions{TLS: conn.tls, GrpcCompression: conn.compression},
 		Credentials:       conn.credentials,
+		PayloadLimits:     client.PayloadLimitOptions{MemoSizeWarning: temporalserver.MemoSizeWarning},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", address, err)

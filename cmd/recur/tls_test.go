@@ -15,17 +15,21 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
+
+	"github.com/recurhq/recur/temporalserver"
 )
 
 // testCA is a certificate authority made for a test.
@@ -301,4 +305,35 @@ func TestEmbeddedServerIsDialedUncompressed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestALargeMemoIsNoWarning: recur's memos pass the SDK's default memo
+// warning (2 KiB) by design, a collection's job names among them; the
+// client recur dials warns only at temporalserver.MemoSizeWarning.
+func TestALargeMemoIsNoWarning(t *testing.T) {
+	srv := grpc.NewServer()
+	workflowservice.RegisterWorkflowServiceServer(srv, &fakeFrontend{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+
+	var logged syncBuffer
+	log := slog.New(slog.NewJSONHandler(&logged, nil))
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	cl, err := dial(ctx, ln.Addr().String(), "default", embeddedConn, nil, nil, log)
+	require.NoError(t, err)
+	defer cl.Close()
+	memo := func(size int) map[string]any { return map[string]any{"names": strings.Repeat("n", size)} }
+	start := func(size int) {
+		// The fake frontend refuses the start; the SDK checks the memo
+		// before it sends the request.
+		_, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "q", Memo: memo(size)}, "w")
+		require.Error(t, err)
+	}
+	start(100 << 10)
+	require.NotContains(t, logged.String(), "TMPRL1103")
+	start(temporalserver.MemoSizeWarning)
+	require.Contains(t, logged.String(), "TMPRL1103", "a memo past the limit is still a warning")
 }
