@@ -168,7 +168,7 @@ func prepareDatabase(sqlCfg *config.SQL, cfg Config) error {
 	} else if err != nil {
 		return fmt.Errorf("open database %s: %w", path, err)
 	}
-	if err := trimVisibilityIndexes(path); err != nil {
+	if err := prepareVisibility(path); err != nil {
 		return fmt.Errorf("database %s: %w", path, err)
 	}
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, cfg.Namespace, false, cfg.SearchAttributes)
