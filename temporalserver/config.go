@@ -31,7 +31,8 @@ const clusterName = "active"
 // visibility store.
 const storeName = "sqlite-default"
 
-// devDynamicConfig is the dynamic config of a single-machine dev server.
+// devDynamicConfig is the dynamic config of a single-machine dev server
+// with cfg's settings.
 // The update settings are the server's defaults in v1.32 but recur cannot
 // work without Updates, so they are pinned here.
 //
@@ -42,7 +43,7 @@ const storeName = "sqlite-default"
 // cost a persistence read per row of every visibility list: 69% of the
 // CPU of listing 1000 jobs (BENCHMARKS.md, "10,000 jobs: creation, the
 // API, memory, and all due in one minute").
-func devDynamicConfig() (dc *dynamicconfig.MemoryClient, endRefresh func()) {
+func devDynamicConfig(cfg Config) (dc *dynamicconfig.MemoryClient, endRefresh func()) {
 	dc = dynamicconfig.NewMemoryClient()
 	for key, value := range map[dynamicconfig.Key]any{
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
@@ -56,8 +57,8 @@ func devDynamicConfig() (dc *dynamicconfig.MemoryClient, endRefresh func()) {
 		// visibility rate limit is low for one process serving the UI and
 		// the API.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
-		// The default (128k cached workflows) is sized for a cluster host.
-		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+		// The default (128k) is sized for a cluster host.
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): cfg.CachedWorkflows,
 		dynamicconfig.MemoSizeLimitWarn.Key():            MemoSizeWarning,
 	} {
 		dc.OverrideValue(key, value)

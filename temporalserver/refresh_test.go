@@ -37,3 +37,21 @@ func TestSearchAttributeRefreshEndsAfterStart(t *testing.T) {
 	require.True(t, refreshing(), "right after start")
 	require.Eventually(t, func() bool { return !refreshing() }, 10*time.Second, 100*time.Millisecond, "after the caches' expiry")
 }
+
+// TestTheHistoryCacheIsConfigured: the history service caches the
+// workflows Config.CachedWorkflows says, DefaultCachedWorkflows when it
+// says nothing.
+func TestTheHistoryCacheIsConfigured(t *testing.T) {
+	cached := func(cfg Config) any {
+		cfg, err := withDefaults(cfg)
+		require.NoError(t, err)
+		dc, endRefresh := devDynamicConfig(cfg)
+		endRefresh()
+		for _, v := range dc.GetValue(dynamicconfig.HistoryCacheHostLevelMaxSize.Key()) {
+			return v.Value
+		}
+		return nil
+	}
+	require.Equal(t, DefaultCachedWorkflows, cached(Config{DataDir: "d"}))
+	require.Equal(t, 50000, cached(Config{DataDir: "d", CachedWorkflows: 50000}))
+}

@@ -34,6 +34,9 @@ const (
 	DefaultFrontendPort = 7233
 	DefaultNamespace    = "default"
 	DefaultRetention    = 60 * 24 * time.Hour
+	// DefaultCachedWorkflows holds recur's default worker cache (10,000
+	// jobs) and their collections.
+	DefaultCachedWorkflows = 16384
 )
 
 // silent is above every level the server logs at.
@@ -77,6 +80,13 @@ type Config struct {
 	// which survives a crash of the process but may lose the last commits
 	// to a power loss or a crash of the machine.
 	Sync Sync
+	// CachedWorkflows is how many workflows the history service keeps in
+	// memory; default DefaultCachedWorkflows. One past it is read back
+	// from SQLite at its next task, and a burst of more jobs than it
+	// holds, due in the order they were last touched, misses on every
+	// job: each load evicts the next job due. Size it with the worker's
+	// cache, at about 36 KiB of RSS a workflow (BENCHMARKS.md).
+	CachedWorkflows int
 	// Logger receives the server's own logs, warnings and errors only (the
 	// Temporal server is noisy below that). Default slog.Default().
 	Logger *slog.Logger
@@ -138,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.logLevel.Set(slog.LevelWarn)
 	logger := slog.New(minLevelHandler{next: cfg.Logger.Handler(), min: s.logLevel})
 
-	dc, endRefresh := devDynamicConfig()
+	dc, endRefresh := devDynamicConfig(cfg)
 	opts, err := serverOptions(cfg, sqlCfg, ports, dc, logger)
 	if err != nil {
 		return nil, err
@@ -282,6 +292,9 @@ func withDefaults(cfg Config) (Config, error) {
 	case SyncFull, SyncNormal:
 	default:
 		return cfg, fmt.Errorf("temporal server: sync %q is neither %q nor %q", cfg.Sync, SyncFull, SyncNormal)
+	}
+	if cfg.CachedWorkflows == 0 {
+		cfg.CachedWorkflows = DefaultCachedWorkflows
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -196,7 +196,7 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	server := temporalserver.Config{DataDir: *dataDir, FrontendPort: *frontendPort, UIPort: *uiPort,
-		Retention: retention, Sync: temporalserver.Sync(*sync)}
+		Retention: retention, Sync: temporalserver.Sync(*sync), CachedWorkflows: c.work.historyCache()}
 	if err := dev(ctx, c, server, log); err != nil {
 		log.Error("recur dev stopped", "error", err)
 		return 1

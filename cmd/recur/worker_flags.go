@@ -8,6 +8,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/temporalserver"
 )
 
 // workerFlags size the worker: how many workflows it keeps in memory
@@ -68,6 +69,14 @@ const (
 
 // options checks the flags and returns the worker's options. The cache
 // size is process-wide in the SDK: options sets it too.
+// historyCache is how many workflows recur dev's embedded history
+// service keeps in memory: every one the worker keeps, and their
+// collections beside them, so that a cached job's task is not read back
+// from SQLite either.
+func (w *workerFlags) historyCache() int {
+	return max(temporalserver.DefaultCachedWorkflows, w.cache+w.cache/2)
+}
+
 func (w *workerFlags) options() (sdkworker.Options, error) {
 	if w.finishedRetention < 0 {
 		return sdkworker.Options{}, fmt.Errorf("--finished-job-retention must be 0 (keep) or more, not %s", w.finishedRetention)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/temporalserver"
 )
 
 func TestWorkerFlagsSizeTheWorker(t *testing.T) {
@@ -30,6 +31,21 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 	require.Equal(t, 50, opts.MaxConcurrentLocalActivityExecutionSize, "actions run as local activities")
 	require.Equal(t, 70, opts.MaxConcurrentWorkflowTaskExecutionSize)
 	require.Equal(t, 300, w.cache, "from RECUR_WORKFLOW_CACHE")
+}
+
+// TestTheHistoryCacheHoldsTheWorkersJobs: recur dev's history service
+// keeps in memory every workflow its worker does and their collections,
+// however large --workflow-cache is, and never fewer than its default.
+func TestTheHistoryCacheHoldsTheWorkersJobs(t *testing.T) {
+	for cache, want := range map[int]int{
+		10000:  temporalserver.DefaultCachedWorkflows, // the default worker cache
+		100:    temporalserver.DefaultCachedWorkflows,
+		100000: 150000,
+	} {
+		w := workerFlags{cache: cache}
+		require.Equal(t, want, w.historyCache(), "--workflow-cache %d", cache)
+		require.Greater(t, w.historyCache(), cache)
+	}
 }
 
 func TestBadWorkerFlagsStopAtStart(t *testing.T) {
