@@ -103,19 +103,21 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		jobErr = e
 	}
 	switch {
-	case c.Request.Context().Err() != nil:
-		// The client went away (or the server is shutting down): what
-		// failed is the wait for Temporal, which says nothing of Temporal,
-		// and nobody reads the answer.
-		status, body = statusClientClosedRequest, armErrorBody{Code: "ClientClosedRequest", Message: "the client closed the request"}
-		log.InfoContext(c.Request.Context(), "the client went away before the answer", "method", c.Request.Method,
-			"path", c.Request.URL.Path, "error", err)
 	case errors.As(err, &apiErr):
 		status, body = apiErr.status, armErrorBody{Code: apiErr.code, Message: apiErr.message, Target: apiErr.target}
 	case jobErr != nil || errors.As(err, &jobErr):
 		status, body = jobAnswer(jobErr)
 	case errors.As(err, &valErr):
 		status, body = http.StatusBadRequest, armErrorBody{Code: valErr.Code, Message: valErr.Error(), Target: valErr.Path}
+	case c.Request.Context().Err() != nil:
+		// The client went away (or the server is shutting down): what
+		// failed is the wait for Temporal, which says nothing of Temporal,
+		// and nobody reads the answer. Business errors come first: net/http
+		// cancels the context of a request whose body read timed out too,
+		// and that client waits for its 400.
+		status, body = statusClientClosedRequest, armErrorBody{Code: "ClientClosedRequest", Message: "the client closed the request"}
+		log.InfoContext(c.Request.Context(), "the client went away before the answer", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "error", err)
 	case workflowMissing(err):
 		status, body = jobAnswer(jobs.NotFound(unnamedResource))
 	case unreachable(err):

@@ -194,6 +194,19 @@ func TestAClientThatWentAwayIsNoTemporalOutage(t *testing.T) {
 	}
 }
 
+// TestABodyThatTimedOutIsStillABadRequest: net/http cancels the context
+// of a request whose body read failed, though its client still waits for
+// the answer: the business error keeps its status.
+func TestABodyThatTimedOutIsStillABadRequest(t *testing.T) {
+	rec := httptest.NewRecorder()
+	c, _ := gin.CreateTestContext(rec)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c.Request = httptest.NewRequest(http.MethodPut, "/x", nil).WithContext(ctx)
+	writeError(c, slog.New(&levels{}), &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "i/o timeout"})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+}
+
 // levels is a slog.Handler that keeps the level of each record.
 type levels struct{ seen []slog.Level }
 
