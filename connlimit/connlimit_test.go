@@ -1,19 +1,19 @@
 package connlimit
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/syncbuf"
 )
 
 // server is a Listener on a loopback port whose accepted connections
@@ -21,14 +21,14 @@ import (
 type server struct {
 	ln       *Listener
 	accepted chan net.Conn
-	logs     *syncBuffer
+	logs     *syncbuf.Buffer
 }
 
 func newServer(t *testing.T, limits Limits) *server {
 	t.Helper()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := &server{accepted: make(chan net.Conn, 100), logs: &syncBuffer{}}
+	s := &server{accepted: make(chan net.Conn, 100), logs: &syncbuf.Buffer{}}
 	s.ln = New(inner, limits, slog.New(slog.NewTextHandler(s.logs, nil)))
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -234,21 +234,4 @@ func TestClient(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, Client(tc.addr), tc.addr.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

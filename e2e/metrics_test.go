@@ -2,14 +2,12 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,28 +19,11 @@ import (
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/internal/recurtest"
+	"github.com/recurhq/recur/internal/syncbuf"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
 	"github.com/recurhq/recur/workflows"
 )
-
-// lockedBuffer collects a logger's lines from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // scrape reads /metrics as Prometheus does.
 func scrape(t require.TestingT, base string, header ...string) map[string]*dto.MetricFamily {
@@ -71,7 +52,7 @@ func TestMetricsAndLogs(t *testing.T) {
 		bearer      = "metrics-bearer-token-0123456789"
 		clientReqID = "client-req-42.metrics"
 	)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st, err := recurtest.StartWith(recurtest.Config{Logger: logger})
 	require.NoError(t, err)

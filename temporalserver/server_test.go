@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/recurhq/recur/internal/syncbuf"
 	"github.com/recurhq/recur/temporalserver"
 
 	_ "modernc.org/sqlite" // the driver the server uses, to read its file
@@ -371,7 +371,7 @@ func visibilityIndexes(t *testing.T, dir string) []string {
 // recur's collections pass at every write.
 func TestALargeMemoIsNoWarning(t *testing.T) {
 	t.Parallel()
-	var logged lockedBuffer
+	var logged syncbuf.Buffer
 	s := start(t, temporalserver.Config{
 		DataDir:      t.TempDir(),
 		FrontendPort: freePort(t),
@@ -390,22 +390,4 @@ func TestALargeMemoIsNoWarning(t *testing.T) {
 		}
 	}
 	require.Contains(t, logged.String(), warning, "a memo past the limit is still a warning")
-}
-
-// lockedBuffer is a buffer the server's goroutines may log to at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

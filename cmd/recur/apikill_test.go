@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/codec"
+	"github.com/recurhq/recur/internal/syncbuf"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -35,7 +36,7 @@ func TestKillingTheAPIKeepsJobsWhole(t *testing.T) {
 	bin := buildRecur(t)
 	srv := startCluster(t, t.TempDir(), freePort(t))
 	defer srv.Stop()
-	w := &devProcess{output: &syncBuffer{}, done: make(chan error, 1)}
+	w := &devProcess{output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	w.startWorker(t, bin, srv.FrontendAddress())
 
 	var mu sync.Mutex

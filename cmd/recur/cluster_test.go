@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/recurhq/recur/internal/syncbuf"
 	"github.com/recurhq/recur/internal/temporalcluster"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/temporalserver"
@@ -49,7 +50,7 @@ func TestReadyMeansUsableOnACluster(t *testing.T) {
 				"--insecure-no-encryption", "--log-format", "text"}
 			var api *devProcess
 			for _, role := range tc.roles {
-				p := &devProcess{output: &syncBuffer{}, done: make(chan error, 1)}
+				p := &devProcess{output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 				args := append([]string{role}, cluster...)
 				if role != "worker" {
 					port := freePort(t)

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/internal/readme"
+	"github.com/recurhq/recur/internal/syncbuf"
 	"github.com/recurhq/recur/internal/temporalcluster"
 )
 
@@ -61,7 +62,7 @@ func onCluster(t *testing.T, c *temporalcluster.Cluster, args []string) []string
 // roles that run actions. It waits until the process serves, or polls.
 func clusterProcess(t *testing.T, bin, dir string, args []string) *devProcess {
 	t.Helper()
-	p := &devProcess{output: &syncBuffer{}, done: make(chan error, 1), dir: dir}
+	p := &devProcess{output: &syncbuf.Buffer{}, done: make(chan error, 1), dir: dir}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("recur %s's output:\n%s", args[0], lastLines(p.output.String(), 40))

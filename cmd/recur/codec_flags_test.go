@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/codec"
+	"github.com/recurhq/recur/internal/syncbuf"
 )
 
 // testKeyFiles are the key files of the tests, by test name.
@@ -175,7 +176,7 @@ func launchDev(t *testing.T, bin, dataDir string, extra ...string) *devProcess {
 	p := &devProcess{
 		api:    "http://127.0.0.1:" + strconv.Itoa(apiPort),
 		ui:     "http://127.0.0.1:" + strconv.Itoa(uiPort),
-		output: &syncBuffer{},
+		output: &syncbuf.Buffer{},
 		done:   make(chan error, 1),
 	}
 	p.start(t, bin, append([]string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:" + strconv.Itoa(apiPort),

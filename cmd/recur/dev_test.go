@@ -9,12 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/syncbuf"
 )
 
 // devProcess is `recur dev` running as a child process.
@@ -24,25 +25,8 @@ type devProcess struct {
 	ui       string
 	temporal string // the frontend's host:port, for dev
 	dir      string // the working directory; the test's when empty
-	output   *syncBuffer
+	output   *syncbuf.Buffer
 	done     chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startDev starts the binary in dev mode on dataDir with free ports and
@@ -54,7 +38,7 @@ func startDev(t *testing.T, bin, dataDir string) *devProcess {
 		api:      "http://127.0.0.1:" + strconv.Itoa(apiPort),
 		ui:       "http://127.0.0.1:" + strconv.Itoa(uiPort),
 		temporal: "127.0.0.1:" + strconv.Itoa(temporalPort),
-		output:   &syncBuffer{},
+		output:   &syncbuf.Buffer{},
 		done:     make(chan error, 1),
 	}
 	p.start(t, bin, "dev", "--data-dir", dataDir,
@@ -184,7 +168,7 @@ func TestServeAgainstACluster(t *testing.T) {
 	defer srv.Stop()
 
 	apiPort := freePort(t)
-	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
+	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	p.start(t, bin, "serve", "--temporal-address", srv.FrontendAddress(), "--namespace", "recur-cluster", "--encryption-key-file", testKeyFile(t),
 		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort))
 	status, body := p.do(t, http.MethodPut, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/internal/recurtest"
+	"github.com/recurhq/recur/internal/syncbuf"
 )
 
 // TestSplitRolesServeMetricsAndLogs runs `recur worker --metrics-addr
@@ -31,11 +32,11 @@ func TestSplitRolesServeMetricsAndLogs(t *testing.T) {
 	defer target.Close()
 
 	metricsURL := "http://127.0.0.1:" + strconv.Itoa(freePort(t))
-	w := &devProcess{output: &syncBuffer{}, done: make(chan error, 1)}
+	w := &devProcess{output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	w.launch(t, bin, "worker", "--temporal-address", srv.FrontendAddress(), "--namespace", "recur-cluster",
 		"--egress-allow-loopback", "--encryption-key-file", testKeyFile(t),
 		"--metrics-addr", strings.TrimPrefix(metricsURL, "http://"), "--log-format", "text")
-	a := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(freePort(t)), output: &syncBuffer{}, done: make(chan error, 1)}
+	a := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(freePort(t)), output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	a.start(t, bin, "api", "--temporal-address", srv.FrontendAddress(), "--namespace", "recur-cluster",
 		"--encryption-key-file", testKeyFile(t), "--http-addr", strings.TrimPrefix(a.api, "http://"))
 

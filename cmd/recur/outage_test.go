@@ -14,6 +14,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/recurhq/recur/internal/syncbuf"
 	"github.com/recurhq/recur/temporalserver"
 )
 
@@ -35,7 +36,7 @@ func startCluster(t *testing.T, dataDir string, port int) *temporalserver.Server
 func startRole(t *testing.T, bin, role, address string) *devProcess {
 	t.Helper()
 	apiPort := freePort(t)
-	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
+	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	p.start(t, bin, role, "--temporal-address", address, "--namespace", "recur-cluster", "--encryption-key-file", testKeyFile(t),
 		"--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort), "--egress-allow-loopback") // the sink is on 127.0.0.1
 	return p
@@ -111,7 +112,7 @@ func TestTwoWorkersOneKilledMidAction(t *testing.T) {
 	p := startRole(t, bin, "api", srv.FrontendAddress())
 	workers := map[int]*devProcess{}
 	for range 2 {
-		w := &devProcess{output: &syncBuffer{}, done: make(chan error, 1)}
+		w := &devProcess{output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 		w.startWorker(t, bin, srv.FrontendAddress())
 		workers[w.cmd.Process.Pid] = w
 	}

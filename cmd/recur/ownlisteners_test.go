@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/syncbuf"
 )
 
 // TestDevJobsNeverReachRecursOwnListeners runs the real binary with API
@@ -27,7 +29,7 @@ func TestDevJobsNeverReachRecursOwnListeners(t *testing.T) {
 	bin := buildRecur(t)
 	const token = "token-of-tenant-a-0123456789"
 	apiPort, temporalPort, uiPort, pprofPort := freePort(t), freePort(t), freePort(t), freePort(t)
-	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
+	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	p.startEnv(t, bin, []string{"RECUR_API_TOKENS=" + token + "=sub-a"},
 		"dev", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort),
 		"--temporal-port", strconv.Itoa(temporalPort), "--ui-port", strconv.Itoa(uiPort),

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/syncbuf"
 )
 
 // TestOpenAPIOffLoopbackIsRefused runs the real binary: an API without
@@ -95,7 +97,7 @@ func TestDevOpenAPIWarns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			apiPort := freePort(t)
-			p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncBuffer{}, done: make(chan error, 1)}
+			p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 			p.start(t, bin, append([]string{"dev", "--data-dir", t.TempDir(), "--http-addr", tc.host + ":" + strconv.Itoa(apiPort),
 				"--temporal-port", strconv.Itoa(freePort(t)), "--ui-port", "0"}, tc.extra...)...)
 			require.Contains(t, p.output.String(), tc.warning)
@@ -126,7 +128,7 @@ func TestDevServesHTTPSWithTokens(t *testing.T) {
 
 	apiPort := freePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(apiPort)
-	p := &devProcess{api: "https://" + addr, output: &syncBuffer{}, done: make(chan error, 1)}
+	p := &devProcess{api: "https://" + addr, output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	p.launchEnv(t, bin, []string{"RECUR_API_TOKENS=" + envToken + "=*", "RECUR_LOG_LEVEL=debug"},
 		"dev", "--data-dir", t.TempDir(), "--http-addr", addr, "--temporal-port", strconv.Itoa(freePort(t)), "--ui-port", "0",
 		"--tls-cert", certPath, "--tls-key", keyPath, "--api-tokens-file", tokensFile)

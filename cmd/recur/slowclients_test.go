@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/syncbuf"
 )
 
 // slowDeadline is how long a test waits for the server to close a
@@ -39,7 +41,7 @@ func TestSlowClients(t *testing.T) {
 	const token = "slow-clients-token-0123456789"
 	apiPort := freePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(apiPort)
-	p := &devProcess{api: "http://" + addr, output: &syncBuffer{}, done: make(chan error, 1)}
+	p := &devProcess{api: "http://" + addr, output: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	// exec keeps the shell's pid, so that signals reach recur.
 	p.launchEnv(t, "/bin/sh", []string{"RECUR_API_TOKENS=" + token + "=*"}, "-c", `ulimit -n 1024 && exec "$0" "$@"`,
 		bin, "dev", "--data-dir", t.TempDir(), "--http-addr", addr, "--temporal-port", strconv.Itoa(freePort(t)), "--ui-port", "0")

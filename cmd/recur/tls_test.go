@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/stats"
 
+	"github.com/recurhq/recur/internal/syncbuf"
 	"github.com/recurhq/recur/temporalserver"
 )
 
@@ -318,7 +319,7 @@ func TestALargeMemoIsNoWarning(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Stop()
 
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&logged, nil))
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()

@@ -4,7 +4,6 @@
 package azurite
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/recurhq/recur/internal/filelock"
+	"github.com/recurhq/recur/internal/syncbuf"
 )
 
 // Version is the Azurite release tests run: the last one that supports
@@ -57,7 +57,7 @@ func Start(t testing.TB) (endpoint, account, key string) {
 		t.Fatalf("azurite: %v", err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd := exec.Command("node", script,
 		"--queueHost", "127.0.0.1", "--queuePort", strconv.Itoa(port),
 		"--location", t.TempDir(), "--disableTelemetry", "--skipApiVersionCheck", "--loose",
@@ -135,23 +135,4 @@ func waitListening(addr string, exited <-chan struct{}, waitErr *error) error {
 			return fmt.Errorf("not listening after %s", startTimeout)
 		}
 	}
-}
-
-// syncBuffer lets the process's stdout and stderr share one buffer, read
-// while the process may still write.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
