@@ -182,14 +182,17 @@ func (s *Server) jobMemos(ctx context.Context, k jobs.Key, names []string, state
 }
 
 // jobsQuery is the visibility query for the running workflows of the jobs
-// named in k's collection, of one state or of any.
+// named in k's collection, of one state or of any; names are sorted. It
+// gives the range of their workflow IDs rather than each ID: a job's ID
+// is its collection's prefix and its name, so the IDs sort as the names
+// do and the range holds no other collection's job, while the server's
+// parsing of a list of 100 IDs cost a quarter of the page. A job in the
+// range that names leave out is the caller's to drop.
 func jobsQuery(k jobs.Key, names []string, state string) string {
-	ids := make([]string, len(names))
-	for i, name := range names {
-		k.Job = name
-		ids[i] = quote(k.JobWorkflowID())
-	}
-	query := "WorkflowId IN (" + strings.Join(ids, ", ") + ") AND " + running
+	k.Job = names[0]
+	first := k.JobWorkflowID()
+	k.Job = names[len(names)-1]
+	query := "WorkflowId BETWEEN " + quote(first) + " AND " + quote(k.JobWorkflowID()) + " AND " + running
 	if state != "" {
 		query += " AND " + jobs.AttrState.GetName() + " = " + quote(state)
 	}

@@ -60,9 +60,9 @@ func TestParseJobStateFilter(t *testing.T) {
 
 func TestJobsQuery(t *testing.T) {
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "ignored"}
-	assert.Equal(t, "WorkflowId IN ('job:sub1/rg1/coll1/a', 'job:sub1/rg1/coll1/b') AND ExecutionStatus = 'Running'",
-		jobsQuery(k, []string{"a", "b"}, ""))
-	assert.Equal(t, "WorkflowId IN ('job:sub1/rg1/coll1/a') AND ExecutionStatus = 'Running' AND RecurState = 'Disabled'",
+	assert.Equal(t, "WorkflowId BETWEEN 'job:sub1/rg1/coll1/a' AND 'job:sub1/rg1/coll1/c' AND ExecutionStatus = 'Running'",
+		jobsQuery(k, []string{"a", "b", "c"}, ""))
+	assert.Equal(t, "WorkflowId BETWEEN 'job:sub1/rg1/coll1/a' AND 'job:sub1/rg1/coll1/a' AND ExecutionStatus = 'Running' AND RecurState = 'Disabled'",
 		jobsQuery(k, []string{"a"}, "Disabled"))
 	assert.Equal(t, "RecurKind = 'collection' AND RecurSubscription = 'it\\'s' AND ExecutionStatus = 'Running'",
 		scopeQuery(jobs.KindCollection, jobs.Key{Subscription: "it's"}, running))
@@ -182,12 +182,10 @@ func (f *listFake) ListWorkflow(_ context.Context, req *workflowservice.ListWork
 	f.queries = append(f.queries, req.Query)
 	f.mu.Unlock()
 	var matching []*workflowpb.WorkflowExecutionInfo
-	if ids, ok := strings.CutPrefix(req.Query, "WorkflowId IN ("); ok {
-		ids, _, _ = strings.Cut(ids, ")")
+	if strings.HasPrefix(req.Query, "WorkflowId BETWEEN ") {
+		bounds := quoted.FindAllStringSubmatch(req.Query, 2)
 		for _, e := range f.executions {
-			if slices.ContainsFunc(quoted.FindAllStringSubmatch(ids, -1), func(m []string) bool {
-				return m[1] == e.GetExecution().GetWorkflowId()
-			}) {
+			if id := e.GetExecution().GetWorkflowId(); bounds[0][1] <= id && id <= bounds[1][1] {
 				matching = append(matching, f.stored(e))
 			}
 		}
@@ -325,11 +323,16 @@ func TestListJobs(t *testing.T) {
 		f.addJob(t, name, name == "gone")
 	}
 	f.undefined["job:sub1/rg1/coll1/new"] = true
+	// A job the collection has not admitted yet: its workflow is in the
+	// range of the query, its name not in the collection's memo.
+	unadmitted := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "j25"}
+	f.views[unadmitted.JobWorkflowID()] = jobs.JobView{Job: jobs.Job{ID: unadmitted.JobID(), Name: "coll1/j25"}}
+	f.executions = append(f.executions, execution(t, unadmitted, jobs.KindJob))
 
 	status, body := getList(t, f, jobsPath+version)
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Equal(t, []string{"coll1/j1", "coll1/j2", "coll1/j3", "coll1/j4", "coll1/j5"}, names(t, body),
-		"sorted; the deleted job and the undefined one left out")
+		"sorted; the deleted job, the undefined one and the one not admitted left out")
 	assert.NotContains(t, body, "nextLink")
 	all := []string{"gone", "j1", "j2", "j3", "j4", "j5", "new"}
 	assert.Equal(t, jobsQuery(jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}, all, ""), f.lastQuery(),

@@ -23,9 +23,10 @@ import (
 // answers, by a scan.
 //
 // Without statistics the planner takes every equality for equally
-// selective and reads a page of jobs (WorkflowId IN (...) AND
-// ExecutionStatus = 'Running') through by_status, every running workflow
-// of the namespace, instead of its 101 rows through by_workflow_id. The
+// selective and reads Schedules' list (TemporalNamespaceDivision =
+// 'TemporalScheduler' AND ExecutionStatus = 'Running') or a list of
+// collections (RecurKind = 'collection' AND ...) through by_status, every
+// running workflow of the namespace, instead of their own index. The
 // statistics (sqlite_stat1's format: the rows of the table, then the rows
 // that share each prefix of the index's columns) describe the table's
 // shape rather than its size, so that they hold from the first workflow
