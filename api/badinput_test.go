@@ -148,20 +148,6 @@ func TestKeepEscapedSlashes(t *testing.T) {
 	}
 }
 
-// TestMergeKeepsNumbersAsWritten: a patch's numbers reach the definition
-// as written, so one out of range is refused at its field.
-func TestMergeKeepsNumbersAsWritten(t *testing.T) {
-	_, err := merge(basicJob(), json.RawMessage(`{"properties":{"maxConsecutiveFaults":1e400}}`))
-	var apiErr *apiError
-	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, http.StatusBadRequest, apiErr.status)
-	require.Equal(t, "properties.maxConsecutiveFaults", apiErr.target)
-
-	got, err := merge(basicJob(), json.RawMessage(`{"properties":{"maxConsecutiveFaults":9007199254740993}}`))
-	require.NoError(t, err)
-	require.Equal(t, 9007199254740993, got.Properties.MaxConsecutiveFaults, "not rounded through float64")
-}
-
 // ambiguousBodies are bodies encoding/json decodes with the last of two
 // members winning, or with null read as 0; the API refuses each with a
 // 400 at the path named, for PUT and PATCH.
@@ -238,26 +224,6 @@ func TestWorkflowInputKeepsItsLetterCase(t *testing.T) {
 	require.Equal(t, "properties.action.workflow.WorkflowType", apiErr.target)
 }
 
-// TestPatchMatchesMembersInAnyLetterCase: a patch member names the
-// definition's member of that name in any letter case (a header too), as
-// a PUT's would; it neither lands beside it, ignored, nor makes a second
-// header.
-func TestPatchMatchesMembersInAnyLetterCase(t *testing.T) {
-	current := basicJob()
-	current.Properties.Action.Request.Headers = map[string]string{"X-A": "1", "X-B": "2"}
-	got, err := merge(current, json.RawMessage(`{"PROPERTIES":{"Action":{"Request":{"URI":"https://example.org/","headers":{"x-a":"3","X-b":null}}}}}`))
-	require.NoError(t, err)
-	require.Equal(t, "https://example.org/", got.Properties.Action.Request.URI)
-	require.Equal(t, map[string]string{"x-a": "3"}, got.Properties.Action.Request.Headers)
-
-	// A workflow's input keeps its letter case: "a" and "A" are two members.
-	current.Properties.Action = &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Workflow",
-		Workflow: &jobs.WorkflowStart{WorkflowType: "w", TaskQueue: "q", Input: json.RawMessage(`{"a":1,"b":2}`)}}}
-	got, err = merge(current, json.RawMessage(`{"properties":{"action":{"Workflow":{"INPUT":{"A":3,"b":null}}}}}`))
-	require.NoError(t, err)
-	require.JSONEq(t, `{"a":1,"A":3}`, string(got.Properties.Action.Workflow.Input))
-}
-
 // TestTimeSpansOutOfRangeAreRefused: in a TimeSpan ([d.]hh:mm:ss) minutes
 // and seconds go to 59, hours to 23 when days are given.
 func TestTimeSpansOutOfRangeAreRefused(t *testing.T) {
@@ -300,8 +266,8 @@ func TestTypeErrorsNameTheJSONPath(t *testing.T) {
 		require.Equal(t, target, answer.Target, body)
 		require.True(t, strings.HasPrefix(answer.Message, target+":"), "%s: %s", body, answer.Message)
 	}
-	_, err := merge(basicJob(), json.RawMessage(`{"properties":{"action":{"retryPolicy":{"retryCount":"x"}}}}`))
-	var apiErr *apiError
-	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, "properties.action.retryPolicy.retryCount", apiErr.target, "a PATCH's too")
+	_, err := jobs.MergePatch(basicJob(), json.RawMessage(`{"properties":{"action":{"retryPolicy":{"retryCount":"x"}}}}`))
+	var jobErr *jobs.Error
+	require.ErrorAs(t, err, &jobErr)
+	require.Equal(t, "properties.action.retryPolicy.retryCount", jobErr.Target, "a PATCH's too")
 }

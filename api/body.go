@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 // Reading request bodies: size, encoding and nesting limits, the read-only
@@ -36,58 +37,7 @@ func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
 		data = f(data)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return contentError(err, reflect.TypeOf(v))
-	}
-	return nil
-}
-
-// contentError is the answer to a body that does not decode into a
-// definition of type t: a wrong type names its field by its JSON path.
-func contentError(err error, t reflect.Type) error {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		path := jsonFieldPath(t, typeErr.Field)
-		return invalidContentAt(path, fmt.Sprintf("%s: a JSON %s is not allowed here", path, typeErr.Value))
-	}
-	return invalidContent("invalid JSON: " + err.Error())
-}
-
-// jsonFieldPath returns the JSON path of field, an UnmarshalTypeError's
-// Field in a value of type t. encoding/json names an embedded struct
-// there by its Go type (properties.action.ActionSpec.retryPolicy), where
-// the JSON has its fields one level up (properties.action.retryPolicy).
-func jsonFieldPath(t reflect.Type, field string) string {
-	var path []string
-	for name := range strings.SplitSeq(field, ".") {
-		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
-			t = t.Elem()
-		}
-		if t == nil || t.Kind() != reflect.Struct {
-			t = nil
-			path = append(path, name)
-			continue
-		}
-		if f, ok := t.FieldByName(name); ok && f.Anonymous && f.Tag.Get("json") == "" {
-			t = f.Type
-			continue
-		}
-		t = jsonFieldType(t, name)
-		path = append(path, name)
-	}
-	return strings.Join(path, ".")
-}
-
-// jsonFieldType returns the type of t's field (its own or promoted) that
-// JSON names name, or nil.
-func jsonFieldType(t reflect.Type, name string) reflect.Type {
-	for _, f := range reflect.VisibleFields(t) {
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Anonymous && tag == "" || !f.IsExported() {
-			continue
-		}
-		if tag == name || tag == "" && f.Name == name {
-			return f.Type
-		}
+		return jobs.ContentError(err, reflect.TypeOf(v))
 	}
 	return nil
 }
@@ -168,7 +118,7 @@ func invalidContent(message string) *apiError {
 
 // invalidContentAt is invalidContent at the JSON path target.
 func invalidContentAt(target, message string) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", target: target, message: message}
+	return &apiError{status: http.StatusBadRequest, code: jobs.CodeInvalidContent, target: target, message: message}
 }
 
 // withoutStatus drops properties.status from a job body: it is read-only,
@@ -208,79 +158,4 @@ func dropStatus(data []byte) ([]byte, bool) {
 		return data, true
 	}
 	return out, true
-}
-
-// merge applies a JSON merge patch to a definition.
-func merge[T any](current T, patch json.RawMessage) (T, error) {
-	var zero T
-	data, err := json.Marshal(current)
-	if err != nil {
-		return zero, err
-	}
-	doc, err := generic(data)
-	if err != nil {
-		return zero, err
-	}
-	p, err := generic(patch)
-	if err != nil {
-		return zero, invalidContent("invalid JSON: " + err.Error())
-	}
-	merged, err := json.Marshal(mergePatch(doc, p, nil, false))
-	if err != nil {
-		return zero, err
-	}
-	var out T
-	if err := json.Unmarshal(merged, &out); err != nil {
-		return zero, contentError(err, reflect.TypeFor[T]())
-	}
-	return out, nil
-}
-
-// generic decodes JSON into maps and slices, numbers kept as written:
-// float64 would round large integers, and refuse one out of its range
-// without naming the field that the definition's own decoding names.
-func generic(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// mergePatch is RFC 7386: objects merge member by member, null deletes,
-// anything else replaces. A patch member stands for the members of its
-// name in any letter case, as the body of a PUT is read (see
-// checkMembers): it replaces them under its own spelling. In a workflow
-// input (exact) names are matched as written.
-func mergePatch(doc, patch any, path jsonPath, exact bool) any {
-	p, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	d, ok := doc.(map[string]any)
-	if !ok {
-		d = map[string]any{}
-	}
-	for k, v := range p {
-		old, had := d[k]
-		if !exact {
-			for name, value := range d {
-				if name != k && strings.EqualFold(name, k) {
-					if !had {
-						old, had = value, true
-					}
-					delete(d, name)
-				}
-			}
-		}
-		if v == nil {
-			delete(d, k)
-			continue
-		}
-		at := path.member(k)
-		d[k] = mergePatch(old, v, at, exact || isWorkflowInput(at))
-	}
-	return d
 }

@@ -22,7 +22,7 @@ func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key
 	if err != nil {
 		return err
 	}
-	if coll, err = merge(coll, patch); err != nil {
+	if coll, err = jobs.MergePatch(coll, patch); err != nil {
 		return err
 	}
 	if err := coll.Accept(k); err != nil {

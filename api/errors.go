@@ -49,6 +49,7 @@ var statusOf = map[string]int{
 	jobs.CodeQuotaExceeded:      http.StatusConflict,
 	jobs.CodeConflict:           http.StatusConflict,
 	jobs.CodePreconditionFailed: http.StatusPreconditionFailed,
+	jobs.CodeBaseChanged:        http.StatusConflict,
 }
 
 // errTemporalUnreachable answers requests while Temporal is known to be

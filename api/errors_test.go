@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,13 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 
-	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -40,8 +35,6 @@ func answer(t *testing.T, err error) (int, string) {
 
 func TestWriteErrorMapsBusinessErrorsWhereverTheyComeFrom(t *testing.T) {
 	notFound := jobs.NotFound("job j")
-	viaQuery := serviceerror.NewQueryFailedWithFailure("query failed",
-		temporal.GetDefaultFailureConverter().ErrorToFailure(notFound.ToApplicationError()))
 	for name, tc := range map[string]struct {
 		err    error
 		status int
@@ -49,7 +42,6 @@ func TestWriteErrorMapsBusinessErrorsWhereverTheyComeFrom(t *testing.T) {
 	}{
 		"direct":               {notFound, http.StatusNotFound, jobs.CodeNotFound},
 		"from an update":       {notFound.ToApplicationError(), http.StatusNotFound, jobs.CodeNotFound},
-		"from a failed query":  {queryFailure(viaQuery, converter.GetDefaultDataConverter()), http.StatusNotFound, jobs.CodeNotFound},
 		"quota":                {&jobs.Error{Code: jobs.CodeQuotaExceeded}, http.StatusConflict, jobs.CodeQuotaExceeded},
 		"bad input":            {&jobs.Error{Code: jobs.CodeInvalidRequest}, http.StatusBadRequest, jobs.CodeInvalidRequest},
 		"missing workflow":     {serviceerror.NewNotFound("no such workflow"), http.StatusNotFound, jobs.CodeNotFound},
@@ -133,40 +125,6 @@ func TestOutageGateClosesOnlyWhenAProbeConfirms(t *testing.T) {
 	o.suspect(context.Background(), func(context.Context) error { return errors.New("connection refused") })
 	require.True(t, o.down, "the probe failed too: down")
 	require.False(t, o.admit(context.Background(), up), "answered at once within a second of the outage")
-}
-
-// failingQueries answers every query with a failure.
-type failingQueries struct {
-	client.Client
-	err error
-}
-
-func (f failingQueries) QueryWorkflow(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
-	return nil, f.err
-}
-
-// TestQueryFailuresEncryptedAreRead: with payload encryption, workers
-// encode a failure's message into an encrypted payload (the failure
-// converter's EncodeCommonAttributes); the API reads a failed query's
-// message through its converter, not as "Encoded failure".
-func TestQueryFailuresEncryptedAreRead(t *testing.T) {
-	keys, err := codec.Generate()
-	require.NoError(t, err)
-	dc := codec.DataConverter(keys)
-	encoding := temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc, EncodeCommonAttributes: true})
-	failure := encoding.ErrorToFailure(jobs.NotFound("job j").ToApplicationError())
-	require.NotContains(t, failure.GetMessage(), "job j", "the message is encoded")
-	h := New(failingQueries{err: serviceerror.NewQueryFailedWithFailure("query failed", failure)},
-		Options{DataConverter: dc, Logger: slog.New(slog.DiscardHandler)})
-	rec := httptest.NewRecorder()
-	// A PATCH reads the definition it merges into by query.
-	req := httptest.NewRequest(http.MethodPatch, badJob+badVersion, strings.NewReader("{}"))
-	req.Header.Set("Content-Type", "application/json")
-	h.ServeHTTP(rec, req)
-	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
-	got := armAnswer(t, rec)
-	require.Equal(t, jobs.CodeNotFound, got.Code)
-	require.Contains(t, got.Message, "job j")
 }
 
 // TestAClientThatWentAwayIsNoTemporalOutage: when the client closes its

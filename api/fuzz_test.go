@@ -75,7 +75,7 @@ func patchSteps(c *gin.Context) (jobs.Job, error) {
 	if _, given := dropStatus(patch); given {
 		return jobs.Job{}, &apiError{status: http.StatusBadRequest, code: "ReadOnlyProperty"}
 	}
-	return merge(replacedAuthentication(basicJob(), patch), patch)
+	return jobs.PatchJob(basicJob(), patch)
 }
 
 func bodyContext(body []byte) *gin.Context {

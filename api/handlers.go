@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -220,8 +219,11 @@ func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any
 
 // patchJob merges the body into the job's definition (RFC 7386 JSON merge
 // patch) and redefines the job with the result in one update, as PUT
-// would, except that it creates nothing: a job deleted since it was read
-// is not found.
+// would, except that it creates nothing. The job's workflow merges it: it
+// alone holds the definition's secrets. The API merges the patch into the
+// definition it reads (secrets redacted) to check where Workflow actions
+// would go, and names what it read as the update's base: a job redefined
+// in between refuses the update, and the API reads it again.
 func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	var patch json.RawMessage
 	if err := decode(c, &patch); err != nil {
@@ -231,61 +233,33 @@ func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error
 		return &apiError{status: http.StatusBadRequest, code: "ReadOnlyProperty", target: "properties.status",
 			message: "properties.status is read-only: the scheduler keeps it"}
 	}
-	current, err := s.definition(ctx, k)
-	if err != nil {
-		return err
-	}
-	current.Properties.Status = nil
-	job, err := merge(replacedAuthentication(current, patch), patch)
-	if err != nil {
-		return err
-	}
-	if err := s.accept(k, &job); err != nil {
-		return err
-	}
 	var defined jobs.PutJobResult
-	if err := s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePutJob,
-		jobs.PutJobRequest{Job: job, Existing: true, Preconditions: preconditions(c)}, &defined); err != nil {
-		return notFoundAs(err, jobNamed(k))
+	err := retrying(ctx, isBaseChanged, func() error {
+		current, err := s.job(ctx, k)
+		if err != nil {
+			return err
+		}
+		current.Properties.Status = nil
+		job, err := jobs.PatchJob(current, patch)
+		if err != nil {
+			return err
+		}
+		if err := s.workflowTargets.CheckJob(&job, s.namespace); err != nil {
+			return err
+		}
+		return notFoundAs(s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePatchJob,
+			jobs.PatchJobRequest{Patch: patch, Base: current.ETag, Preconditions: preconditions(c)}, &defined), jobNamed(k))
+	})
+	if err != nil {
+		return err
 	}
 	writeJob(c, http.StatusOK, defined.Job)
 	return nil
 }
 
-// replacedAuthentication drops from current each authentication object
-// the patch gives with another type, so that it replaces the old one
-// instead of merging into it: a Basic password must never become a
-// certificate's password. A patch of the same type merges (a new username
-// keeps the password).
-func replacedAuthentication(current jobs.Job, patch json.RawMessage) jobs.Job {
-	var p struct {
-		Properties struct {
-			Action struct {
-				Request     struct{ Authentication *jobs.Authentication }
-				ErrorAction struct {
-					Request struct{ Authentication *jobs.Authentication }
-				}
-			}
-		}
-	}
-	if json.Unmarshal(patch, &p) != nil || current.Properties.Action == nil {
-		return current
-	}
-	action := *current.Properties.Action
-	replace := func(req *jobs.HTTPRequest, given *jobs.Authentication) *jobs.HTTPRequest {
-		if req == nil || req.Authentication == nil || given == nil || strings.EqualFold(given.Type, req.Authentication.Type) {
-			return req
-		}
-		r := *req
-		r.Authentication = nil
-		return &r
-	}
-	action.Request = replace(action.Request, p.Properties.Action.Request.Authentication)
-	if action.ErrorAction != nil {
-		e := *action.ErrorAction
-		e.Request = replace(e.Request, p.Properties.Action.ErrorAction.Request.Authentication)
-		action.ErrorAction = &e
-	}
-	current.Properties.Action = &action
-	return current
+// isBaseChanged says whether a PATCH was refused because the job was
+// redefined since the API read it.
+func isBaseChanged(err error) bool {
+	e, ok := jobs.FromApplicationError(err)
+	return ok && e.Code == jobs.CodeBaseChanged
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 // Members and elements that encoding/json decodes without a word but that
@@ -54,29 +56,16 @@ func (p jsonPath) String() string {
 	return b.String()
 }
 
-// workflowInputs are the paths of workflow actions' inputs, whose members
-// keep their letter case.
-var workflowInputs = [][]string{
-	{"properties", "action", "workflow", "input"},
-	{"properties", "action", "errorAction", "workflow", "input"},
-}
-
-// isWorkflowInput says whether p is the path of a workflow action's input
-// (its names in any letter case, as the definition's fields match).
+// isWorkflowInput says whether p is the path of a workflow action's input.
 func isWorkflowInput(p jsonPath) bool {
-	for _, input := range workflowInputs {
-		if len(p) != len(input) {
-			continue
+	names := make([]string, len(p))
+	for i, s := range p {
+		if s.index >= 0 {
+			return false
 		}
-		match := true
-		for i, s := range p {
-			match = match && s.index < 0 && strings.EqualFold(s.name, input[i])
-		}
-		if match {
-			return true
-		}
+		names[i] = s.name
 	}
-	return false
+	return jobs.IsWorkflowInput(names)
 }
 
 // foldName returns a key equal for two names exactly when strings.EqualFold

@@ -1,10 +1,20 @@
 package api
 
 import (
-	"encoding/json"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -15,21 +25,86 @@ func basicJob() jobs.Job {
 			Authentication: &jobs.Authentication{Type: "Basic", Username: "u", Password: "p4ss"}}}}}}
 }
 
-func TestPatchOfAnotherAuthenticationTypeReplacesIt(t *testing.T) {
-	patch := json.RawMessage(`{"properties":{"action":{"request":{"authentication":{"type":"ActiveDirectoryOAuth","tenant":"t","audience":"a","clientId":"c","secret":"s"}}}}}`)
-	got, err := merge(replacedAuthentication(basicJob(), patch), patch)
-	require.NoError(t, err)
-	auth := got.Properties.Action.Request.Authentication
-	require.Equal(t, "ActiveDirectoryOAuth", auth.Type)
-	require.Empty(t, auth.Password, "the Basic password does not survive into the new type")
-	require.Empty(t, auth.Username)
+// patchFake is a job whose definition changes under a PATCH: its ETag is
+// etags[0] until the first update, which it refuses as based on a
+// definition it no longer has, then etags[1].
+type patchFake struct {
+	client.Client
+	etags   []string
+	updates []jobs.PatchJobRequest
 }
 
-func TestPatchOfTheSameAuthenticationTypeMerges(t *testing.T) {
-	patch := json.RawMessage(`{"properties":{"action":{"request":{"authentication":{"type":"basic","username":"v"}}}}}`)
-	got, err := merge(replacedAuthentication(basicJob(), patch), patch)
-	require.NoError(t, err)
-	auth := got.Properties.Action.Request.Authentication
-	require.Equal(t, "v", auth.Username)
-	require.Equal(t, "p4ss", auth.Password, "a new username keeps the password")
+func (f *patchFake) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	job := basicJob().Redacted()
+	job.ETag = f.etags[min(len(f.updates), 1)]
+	p, err := converter.GetDefaultDataConverter().ToPayload(jobs.JobView{Job: job})
+	if err != nil {
+		return nil, err
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+		Status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
+		Memo:   &commonpb.Memo{Fields: map[string]*commonpb.Payload{jobs.MemoJob: p}},
+	}}, nil
+}
+
+func (f *patchFake) UpdateWorkflow(_ context.Context, opts client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	req := opts.Args[0].(jobs.PatchJobRequest)
+	f.updates = append(f.updates, req)
+	if len(f.updates) == 1 {
+		return patchAnswer{err: (&jobs.Error{Code: jobs.CodeBaseChanged, Message: "redefined"}).ToApplicationError()}, nil
+	}
+	job := basicJob().Redacted()
+	job.ETag = req.Base + "+1"
+	return patchAnswer{job: job}, nil
+}
+
+// patchAnswer is the outcome of a PATCH's update.
+type patchAnswer struct {
+	client.WorkflowUpdateHandle
+	job jobs.Job
+	err error
+}
+
+func (a patchAnswer) Get(_ context.Context, into any) error {
+	if a.err != nil {
+		return a.err
+	}
+	*into.(*jobs.PutJobResult) = jobs.PutJobResult{Job: a.job}
+	return nil
+}
+
+func patchRequest(t *testing.T, h http.Handler, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPatch, badJob+badVersion, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestAPatchOfAJobRedefinedMeanwhileIsMergedAgain: the job's workflow
+// refuses a PATCH whose base it no longer has; the API reads the job
+// again and sends the patch with the new base, as the same request.
+func TestAPatchOfAJobRedefinedMeanwhileIsMergedAgain(t *testing.T) {
+	f := &patchFake{etags: []string{"e1", "e2"}}
+	rec := patchRequest(t, New(f, Options{Logger: slog.New(slog.DiscardHandler)}), `{"properties":{"state":"Disabled"}}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Len(t, f.updates, 2)
+	require.Equal(t, []string{"e1", "e2"}, []string{f.updates[0].Base, f.updates[1].Base})
+	require.JSONEq(t, `{"properties":{"state":"Disabled"}}`, string(f.updates[1].Patch), "the patch as given: the workflow merges it")
+	require.Equal(t, "e2+1", rec.Header().Get("ETag"))
+}
+
+// TestAPatchAimingAWorkflowActionWhereItMayNotGoChangesNothing: the API
+// checks the patched definition's Workflow targets before any update.
+func TestAPatchAimingAWorkflowActionWhereItMayNotGoChangesNothing(t *testing.T) {
+	f := &patchFake{etags: []string{"e1", "e2"}}
+	var targets jobs.WorkflowTargets
+	require.NoError(t, targets.Add("tenant-ns/*"))
+	h := New(f, Options{Logger: slog.New(slog.DiscardHandler), WorkflowTargets: targets})
+	rec := patchRequest(t, h, `{"properties":{"action":{"type":"Workflow","request":null,
+		"workflow":{"namespace":"temporal-system","workflowType":"w","taskQueue":"q"}}}}`)
+	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+	require.Equal(t, "properties.action.workflow.namespace", armAnswer(t, rec).Target)
+	require.Empty(t, f.updates)
 }

@@ -9,8 +9,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -136,49 +134,4 @@ func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWork
 		}
 		return handle.Get(ctx, result)
 	})
-}
-
-// query runs a named query and decodes its answer into result.
-func (s *Server) query(ctx context.Context, workflowID, name string, result any) error {
-	return s.queryArg(ctx, workflowID, name, nil, result)
-}
-
-// queryArg is query with an argument (nil for none).
-func (s *Server) queryArg(ctx context.Context, workflowID, name string, arg, result any) error {
-	var args []any
-	if arg != nil {
-		args = []any{arg}
-	}
-	var resp converter.EncodedValue
-	err := retrying(ctx, failureLost, func() error {
-		var err error
-		resp, err = s.temporal.QueryWorkflow(ctx, workflowID, "", name, args...)
-		return err
-	})
-	if err != nil {
-		return queryFailure(err, s.dataConverter())
-	}
-	return resp.Get(result)
-}
-
-// failureLost reports a failed query whose failure lost its type: the SDK
-// (v1.50) answers a query that arrives with a workflow task with the
-// error's message only. Asked again, the query is answered on its own,
-// with the whole failure.
-func failureLost(err error) bool {
-	var failed *serviceerror.QueryFailed
-	return errors.As(err, &failed) && failed.Failure == nil
-}
-
-// queryFailure turns a failed query's failure back into the error the
-// query handler returned (a business error travels as an application
-// error of its code), so that the error mapping sees its code. The
-// failure's message, encrypted by workers with payload encryption, is
-// decoded through dc.
-func queryFailure(err error, dc converter.DataConverter) error {
-	var failed *serviceerror.QueryFailed
-	if errors.As(err, &failed) && failed.Failure != nil {
-		return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: dc}).FailureToError(failed.Failure)
-	}
-	return err
 }

@@ -111,12 +111,3 @@ func (s *Server) collection(ctx context.Context, k jobs.Key) (jobs.Collection, e
 	err := describeView(ctx, s, k.CollectionWorkflowID(), s.collectionMemo, &view)
 	return view.Collection, viewFound(err, view.Deleted, collectionNamed(k))
 }
-
-// definition returns the job's whole definition, secrets included, from
-// its workflow: a PATCH merges into it. Unlike the reads, it needs a
-// worker, as every write does.
-func (s *Server) definition(ctx context.Context, k jobs.Key) (jobs.Job, error) {
-	var view jobs.JobView
-	err := s.query(ctx, k.JobWorkflowID(), jobs.QueryJob, &view)
-	return view.Job, viewFound(err, view.Deleted, jobNamed(k))
-}

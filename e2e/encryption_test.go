@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -447,6 +448,14 @@ func TestFailureMessagesAreEncryptedAtRest(t *testing.T) {
 			require.Contains(t, message, targetSaid, "the API decodes the row")
 			require.Contains(t, message, `"password":"[redacted]"`)
 			require.NotContains(t, message, secretEscaped)
+
+			// A PATCH the job's workflow refuses (the job faulted, which
+			// is final): workers encode the failure's message too, and
+			// the API reads it.
+			status, body = s.do(t, http.MethodPatch, collectionPath+"/jobs/"+failingJobName,
+				map[string]any{"properties": map[string]any{"state": "Enabled"}})
+			require.Equal(t, http.StatusConflict, status, body)
+			require.Contains(t, fmt.Sprint(body), "is Faulted, which is final")
 
 			raw := rawHistories(t, s)
 			if !encrypted {

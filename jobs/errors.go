@@ -20,6 +20,9 @@ const (
 	// CodePreconditionFailed is a write whose If-Match or If-None-Match
 	// the resource fails (412).
 	CodePreconditionFailed = "PreconditionFailed"
+	// CodeBaseChanged refuses a PatchJobRequest whose Base is no longer
+	// the job's definition (409 once the API gives up reading it again).
+	CodeBaseChanged = "BaseChanged"
 )
 
 // Error is a business error: what the API answers with a 4xx.

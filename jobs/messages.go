@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -36,6 +37,7 @@ const (
 
 	// Job workflow.
 	UpdatePutJob    = "putJob"    // PutJobRequest -> PutJobResult
+	UpdatePatchJob  = "patchJob"  // PatchJobRequest -> PutJobResult
 	UpdateDeleteJob = "deleteJob" // DeleteJobRequest -> struct{}
 	UpdateRunNow    = "runNow"    // RunNowRequest -> struct{}
 	UpdateBackfill  = "backfill"  // BackfillRequest -> BackfillResult
@@ -191,9 +193,19 @@ const DefaultFinishedRetention = 60 * 24 * time.Hour
 // workflows' to keep, whatever becomes of the caller.
 type PutJobRequest struct {
 	Job Job
-	// Existing refuses the request when the job is not defined: a PATCH
-	// creates nothing.
-	Existing bool `json:",omitempty"`
+	Preconditions
+}
+
+// PatchJobRequest redefines a job with its definition merged with a JSON
+// merge patch (PatchJob), as a PutJobRequest would, except that it
+// creates nothing. The job's workflow merges it, since it alone holds the
+// definition's secrets: a PATCH is one update. Base is the ETag of the
+// definition the API merged the patch into to check it (the targets of
+// Workflow actions); a job redefined since refuses it with
+// CodeBaseChanged, and the API reads it again.
+type PatchJobRequest struct {
+	Patch json.RawMessage
+	Base  string
 	Preconditions
 }
 

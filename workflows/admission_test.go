@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,11 +12,11 @@ import (
 	"github.com/recurhq/recur/recurrence"
 )
 
-// putAnswer sends a PUT from within the test environment and records its
-// outcome.
-func putAnswer(h *harness, req jobs.PutJobRequest, into *error) {
+// updateAnswer sends the update name (a PUT, a PATCH) from within the
+// test environment and records its outcome.
+func updateAnswer(h *harness, name string, req any, into *error) {
 	updates++
-	h.env.UpdateWorkflow(jobs.UpdatePutJob, "put-"+time.Now().String(), &testsuite.TestUpdateCallback{
+	h.env.UpdateWorkflow(name, fmt.Sprintf("%s-%d", name, updates), &testsuite.TestUpdateCallback{
 		OnReject:   func(err error) { *into = err },
 		OnAccept:   func() {},
 		OnComplete: func(_ any, err error) { *into = err },
@@ -33,7 +34,7 @@ func TestARefusedAdmissionDefinesNothing(t *testing.T) {
 	}
 	var err error
 	h.at(0, func() {
-		putAnswer(h, jobs.PutJobRequest{Job: job(now, &recurrence.Recurrence{Frequency: "Minute"})}, &err)
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now, &recurrence.Recurrence{Frequency: "Minute"})}, &err)
 	})
 	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
 	require.True(t, h.env.IsWorkflowCompleted())
@@ -60,7 +61,7 @@ func TestADefinitionIsAdmittedUnlessItsCollectionsTermsAllowIt(t *testing.T) {
 	}
 	var patchErr error
 	h.at(0, func() {
-		putAnswer(h, jobs.PutJobRequest{Job: job(now.Add(time.Hour), nil), Existing: true}, &patchErr)
+		updateAnswer(h, jobs.UpdatePatchJob, jobs.PatchJobRequest{Patch: []byte(`{}`)}, &patchErr)
 	})
 	h.at(time.Second, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})) })
 	h.at(2*time.Second, func() { h.put(job(now.Add(time.Hour), every(10))) })
@@ -129,8 +130,8 @@ func TestPutsWithTheSameIfMatchLetOneThrough(t *testing.T) {
 		first = h.view()
 		req := jobs.PutJobRequest{Job: job(now.Add(2*time.Hour), &recurrence.Recurrence{Frequency: "Hour"}),
 			Preconditions: jobs.Preconditions{IfMatch: first.ETag}}
-		putAnswer(h, req, &errs[0])
-		putAnswer(h, req, &errs[1])
+		updateAnswer(h, jobs.UpdatePutJob, req, &errs[0])
+		updateAnswer(h, jobs.UpdatePutJob, req, &errs[1])
 	})
 	var last jobs.Job
 	h.at(time.Minute-time.Second, func() { last = h.view() })

@@ -25,6 +25,10 @@ func (j *job) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: j.validatePut}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdatePatchJob, j.patch,
+		workflow.UpdateHandlerOptions{Validator: j.validatePatch}); err != nil {
+		return err
+	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateRunNow, j.runNow,
 		workflow.UpdateHandlerOptions{Validator: j.validateRunNow}); err != nil {
 		return err
@@ -118,23 +122,65 @@ func (j *job) view() jobs.Job {
 // created is C: the workflow's clock at the update, in whole seconds.
 func created(ctx workflow.Context) time.Time { return workflow.Now(ctx).UTC().Truncate(time.Second) }
 
-// validatePut rejects bad definitions before they reach history, a PATCH
-// of a job not defined, and any change to a job that has ended: completed
-// and faulted are final.
+// validatePut rejects bad definitions before they reach history, and any
+// change to a job that has ended: completed and faulted are final.
 func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	if err := j.exists(); err != nil {
 		return err
 	}
-	if req.Existing && j.state == nil {
-		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
-	}
-	if err := j.preconditions(req.Preconditions); err != nil {
-		return err
-	}
-	if err := j.redefinable(); err != nil {
+	if err := j.writable(req.Preconditions); err != nil {
 		return err
 	}
 	return toWire(req.Job.AcceptNew(j.key, created(ctx)))
+}
+
+// validatePatch is validatePut for a PATCH, which needs the job defined
+// as the API saw it.
+func (j *job) validatePatch(ctx workflow.Context, req jobs.PatchJobRequest) error {
+	if err := j.exists(); err != nil {
+		return err
+	}
+	if j.state == nil {
+		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	}
+	if err := j.based(req.Base); err != nil {
+		return err
+	}
+	if err := j.writable(req.Preconditions); err != nil {
+		return err
+	}
+	def, err := j.patched(req.Patch)
+	if err != nil {
+		return err
+	}
+	return toWire(def.AcceptNew(j.key, created(ctx)))
+}
+
+// writable refuses a write the preconditions refuse, and any to a job
+// that has ended.
+func (j *job) writable(p jobs.Preconditions) error {
+	if err := j.preconditions(p); err != nil {
+		return err
+	}
+	return j.redefinable()
+}
+
+// based refuses a patch merged by the API into a definition the job no
+// longer has.
+func (j *job) based(etag string) error {
+	if etag != j.etag() {
+		return (&jobs.Error{Code: jobs.CodeBaseChanged,
+			Message: "job " + j.key.Job + " was redefined while the PATCH was merged; send it again"}).ToApplicationError()
+	}
+	return nil
+}
+
+// patched is the job's definition merged with patch, status left out.
+func (j *job) patched(patch []byte) (jobs.Job, error) {
+	current := j.state.Job
+	current.Properties.Status = nil
+	def, err := jobs.PatchJob(current, patch)
+	return def, toWire(err)
 }
 
 // redefinable refuses a new definition of a job that has ended.
@@ -161,7 +207,26 @@ func (j *job) exists() error {
 // from its next occurrence; the status counters stay. A disabled job
 // enabled again resumes at the next occurrence to come.
 func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResult, error) {
-	collectionDisabled, err := j.admit(ctx, req.Job)
+	return j.redefine(ctx, req.Job, req.Preconditions, "")
+}
+
+// patch redefines the job as put does, with its definition patched.
+func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJobResult, error) {
+	def, err := j.patched(req.Patch)
+	if err != nil {
+		return jobs.PutJobResult{}, err
+	}
+	if err := def.Accept(j.key, created(ctx)); err != nil {
+		return jobs.PutJobResult{}, toWire(err)
+	}
+	return j.redefine(ctx, def, req.Preconditions, req.Base)
+}
+
+// redefine makes def the job's definition once its collection has
+// admitted it, if the job still takes it then: its preconditions, and the
+// base of a patch (none for a PUT).
+func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions, base string) (jobs.PutJobResult, error) {
+	collectionDisabled, err := j.admit(ctx, def)
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
@@ -169,14 +234,15 @@ func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResu
 	if err := j.exists(); err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	if err := j.preconditions(req.Preconditions); err != nil {
-		return jobs.PutJobResult{}, err
+	if base != "" {
+		if err := j.based(base); err != nil {
+			return jobs.PutJobResult{}, err
+		}
 	}
-	if err := j.redefinable(); err != nil {
+	if err := j.writable(p); err != nil {
 		return jobs.PutJobResult{}, err
 	}
 	created := j.state == nil
-	def := req.Job
 	if p := &def.Properties; collectionDisabled && !strings.EqualFold(string(p.State), string(jobs.Disabled)) {
 		// A disabled collection's jobs do not run, those defined into it
 		// included; enabling the collection enables them.
