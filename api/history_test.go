@@ -96,7 +96,13 @@ func (f *fakeTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string
 	if f.missing {
 		return nil, serviceerror.NewNotFound("workflow not found for ID: " + id)
 	}
-	p, err := converter.GetDefaultDataConverter().ToPayload(jobs.JobView{Deleted: f.deleted})
+	return describedJob(jobs.JobView{Deleted: f.deleted})
+}
+
+// describedJob is what describe answers of a running job workflow with
+// view in its memo.
+func describedJob(view jobs.JobView) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	p, err := converter.GetDefaultDataConverter().ToPayload(view)
 	if err != nil {
 		return nil, err
 	}

@@ -9,12 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	commonpb "go.temporal.io/api/common/v1"
-	enumspb "go.temporal.io/api/enums/v1"
-	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -37,14 +33,7 @@ type patchFake struct {
 func (f *patchFake) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
 	job := basicJob().Redacted()
 	job.ETag = f.etags[min(len(f.updates), 1)]
-	p, err := converter.GetDefaultDataConverter().ToPayload(jobs.JobView{Job: job})
-	if err != nil {
-		return nil, err
-	}
-	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
-		Status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
-		Memo:   &commonpb.Memo{Fields: map[string]*commonpb.Payload{jobs.MemoJob: p}},
-	}}, nil
+	return describedJob(jobs.JobView{Job: job})
 }
 
 func (f *patchFake) UpdateWorkflow(_ context.Context, opts client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
