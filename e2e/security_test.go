@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,7 +181,11 @@ func TestCrossTenantAccess(t *testing.T) {
 	res = b.do(t, http.MethodGet, collB+"/jobs", nil)
 	require.Equal(t, http.StatusOK, res.status)
 	require.NotContains(t, string(res.body), "nightly")
-	require.Equal(t, []string{"shared-name"}, collectionNames(t, b.do(t, http.MethodGet, listB, nil)))
+	// Lists read the visibility store, which has a new collection a
+	// moment after its PUT answers.
+	require.Eventually(t, func() bool {
+		return slices.Equal([]string{"shared-name"}, collectionNames(t, b.do(t, http.MethodGet, listB, nil)))
+	}, 10*time.Second, 50*time.Millisecond, "B lists its own collection")
 	res = a.do(t, http.MethodGet, collB, nil)
 	require.Equal(t, http.StatusNotFound, res.status, "and A cannot reach B's")
 
