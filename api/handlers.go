@@ -208,11 +208,10 @@ func (s *Server) backfillJob(ctx context.Context, c *gin.Context, k jobs.Key) er
 	return nil
 }
 
-// updateJob sends a named update to the workflow of an existing job.
+// updateJob sends a named update to the workflow of a job, in one call:
+// the workflow refuses it when it holds no job (deleted, or never
+// defined), Temporal when there is no such workflow running.
 func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any) error {
-	if _, err := s.job(ctx, k); err != nil {
-		return err
-	}
 	_, err := s.update(ctx, k.JobWorkflowID(), name, arg)
 	return notFoundAs(err, jobNamed(k))
 }

@@ -25,7 +25,8 @@ func updateAnswer(h *harness, name string, req any, into *error) {
 
 // TestARefusedAdmissionDefinesNothing: the collection refuses the job (its
 // quota); the PUT fails with the collection's error, the job is never
-// defined and its workflow ends on its own.
+// defined (a DELETE or run now meanwhile is not found) and its workflow
+// ends on its own.
 func TestARefusedAdmissionDefinesNothing(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
@@ -36,12 +37,22 @@ func TestARefusedAdmissionDefinesNothing(t *testing.T) {
 	h.at(0, func() {
 		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now, &recurrence.Recurrence{Frequency: "Minute"})}, &err)
 	})
+	var deleteErr, runErr error
+	h.at(time.Second, func() {
+		updateAnswer(h, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}, &deleteErr)
+		updateAnswer(h, jobs.UpdateRunNow, jobs.RunNowRequest{}, &runErr)
+	})
 	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError(), "a job never defined ends")
 	e, ok := jobs.FromApplicationError(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, jobs.CodeQuotaExceeded, e.Code)
+	for _, err := range []error{deleteErr, runErr} {
+		e, ok := jobs.FromApplicationError(err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, jobs.CodeNotFound, e.Code)
+	}
 	require.Empty(t, h.attempts, "nothing ran")
 	require.Len(t, h.collection.requests, 1, "one admission, and no leave: the collection never held the job")
 	require.Equal(t, time.Minute, h.env.Now().Sub(now), "it waits a minute for a definition")

@@ -19,11 +19,8 @@ import (
 // validateBackfill refuses a backfill of a job that does not exist or has
 // ended, and a range that is not a past one.
 func (j *job) validateBackfill(ctx workflow.Context, req jobs.BackfillRequest) error {
-	if err := j.exists(); err != nil {
+	if err := j.defined(); err != nil {
 		return err
-	}
-	if j.state == nil {
-		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	if err := j.redefinable(); err != nil {
 		return err

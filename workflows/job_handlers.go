@@ -137,11 +137,8 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 // validatePatch is validatePut for a PATCH, which needs the job defined
 // as the API saw it.
 func (j *job) validatePatch(ctx workflow.Context, req jobs.PatchJobRequest) error {
-	if err := j.exists(); err != nil {
+	if err := j.defined(); err != nil {
 		return err
-	}
-	if j.state == nil {
-		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	if err := j.based(req.Base); err != nil {
 		return err
@@ -201,6 +198,17 @@ func (j *job) redefinable() error {
 // exists rejects messages to a deleted job.
 func (j *job) exists() error {
 	if j.deleted {
+		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	}
+	return nil
+}
+
+// defined rejects messages to a job deleted or never defined.
+func (j *job) defined() error {
+	if err := j.exists(); err != nil {
+		return err
+	}
+	if j.state == nil {
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	return nil
@@ -284,20 +292,14 @@ func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 }
 
 func (j *job) validateRunNow(workflow.Context, jobs.RunNowRequest) error {
-	if err := j.exists(); err != nil {
-		return err
-	}
-	if j.state == nil {
-		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
-	}
-	return nil
+	return j.defined()
 }
 
 // validateDelete lets only the first of concurrent DELETEs through: the
 // others answer 404, as they would one after the other. A job never
-// defined may be deleted: that ends its workflow.
+// defined is not found either: its workflow ends on its own.
 func (j *job) validateDelete(_ workflow.Context, req jobs.DeleteJobRequest) error {
-	if err := j.exists(); err != nil {
+	if err := j.defined(); err != nil {
 		return err
 	}
 	return j.preconditions(req.Preconditions)
