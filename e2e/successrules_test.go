@@ -127,6 +127,10 @@ func TestMaxConcurrentRunsBoundsRuns(t *testing.T) {
 	// workflow task's heartbeat (its action is a local activity of that
 	// task): 8 s at the default 10 s task timeout, so the scheduled
 	// occurrence is far enough out for all four runs now to start first.
+	// Their actions' timeout outlasts the test: while they run, what the
+	// workflow decides (the occurrence's timer, its Postponed row) reaches
+	// Temporal only at those heartbeats, so the occurrence can fire and
+	// show some 20 s after its time, past the default timeout's minute.
 	start := time.Now().UTC().Add(45 * time.Second).Truncate(time.Second)
 	var runs sync.WaitGroup
 	for _, policy := range []string{"AllowAll", "BufferOne"} {
@@ -136,7 +140,7 @@ func TestMaxConcurrentRunsBoundsRuns(t *testing.T) {
 			"recurrence":        map[string]any{"frequency": "Hour"},
 			"overlapPolicy":     policy,
 			"maxConcurrentRuns": 2,
-			"action": map[string]any{"type": "Http", "retryPolicy": map[string]any{"retryType": "None"},
+			"action": map[string]any{"type": "Http", "retryPolicy": map[string]any{"retryType": "None"}, "timeout": "PT5M",
 				"request": map[string]any{"uri": target.URL + "/" + name, "method": "POST"}},
 		}})
 		require.Equal(t, http.StatusCreated, status, body)

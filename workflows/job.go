@@ -43,6 +43,7 @@ type job struct {
 	outcome   jobs.ExecutionStatus // of the last run that ended in this run of the workflow
 	runNowIDs runNowIDs
 	retention retention
+	gate      gate  // holds actions back in the task that accepted their update (gate.go)
 	memo      memo  // what the memo holds (memo.go)
 	ahead     ahead // occurrences planned after the next one (plan.go)
 	timer     timer // the durable timer of the next wake-up
@@ -120,6 +121,7 @@ func (j *job) run(ctx workflow.Context) error {
 // step does the pending work: counts the occurrences that ended, starts
 // the runs now and a buffered occurrence, fires the occurrence that is
 // due, settles the state and deletes a finished job past its retention.
+// Nothing starts while the gate is closed (gate.go).
 func (j *job) step(ctx workflow.Context) error {
 	p := &j.pending
 	p.changed = false
@@ -127,16 +129,36 @@ func (j *job) step(ctx workflow.Context) error {
 		j.count(e)
 	}
 	p.ended = nil
-	for _, at := range p.runsNow {
-		j.startRun(ctx, at, runNow)
-	}
+	open := j.gate.open(ctx)
+	j.gate.held = append(j.gate.held, p.runsNow...)
 	p.runsNow = nil
+	if open {
+		for _, at := range j.gate.held {
+			j.startRun(ctx, at, runNow)
+		}
+		j.gate.held = nil
+	}
 	if j.state == nil && !workflow.Now(ctx).Before(undefinedUntil(ctx)) && workflow.AllHandlersFinished(ctx) {
 		j.deleted = true // never defined
 	}
 	if j.state == nil || j.deleted {
 		return nil
 	}
+	if open {
+		if err := j.start(ctx); err != nil {
+			return err
+		}
+	}
+	j.settle()
+	if until, ok := j.expiry(ctx); ok && !until.After(workflow.Now(ctx)) {
+		j.expire()
+	}
+	return nil
+}
+
+// start starts a buffered occurrence, the occurrence due and queued
+// backfill occurrences, as far as the job's run limit allows.
+func (j *job) start(ctx workflow.Context) error {
 	if j.state.Buffered != nil && j.mayStart() {
 		next := *j.state.Buffered
 		j.state.Buffered = nil
@@ -149,10 +171,6 @@ func (j *job) step(ctx workflow.Context) error {
 	}
 	// After the schedule's occurrence, which comes first.
 	j.startBackfill(ctx)
-	j.settle()
-	if until, ok := j.expiry(ctx); ok && !until.After(workflow.Now(ctx)) {
-		j.expire()
-	}
 	return nil
 }
 
@@ -171,21 +189,24 @@ func (j *job) ending(ctx workflow.Context) error {
 // idle reports whether nothing is in flight: no action runs, no message
 // handler runs and nothing is pending, so the workflow may end.
 func (j *job) idle(ctx workflow.Context) bool {
-	return j.running == 0 && !j.pending.any() && workflow.AllHandlersFinished(ctx)
+	return j.running == 0 && len(j.gate.held) == 0 && !j.pending.any() && workflow.AllHandlersFinished(ctx)
 }
 
-// sleep waits for pending work or, unless the workflow is ending, for its
-// next wake-up.
+// sleep waits for pending work, for the gate to open on an action it
+// holds or, unless the workflow is ending, for its next wake-up; an
+// ending workflow also wakes when it is idle.
 func (j *job) sleep(ctx workflow.Context, ending bool) error {
-	if ending {
-		j.timer.set(ctx, time.Time{})
-		return workflow.Await(ctx, func() bool { return j.pending.any() || j.idle(ctx) })
+	var at time.Time
+	switch {
+	case j.gated(ctx):
+		at = j.gate.opens()
+	case !ending:
+		at, _ = j.wake(ctx)
 	}
-	at, _ := j.wake(ctx)
 	if !j.timer.set(ctx, at) {
 		return nil
 	}
-	return workflow.Await(ctx, func() bool { return j.pending.any() || j.timer.ready() })
+	return workflow.Await(ctx, func() bool { return j.pending.any() || j.timer.ready() || ending && j.idle(ctx) })
 }
 
 // wake is the one planner of the loop: when it must next wake up with

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// TestNoActionStartsInTheTaskThatAcceptedItsUpdate: until the workflow
+// task that accepted an update completes, Temporal may still lose it and
+// tell the caller the update failed, or hand it to the workflow again; an
+// action started in that task would have reached its target all the same.
+// So in a job's history no workflow task's completion both accepts an
+// update and records a local activity: a run now, a backfill and a
+// redefinition whose first occurrence is due at once each start their
+// action in a later task.
+func TestNoActionStartsInTheTaskThatAcceptedItsUpdate(t *testing.T) {
+	s := newStack(t)
+	target, got := newTarget(t)
+	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, status, body)
+	jobPath := collectionPath + "/jobs/gated"
+	past := time.Now().UTC().Add(-3 * time.Hour).Truncate(time.Hour)
+	job := httpJob(target.URL, map[string]any{"frequency": "Hour"})
+	job["properties"].(map[string]any)["startTime"] = past.Format(time.RFC3339) // first run at the next hour
+	status, body = s.do(t, http.MethodPut, jobPath, job)
+	require.Equal(t, http.StatusCreated, status, body)
+
+	waitHit := func(what string) {
+		t.Helper()
+		select {
+		case <-got:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the target got no request", what)
+		}
+	}
+	status, body = s.do(t, http.MethodPost, jobPath+"/run", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	waitHit("run now")
+
+	status, body = s.do(t, http.MethodPost, jobPath+"/backfill", map[string]any{
+		"startTime": past.Format(time.RFC3339), "endTime": past.Format(time.RFC3339)})
+	require.Equal(t, http.StatusAccepted, status, body)
+	require.EqualValues(t, 1, body["queued"])
+	waitHit("a backfill")
+
+	delete(job["properties"].(map[string]any), "startTime") // due at once
+	status, body = s.do(t, http.MethodPut, jobPath, job)
+	require.Equal(t, http.StatusOK, status, body)
+	waitHit("a redefinition due at once")
+
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "gated"}
+	accepted, ran := completions(t, s.temporal.GetDefaultClient(), k.JobWorkflowID())
+	require.Len(t, accepted, 4, "the first PUT, the run now, the backfill and the redefinition each accepted in a task")
+	require.Len(t, ran, 3, "three actions ran, each recorded in a task")
+	for task := range accepted {
+		require.NotContains(t, ran, task, "the completion at event %d accepts an update and records a local activity", task)
+	}
+}
+
+// completions returns, by the event ID of the workflow task completion
+// that wrote them, the completions of the workflow's present run that
+// accept an update of those that may start actions (the run now, PUT and
+// backfill) and those that record a local activity.
+func completions(t *testing.T, c client.Client, workflowID string) (accepted, ran map[int64]bool) {
+	t.Helper()
+	accepted, ran = map[int64]bool{}, map[int64]bool{}
+	starts := map[string]bool{jobs.UpdateRunNow: true, jobs.UpdatePutJob: true, jobs.UpdateBackfill: true}
+	var task int64
+	iter := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		require.NoError(t, err)
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			task = e.GetEventId()
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			if starts[e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName()] {
+				accepted[task] = true
+			}
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+				ran[task] = true
+			}
+		}
+	}
+	return accepted, ran
+}
