@@ -65,7 +65,9 @@ func (s *Server) listHistory(ctx context.Context, c *gin.Context, k jobs.Key) er
 	if _, err := s.job(ctx, k); err != nil {
 		return err
 	}
-	rows, err := s.historyRows(ctx, k, p.status, p.skip+p.top+1)
+	// The run that read found running is the current one (runs.go).
+	run, _ := s.runs.get(k.JobWorkflowID())
+	rows, err := s.historyRows(ctx, k, run, p.status, p.skip+p.top+1)
 	if err != nil {
 		return err
 	}
@@ -193,11 +195,11 @@ func quote(s string) string {
 
 // historyRows returns the job's history rows of the given outcome (""
 // for any), newest first, at least want of them when there are: it reads
-// the job workflow's runs in reverse, from the running one back along the
-// continue-as-new chain, at most maxHistoryRuns of them.
-func (s *Server) historyRows(ctx context.Context, k jobs.Key, status string, want int) ([]jobs.HistoryRow, error) {
+// the job workflow's runs in reverse, from the running one (runID, or ""
+// for the current one) back along the continue-as-new chain, at most
+// maxHistoryRuns of them.
+func (s *Server) historyRows(ctx context.Context, k jobs.Key, runID, status string, want int) ([]jobs.HistoryRow, error) {
 	var rows []jobs.HistoryRow
-	runID := "" // the current run
 	for range maxHistoryRuns {
 		previous, err := s.readRunRows(ctx, k.JobWorkflowID(), runID, func(upserted []jobs.HistoryRow) bool {
 			rows = append(rows, newestFirst(upserted, status)...)

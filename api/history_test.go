@@ -90,13 +90,18 @@ type fakeTemporal struct {
 	current string
 	runs    map[string][]*historypb.HistoryEvent
 	reads   []string // the runs read, in order
+	asked   []string // the run IDs those reads named, "" for the current run
 }
 
 func (f *fakeTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
 	if f.missing {
 		return nil, serviceerror.NewNotFound("workflow not found for ID: " + id)
 	}
-	return describedJob(jobs.JobView{Deleted: f.deleted})
+	resp, err := describedJob(jobs.JobView{Deleted: f.deleted})
+	if err == nil {
+		resp.WorkflowExecutionInfo.Execution = &commonpb.WorkflowExecution{WorkflowId: id, RunId: f.current}
+	}
+	return resp, err
 }
 
 // describedJob is what describe answers of a running job workflow with
@@ -136,6 +141,7 @@ func (s fakeService) GetWorkflowExecutionHistoryReverse(_ context.Context, req *
 		skip = int(req.NextPageToken[0])
 	} else {
 		f.reads = append(f.reads, run)
+		f.asked = append(f.asked, req.GetExecution().GetRunId())
 	}
 	var page []*historypb.HistoryEvent
 	for i := len(events) - 1 - skip; i >= 0 && len(page) < 2; i-- {
@@ -278,6 +284,17 @@ func TestListHistory(t *testing.T) {
 	_, body = getHistory(t, fakeJob(t), "&$filter=status%20eq%20%27Postponed%27&$top=1")
 	assert.Equal(t, all[1:2], rowNames(t, body))
 	assert.Contains(t, body["nextLink"], "$skip=1")
+}
+
+// TestListHistoryStartsAtTheRunItFoundRunning: the describe that finds
+// the job names its running run, and the history is read from that run
+// back, never by workflow ID alone (which costs Temporal a read of the
+// current run).
+func TestListHistoryStartsAtTheRunItFoundRunning(t *testing.T) {
+	f := fakeJob(t)
+	status, body := getHistory(t, f, "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"r3", "r2", "r1"}, f.asked)
 }
 
 func TestListHistoryOfARunRetentionRemoved(t *testing.T) {

@@ -65,6 +65,7 @@ type Server struct {
 	namespace string
 	log       *slog.Logger
 	updates   *updateGate
+	runs      *runs // the running run of each workflow read or written lately (runs.go)
 	outage    outage
 	auth      Authenticator
 	limits    *limiters
@@ -81,7 +82,7 @@ func New(c client.Client, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(),
+	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(), runs: newRuns(maxRuns),
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets,
 		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait)}
 	if opts.Ready != nil {

@@ -132,6 +132,10 @@ func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWork
 		if err != nil {
 			return err
 		}
-		return handle.Get(ctx, result)
+		if err := handle.Get(ctx, result); err != nil {
+			return err
+		}
+		s.runs.put(start.ID, handle.RunID()) // the run the update reached runs
+		return nil
 	})
 }

@@ -28,11 +28,10 @@ var errNoView = errors.New("no public view")
 // describeView decodes the public view of the running workflow into view
 // with decode (jobMemo, collectionMemo).
 func describeView[V any](ctx context.Context, s *Server, workflowID string, decode func(*commonpb.Memo, *V) error, view *V) error {
-	resp, err := s.temporal.DescribeWorkflowExecution(ctx, workflowID, "")
+	info, err := s.describe(ctx, workflowID)
 	if err != nil {
 		return err
 	}
-	info := resp.GetWorkflowExecutionInfo()
 	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return errNoView
 	}

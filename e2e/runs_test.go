@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/codec"
+)
+
+// TestReadsFollowTheCurrentRun: an API process reads a job through the
+// run it last saw running; another process deletes the job and defines
+// it anew, in a new run. The first one's reads answer with the new
+// definition and, once that is deleted too, 404, never the ended run's.
+func TestReadsFollowTheCurrentRun(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	other := &stack{temporal: s.temporal, recur: s.recur, api: httptest.NewServer(api.New(s.temporal.GetDefaultClient(), api.Options{
+		Namespace: s.temporal.GetDefaultNamespace(), DataConverter: codec.DataConverter(s.recur.Keys)}))}
+	t.Cleanup(other.api.Close)
+	s.putCollection(t)
+	jobPath := collectionPath + "/jobs/twin"
+	define := func(via *stack, uri string, want int) {
+		t.Helper()
+		status, body := via.do(t, http.MethodPut, jobPath, httpJob(uri, map[string]any{"frequency": "Hour"}))
+		require.Equal(t, want, status, body)
+	}
+	uri := func(via *stack) any {
+		t.Helper()
+		status, body := via.do(t, http.MethodGet, jobPath, nil)
+		require.Equal(t, http.StatusOK, status, body)
+		return path(body, "properties", "action", "request", "uri")
+	}
+
+	define(s, "http://127.0.0.1:1/first", http.StatusCreated)
+	require.Equal(t, "http://127.0.0.1:1/first", uri(s))
+	require.Equal(t, "http://127.0.0.1:1/first", uri(other))
+
+	status, body := other.do(t, http.MethodDelete, jobPath, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	define(other, "http://127.0.0.1:1/second", http.StatusCreated)
+	require.Equal(t, "http://127.0.0.1:1/second", uri(s), "a read through the ended run")
+
+	status, body = other.do(t, http.MethodDelete, jobPath, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = s.do(t, http.MethodGet, jobPath, nil)
+	require.Equal(t, http.StatusNotFound, status, body)
+}
