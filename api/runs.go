@@ -11,8 +11,8 @@ import (
 // A describe by workflow ID alone makes Temporal's history service read
 // which run is current from its database, while a describe of a run it
 // holds in memory reads nothing: on recur dev every such read waits its
-// turn on the one SQLite connection behind the writes, and under load
-// that wait was most of a GET. So reads describe the run this process
+// turn on the one SQLite connection behind the writes. So reads describe
+// the run this process
 // last saw running. A running run is always the workflow's current one,
 // so its view is the one a describe by ID would give; once it has ended
 // (continued as new, deleted, its job defined anew) the describe says so,

@@ -192,17 +192,10 @@ func (j *job) idle(ctx workflow.Context) bool {
 	return j.running == 0 && len(j.gate.held) == 0 && !j.pending.any() && workflow.AllHandlersFinished(ctx)
 }
 
-// sleep waits for pending work, for the gate to open on an action it
-// holds or, unless the workflow is ending, for its next wake-up; an
-// ending workflow also wakes when it is idle.
+// sleep waits for pending work or its next wake-up; an ending workflow
+// also wakes when it is idle.
 func (j *job) sleep(ctx workflow.Context, ending bool) error {
-	var at time.Time
-	switch {
-	case j.gated(ctx):
-		at = j.gate.opens()
-	case !ending:
-		at, _ = j.wake(ctx)
-	}
+	at, _ := j.wake(ctx, ending)
 	if !j.timer.set(ctx, at) {
 		return nil
 	}
@@ -210,12 +203,18 @@ func (j *job) sleep(ctx workflow.Context, ending bool) error {
 }
 
 // wake is the one planner of the loop: when it must next wake up with
-// nothing pending. That is the next occurrence of an enabled job, when a
-// finished job's retention ends, or when a job never defined gives up;
-// ok is false when only a message can wake it (disabled, finished and
-// kept).
-func (j *job) wake(ctx workflow.Context) (at time.Time, ok bool) {
-	if j.state == nil && !j.deleted {
+// nothing pending. That is when the gate opens on an action it holds
+// back (gate.go); else, unless the workflow is ending, the next
+// occurrence of an enabled job, when a finished job's retention ends, or
+// when a job never defined gives up. ok is false when only a message can
+// wake it (ending, disabled, finished and kept).
+func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
+	switch {
+	case j.gated(ctx):
+		return j.gate.opens(), true
+	case ending:
+		return time.Time{}, false
+	case j.state == nil && !j.deleted:
 		return undefinedUntil(ctx), true
 	}
 	if next, ok := j.due(); ok {
