@@ -59,12 +59,22 @@ func devDynamicConfig(cfg Config) (dc *dynamicconfig.MemoryClient, endRefresh fu
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// The default (128k) is sized for a cluster host.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): cfg.CachedWorkflows,
-		dynamicconfig.MemoSizeLimitWarn.Key():            MemoSizeWarning,
+		// Describe reads the workflow's start event (for its user
+		// metadata), and a GET is a describe. The default events cache,
+		// 512 KiB for the one shard, holds a few hundred of recur's start
+		// events (about 1.3 KiB each); a miss reads SQLite on its one
+		// connection, behind every write.
+		dynamicconfig.EventsCacheMaxSizeBytes.Key(): cfg.CachedWorkflows * eventsCachedPerWorkflow,
+		dynamicconfig.MemoSizeLimitWarn.Key():       MemoSizeWarning,
 	} {
 		dc.OverrideValue(key, value)
 	}
 	return dc, dc.OverrideValue(dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(), true)
 }
+
+// eventsCachedPerWorkflow is the events cache's room per cached workflow,
+// in bytes: a start event with room to spare.
+const eventsCachedPerWorkflow = 4 << 10
 
 // MemoSizeWarning is the memo size past which recur's server and clients
 // log a warning. Temporal's 2 KiB is one a collection passes by design

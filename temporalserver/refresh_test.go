@@ -40,18 +40,21 @@ func TestSearchAttributeRefreshEndsAfterStart(t *testing.T) {
 
 // TestTheHistoryCacheIsConfigured: the history service caches the
 // workflows Config.CachedWorkflows says, DefaultCachedWorkflows when it
-// says nothing.
+// says nothing, and the start events of as many.
 func TestTheHistoryCacheIsConfigured(t *testing.T) {
-	cached := func(cfg Config) any {
+	cached := func(cfg Config, key dynamicconfig.Key) any {
 		cfg, err := withDefaults(cfg)
 		require.NoError(t, err)
 		dc, endRefresh := devDynamicConfig(cfg)
 		endRefresh()
-		for _, v := range dc.GetValue(dynamicconfig.HistoryCacheHostLevelMaxSize.Key()) {
+		for _, v := range dc.GetValue(key) {
 			return v.Value
 		}
 		return nil
 	}
-	require.Equal(t, DefaultCachedWorkflows, cached(Config{DataDir: "d"}))
-	require.Equal(t, 50000, cached(Config{DataDir: "d", CachedWorkflows: 50000}))
+	workflows, events := dynamicconfig.HistoryCacheHostLevelMaxSize.Key(), dynamicconfig.EventsCacheMaxSizeBytes.Key()
+	require.Equal(t, DefaultCachedWorkflows, cached(Config{DataDir: "d"}, workflows))
+	require.Equal(t, 50000, cached(Config{DataDir: "d", CachedWorkflows: 50000}, workflows))
+	require.Equal(t, DefaultCachedWorkflows*4096, cached(Config{DataDir: "d"}, events))
+	require.Equal(t, 50000*4096, cached(Config{DataDir: "d", CachedWorkflows: 50000}, events))
 }

@@ -147,6 +147,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.logLevel.Set(slog.LevelWarn)
 	logger := slog.New(minLevelHandler{next: cfg.Logger.Handler(), min: s.logLevel})
+	if pageCacheErr != nil {
+		logger.Warn("SQLite allocates its pages one by one: sorted lists cost more", "error", pageCacheErr)
+	}
 
 	dc, endRefresh := devDynamicConfig(cfg)
 	opts, err := serverOptions(cfg, sqlCfg, ports, dc, logger)

@@ -1,0 +1,69 @@
+package temporalserver
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"modernc.org/libc"
+	"modernc.org/libc/sys/types"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite's pages come from one buffer that lives as long as the process
+// (SQLITE_CONFIG_PAGECACHE) rather than from malloc.
+//
+// The embedded server's visibility lists sort their rows (ORDER BY ...
+// LIMIT) in a temporary b-tree, whose page cache SQLite allocates page by
+// page and frees when the statement ends. modernc's allocator serves
+// allocations of a page's size from 64 KiB mappings that it unmaps once
+// they are empty, so every list mapped, faulted in and unmapped its
+// temporary pages again: munmap alone was 8% of recur dev's CPU under
+// the API's load, and a sorted page of 101 rows took six times as long
+// as it does from the buffer (BENCHMARKS.md). Pages past the buffer's
+// end fall back to malloc.
+const (
+	// pageCacheSlots is the buffer's size in pages: the single
+	// connection's own cache (2000 KiB, SQLite's default) and the
+	// temporary b-trees of a few sorted lists at once.
+	pageCacheSlots = 2048
+	// pageSize is SQLite's default page size, which the server's schema
+	// keeps.
+	pageSize = 4096
+)
+
+// pageCacheErr is why the page cache buffer could not be set up, or nil.
+// SQLite takes it only before its first connection opens, so it is set
+// up while the package initializes.
+var pageCacheErr = setUpPageCache()
+
+func setUpPageCache() error {
+	tls := libc.NewTLS()
+	defer tls.Close()
+	header := new(int32)
+	var pin runtime.Pinner // SQLite writes to it by address
+	pin.Pin(header)
+	defer pin.Unpin()
+	if rc := configureSQLite(tls, sqlite3.SQLITE_CONFIG_PCACHE_HDRSZ, uintptr(unsafe.Pointer(header))); rc != sqlite3.SQLITE_OK {
+		return fmt.Errorf("sqlite page cache: header size: error %d", rc)
+	}
+	slot := pageSize + int(*header)
+	// Never freed: SQLite holds it for the process's life. The kernel
+	// maps in only the pages SQLite touches.
+	buf := libc.Xmalloc(tls, types.Size_t(slot*pageCacheSlots))
+	if buf == 0 {
+		return fmt.Errorf("sqlite page cache: out of memory")
+	}
+	if rc := configureSQLite(tls, sqlite3.SQLITE_CONFIG_PAGECACHE, buf, int32(slot), int32(pageCacheSlots)); rc != sqlite3.SQLITE_OK {
+		libc.Xfree(tls, buf)
+		return fmt.Errorf("sqlite page cache: error %d (SQLite already in use?)", rc)
+	}
+	return nil
+}
+
+// configureSQLite calls sqlite3_config(op, args...).
+func configureSQLite(tls *libc.TLS, op int32, args ...any) int32 {
+	va := libc.NewVaList(args...)
+	defer libc.Xfree(tls, va)
+	return sqlite3.Xsqlite3_config(tls, op, va)
+}
