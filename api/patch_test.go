@@ -54,6 +54,9 @@ type patchAnswer struct {
 	err error
 }
 
+// RunID is the run that took the update: the fake names none.
+func (patchAnswer) RunID() string { return "" }
+
 func (a patchAnswer) Get(_ context.Context, into any) error {
 	if a.err != nil {
 		return a.err

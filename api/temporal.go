@@ -63,13 +63,46 @@ func (s *Server) updateInto(ctx context.Context, workflowID, name string, arg, r
 	defer leave()
 	opts := updateOptions(name, arg)
 	opts.WorkflowID = workflowID
-	return retrying(ctx, aborted, func() error {
-		handle, err := s.temporal.UpdateWorkflow(ctx, opts)
-		if err != nil {
-			return err
-		}
-		return handle.Get(ctx, result)
-	})
+	return retrying(ctx, aborted, func() error { return s.updateRunning(ctx, opts, result) })
+}
+
+// updateRunning sends the update to the workflow's current run.
+func (s *Server) updateRunning(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
+	if done, err := s.updateRemembered(ctx, opts, result); done {
+		return err
+	}
+	return s.updateRun(ctx, opts, result)
+}
+
+// updateRemembered sends the update to the run of opts.WorkflowID this
+// process last saw running (api/runs.go), if any: an update that names no
+// run makes the history service read which run is current from its
+// database. It is not done when no run is remembered or that run has
+// ended (forgotten then), and the current run is the caller's to update.
+func (s *Server) updateRemembered(ctx context.Context, opts client.UpdateWorkflowOptions, result any) (done bool, err error) {
+	run, ok := s.runs.get(opts.WorkflowID)
+	if !ok {
+		return false, nil
+	}
+	opts.RunID = run
+	if err := s.updateRun(ctx, opts, result); !workflowMissing(err) {
+		return true, err
+	}
+	s.runs.forget(opts.WorkflowID, run)
+	return false, nil
+}
+
+// updateRun sends the update opts describe and waits for its result.
+func (s *Server) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
+	handle, err := s.temporal.UpdateWorkflow(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := handle.Get(ctx, result); err != nil {
+		return err
+	}
+	s.runs.put(opts.WorkflowID, handle.RunID())
+	return nil
 }
 
 // retryPause is the pause between two tries of a call retrying repeats.
@@ -114,7 +147,9 @@ func (s *Server) updateWithStart(ctx context.Context, start client.StartWorkflow
 	return res, err
 }
 
-// updateWithStartInto is updateWithStart for any result type.
+// updateWithStartInto is updateWithStart for any result type. While the
+// run it last saw runs, it updates that run alone: update-with-start,
+// too, makes the history service read the current run.
 func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) error {
 	leave, err := s.updates.enter(ctx, start.ID)
 	if err != nil {
@@ -123,7 +158,12 @@ func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWork
 	defer leave()
 	start.TaskQueue = jobs.TaskQueue
 	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	update := updateOptions(name, arg)
+	update.WorkflowID = start.ID
 	return retrying(ctx, aborted, func() error {
+		if done, err := s.updateRemembered(ctx, update, result); done {
+			return err
+		}
 		op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
 		handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: op,

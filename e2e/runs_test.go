@@ -49,3 +49,54 @@ func TestReadsFollowTheCurrentRun(t *testing.T) {
 	status, body = s.do(t, http.MethodGet, jobPath, nil)
 	require.Equal(t, http.StatusNotFound, status, body)
 }
+
+// TestWritesFollowTheCurrentRun: an API process writes a job through the
+// run it last saw running; another process deletes the job and defines it
+// anew, in a new run. The first one's PUT and PATCH reach the new run,
+// and once the job is deleted for good its PUT creates it again.
+func TestWritesFollowTheCurrentRun(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	other := &stack{temporal: s.temporal, recur: s.recur, api: httptest.NewServer(api.New(s.temporal.GetDefaultClient(), api.Options{
+		Namespace: s.temporal.GetDefaultNamespace(), DataConverter: codec.DataConverter(s.recur.Keys)}))}
+	t.Cleanup(other.api.Close)
+	s.putCollection(t)
+	jobPath := collectionPath + "/jobs/twin"
+	define := func(via *stack, uri string, want int) {
+		t.Helper()
+		status, body := via.do(t, http.MethodPut, jobPath, httpJob(uri, map[string]any{"frequency": "Hour"}))
+		require.Equal(t, want, status, body)
+	}
+	redefine := func() {
+		t.Helper()
+		status, body := other.do(t, http.MethodDelete, jobPath, nil)
+		require.Equal(t, http.StatusOK, status, body)
+		define(other, "http://127.0.0.1:1/other", http.StatusCreated)
+	}
+	uri := func(via *stack) any {
+		t.Helper()
+		status, body := via.do(t, http.MethodGet, jobPath, nil)
+		require.Equal(t, http.StatusOK, status, body)
+		return path(body, "properties", "action", "request", "uri")
+	}
+
+	define(s, "http://127.0.0.1:1/first", http.StatusCreated)
+	redefine()
+	define(s, "http://127.0.0.1:1/put", http.StatusOK) // the job other defined, through its run
+	require.Equal(t, "http://127.0.0.1:1/put", uri(other))
+
+	redefine()
+	status, body := s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{
+		"action": map[string]any{"request": map[string]any{"uri": "http://127.0.0.1:1/patch"}}}})
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "http://127.0.0.1:1/patch", uri(other))
+
+	status, body = other.do(t, http.MethodDelete, jobPath, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	define(s, "http://127.0.0.1:1/again", http.StatusCreated)
+	require.Equal(t, "http://127.0.0.1:1/again", uri(other))
+	status, body = s.do(t, http.MethodDelete, jobPath, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = other.do(t, http.MethodGet, jobPath, nil)
+	require.Equal(t, http.StatusNotFound, status, body)
+}
