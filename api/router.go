@@ -65,7 +65,8 @@ type Server struct {
 	namespace string
 	log       *slog.Logger
 	updates   *updateGate
-	runs      *runs // the running run of each workflow read or written lately (runs.go)
+	runs      *runs         // the running run of each workflow read or written lately (runs.go)
+	decoded   *bounded[any] // memo values by the payload they were decoded from (decoded.go)
 	outage    outage
 	auth      Authenticator
 	limits    *limiters
@@ -82,7 +83,7 @@ func New(c client.Client, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(), runs: newRuns(maxRuns),
+	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets,
 		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait)}
 	if opts.Ready != nil {

@@ -26,7 +26,7 @@ func TestRunsForgetsTheOldestWhenFull(t *testing.T) {
 	r.put("e", "e1") // then b
 	_, ok = r.get("b")
 	require.False(t, ok)
-	require.Len(t, r.byID, 3)
+	require.Equal(t, 3, r.ids.len())
 
 	r.forget("c", "c0") // another run than the one remembered
 	run, _ := r.get("c")

@@ -42,11 +42,11 @@ func describeView[V any](ctx context.Context, s *Server, workflowID string, deco
 // jobs.MemoJob, its status under jobs.MemoStatus, which each occurrence
 // writes alone.
 func (s *Server) jobMemo(m *commonpb.Memo, view *jobs.JobView) error {
-	if err := s.memoView(m, jobs.MemoJob, view); err != nil {
+	if err := memoView(s, m, jobs.MemoJob, view); err != nil {
 		return err
 	}
 	var status jobs.StatusView
-	if err := s.memoView(m, jobs.MemoStatus, &status); err != nil && !errors.Is(err, errNoView) {
+	if err := memoView(s, m, jobs.MemoStatus, &status); err != nil && !errors.Is(err, errNoView) {
 		return err
 	}
 	*view = view.WithStatus(status)
@@ -55,7 +55,7 @@ func (s *Server) jobMemo(m *commonpb.Memo, view *jobs.JobView) error {
 
 // collectionMemo decodes a collection's public view.
 func (s *Server) collectionMemo(m *commonpb.Memo, view *jobs.CollectionView) error {
-	return s.memoView(m, jobs.MemoCollection, view)
+	return memoView(s, m, jobs.MemoCollection, view)
 }
 
 // collectionWithJobs decodes a collection's public view and its jobs'
@@ -70,7 +70,7 @@ func (s *Server) collectionWithJobs(m *commonpb.Memo, view *jobs.CollectionView)
 			continue
 		}
 		var names []string
-		if err := s.dataConverter().FromPayload(p, &names); err != nil {
+		if err := decodeMemo(s, p, &names); err != nil {
 			return fmt.Errorf("the names of the jobs under %s: %w", key, err)
 		}
 		view.Jobs = append(view.Jobs, names...)
@@ -79,14 +79,14 @@ func (s *Server) collectionWithJobs(m *commonpb.Memo, view *jobs.CollectionView)
 	return nil
 }
 
-// memoView decodes the memo's key into view, through the API's data
-// converter: with payload encryption the memo is encrypted.
-func (s *Server) memoView(m *commonpb.Memo, key string, view any) error {
+// memoView decodes the memo's key into view (decodeMemo): with payload
+// encryption the memo is encrypted.
+func memoView[V any](s *Server, m *commonpb.Memo, key string, view *V) error {
 	p, ok := m.GetFields()[key]
 	if !ok {
 		return errNoView
 	}
-	return s.dataConverter().FromPayload(p, view)
+	return decodeMemo(s, p, view)
 }
 
 // job returns the job k names as its workflow last wrote it, secrets
