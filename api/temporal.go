@@ -79,6 +79,9 @@ func (s *Server) updateRunning(ctx context.Context, opts client.UpdateWorkflowOp
 // run makes the history service read which run is current from its
 // database. It is not done when no run is remembered or that run has
 // ended (forgotten then), and the current run is the caller's to update.
+// An ended run took none of the update: Temporal refuses updates to a
+// closed run, and the job and collection workflows finish every update
+// they took before they end.
 func (s *Server) updateRemembered(ctx context.Context, opts client.UpdateWorkflowOptions, result any) (done bool, err error) {
 	run, ok := s.runs.get(opts.WorkflowID)
 	if !ok {

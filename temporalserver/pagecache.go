@@ -14,14 +14,13 @@ import (
 // (SQLITE_CONFIG_PAGECACHE) rather than from malloc.
 //
 // The embedded server's visibility lists sort their rows (ORDER BY ...
-// LIMIT) in a temporary b-tree, whose page cache SQLite allocates page by
-// page and frees when the statement ends. modernc's allocator serves
+// LIMIT) in a temporary b-tree whose pages SQLite allocates one by one
+// and frees when the statement ends. modernc's allocator serves
 // allocations of a page's size from 64 KiB mappings that it unmaps once
-// they are empty, so every list mapped, faulted in and unmapped its
-// temporary pages again: munmap alone was 8% of recur dev's CPU under
-// the API's load, and a sorted page of 101 rows took six times as long
-// as it does from the buffer (BENCHMARKS.md). Pages past the buffer's
-// end fall back to malloc.
+// they are empty, so from malloc every sorted list maps, faults in and
+// unmaps its temporary pages anew, most of a sorted page's cost
+// (BenchmarkSortedPage, BENCHMARKS.md). Pages past the buffer's end come
+// from malloc.
 const (
 	// pageCacheSlots is the buffer's size in pages: the single
 	// connection's own cache (2000 KiB, SQLite's default) and the
