@@ -59,6 +59,7 @@ func payloadKey(p *commonpb.Payload) string {
 }
 
 func writeField(h hash.Hash, b []byte) {
-	h.Write(binary.AppendUvarint(nil, uint64(len(b))))
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
 	h.Write(b)
 }

@@ -101,10 +101,16 @@ func (s *Server) updateRun(ctx context.Context, opts client.UpdateWorkflowOption
 	if err != nil {
 		return err
 	}
+	return s.updateResult(ctx, opts.WorkflowID, handle, result)
+}
+
+// updateResult decodes the update's result into result and remembers the
+// run that took it, which runs: it has just answered.
+func (s *Server) updateResult(ctx context.Context, workflowID string, handle client.WorkflowUpdateHandle, result any) error {
 	if err := handle.Get(ctx, result); err != nil {
 		return err
 	}
-	s.runs.put(opts.WorkflowID, handle.RunID())
+	s.runs.put(workflowID, handle.RunID())
 	return nil
 }
 
@@ -170,15 +176,11 @@ func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWork
 		op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
 		handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: op,
-			UpdateOptions:          updateOptions(name, arg),
+			UpdateOptions:          update,
 		})
 		if err != nil {
 			return err
 		}
-		if err := handle.Get(ctx, result); err != nil {
-			return err
-		}
-		s.runs.put(start.ID, handle.RunID()) // the run the update reached runs
-		return nil
+		return s.updateResult(ctx, start.ID, handle, result)
 	})
 }

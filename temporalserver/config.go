@@ -62,8 +62,8 @@ func devDynamicConfig(cfg Config) (dc *dynamicconfig.MemoryClient, endRefresh fu
 		// Describe reads the workflow's start event (for its user
 		// metadata), and a GET is a describe. The default events cache,
 		// 512 KiB for the one shard, holds a few hundred of recur's start
-		// events (about 1.3 KiB each); a miss reads SQLite on its one
-		// connection, behind every write.
+		// events; a miss reads SQLite on its one connection, behind every
+		// write.
 		dynamicconfig.EventsCacheMaxSizeBytes.Key(): cfg.CachedWorkflows * eventsCachedPerWorkflow,
 		dynamicconfig.MemoSizeLimitWarn.Key():       MemoSizeWarning,
 	} {

@@ -3,6 +3,7 @@ package temporalserver
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -31,10 +32,11 @@ const (
 	pageSize = 4096
 )
 
-// pageCacheErr is why the page cache buffer could not be set up, or nil.
-// SQLite takes it only before its first connection opens, so it is set
-// up while the package initializes.
-var pageCacheErr = setUpPageCache()
+// usePageCache sets up the buffer once in the process and returns why it
+// could not, or nil. SQLite takes it only before its first connection
+// opens: Start calls it before it opens the database, and a process that
+// runs no embedded server never maps the buffer.
+var usePageCache = sync.OnceValue(setUpPageCache)
 
 func setUpPageCache() error {
 	tls := libc.NewTLS()

@@ -18,6 +18,7 @@ import (
 // page: 10,000 rows of 1500-byte memos, an index on the workflow ID, and
 // the visibility lists' ORDER BY, which the index does not give.
 func sortedPageDB(tb testing.TB) *sql.DB {
+	require.NoError(tb, usePageCache(), "as Start sets it up")
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(tb.TempDir(), "v.db")+"?mode=rwc&_pragma=journal_mode(wal)")
 	require.NoError(tb, err)
 	tb.Cleanup(func() { db.Close() })
@@ -73,7 +74,6 @@ func sqliteStatus(t *testing.T, op int32) int64 {
 }
 
 func TestSQLitePagesComeFromOneBuffer(t *testing.T) {
-	require.NoError(t, pageCacheErr)
 	db := sortedPageDB(t)
 	before := sqliteStatus(t, sqlite3.SQLITE_STATUS_PAGECACHE_USED)
 	sortedPage(t, db, 3, func() {

@@ -134,6 +134,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
+	if err := usePageCache(); err != nil {
+		cfg.Logger.Warn("SQLite allocates its pages one by one: sorted lists cost more", "error", err)
+	}
 	sqlCfg := sqliteConfig(filepath.Join(cfg.DataDir, databaseFile), cfg.Sync)
 	if err := prepareDatabase(sqlCfg, cfg); err != nil {
 		return nil, err
@@ -147,9 +150,6 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.logLevel.Set(slog.LevelWarn)
 	logger := slog.New(minLevelHandler{next: cfg.Logger.Handler(), min: s.logLevel})
-	if pageCacheErr != nil {
-		logger.Warn("SQLite allocates its pages one by one: sorted lists cost more", "error", pageCacheErr)
-	}
 
 	dc, endRefresh := devDynamicConfig(cfg)
 	opts, err := serverOptions(cfg, sqlCfg, ports, dc, logger)
