@@ -48,11 +48,15 @@ func (h *hostileTarget) attempts() []string {
 	return append([]string(nil), h.keys...)
 }
 
-// newRawTarget is a TCP server that reads a request's head, notes the
-// attempt, then lets misbehave do what it does to the connection (the
-// package's other targets are httptest servers, which cannot misbehave
-// below HTTP).
-func newRawTarget(t *testing.T, misbehave func(c net.Conn)) *hostileTarget {
+// newRawTarget is a TCP server that reads a request's head and, for a
+// request to the job's path, notes the attempt, then lets misbehave do
+// what it does to the connection (the package's other targets are
+// httptest servers, which cannot misbehave below HTTP). Its port comes
+// from the kernel's ephemeral range, so a client of another test still
+// dialing a server that held the port before (a gRPC client redialing a
+// stopped Temporal, say) may reach it: what such strays send is no
+// attempt.
+func newRawTarget(t *testing.T, path string, misbehave func(c net.Conn)) *hostileTarget {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -66,7 +70,7 @@ func newRawTarget(t *testing.T, misbehave func(c net.Conn)) *hostileTarget {
 			}
 			go func() {
 				defer c.Close()
-				if r, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				if r, err := http.ReadRequest(bufio.NewReader(c)); err == nil && r.URL.Path == path {
 					h.attempt(r.Header)
 					misbehave(c)
 				}
@@ -110,17 +114,17 @@ type hostileCase struct {
 // and prove less here; the activities tests cover it.
 func hostileCases(t *testing.T) map[string]hostileCase {
 	t.Helper()
-	hang := newRawTarget(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
-	reset := newRawTarget(t, func(c net.Conn) {
+	hang := newRawTarget(t, "/hang", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	reset := newRawTarget(t, "/reset", func(c net.Conn) {
 		_ = c.(*net.TCPConn).SetLinger(0)
 		_ = c.Close()
 	})
 	// 900 KiB of garbage in one line (under the 1 MiB the transport reads):
 	// net/http quotes the line in its error, 3.6 MB once escaped, more
 	// than Temporal takes.
-	garbage := newRawTarget(t, func(c net.Conn) { _, _ = io.WriteString(c, strings.Repeat("\xff", 900<<10)+"\r\n\r\n") })
+	garbage := newRawTarget(t, "/garbage", func(c net.Conn) { _, _ = io.WriteString(c, strings.Repeat("\xff", 900<<10)+"\r\n\r\n") })
 	// 2 MB of headers: twice what the egress transport reads.
-	headers := newRawTarget(t, func(c net.Conn) {
+	headers := newRawTarget(t, "/headers", func(c net.Conn) {
 		_, _ = io.WriteString(c, "HTTP/1.1 503 "+strings.Repeat("R", 1<<20)+"\r\n"+
 			"Location: /"+strings.Repeat("L", 1<<20)+"\r\nContent-Length: 0\r\n\r\n")
 	})
