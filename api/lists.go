@@ -171,7 +171,7 @@ func (s *Server) jobMemos(ctx context.Context, k jobs.Key, names []string, state
 		byID[k.JobWorkflowID()] = name
 	}
 	memos := make(map[string]*commonpb.Memo, len(names))
-	err := s.listWorkflows(ctx, jobsQuery(k, names, state), func(e *workflowpb.WorkflowExecutionInfo) bool {
+	err := s.listWorkflows(withLean(ctx, jobMemosOnly), jobsQuery(k, names, state), func(e *workflowpb.WorkflowExecutionInfo) bool {
 		// The newest run comes first when a continue-as-new shows two.
 		if name, ok := byID[e.GetExecution().GetWorkflowId()]; ok && memos[name] == nil {
 			memos[name] = e.GetMemo()
@@ -180,6 +180,9 @@ func (s *Server) jobMemos(ctx context.Context, k jobs.Key, names []string, state
 	})
 	return memos, err
 }
+
+// jobMemosOnly is what jobMemos reads of each execution.
+var jobMemosOnly = leanExecutions("execution", "memo")
 
 // jobsQuery is the visibility query for the running workflows of the jobs
 // named in k's collection, of one state or of any; names are sorted. It

@@ -15,6 +15,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
+	"google.golang.org/grpc"
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/api"
@@ -89,7 +90,8 @@ func StartWith(cfg Config) (*Stack, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	set := metrics.New(logger)
-	base := client.Options{MetricsHandler: set.Temporal}
+	base := client.Options{MetricsHandler: set.Temporal,
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{api.LeanLists()}}}
 	if cfg.Logger != nil {
 		base.Logger = sdklog.NewStructuredLogger(cfg.Logger)
 	}
