@@ -69,16 +69,15 @@ func dial(ctx context.Context, address, namespace string, conn temporalConn, dc 
 		fc = codec.FailureConverter(dc)
 	}
 	c, err := client.DialContext(ctx, client.Options{
-		DataConverter:    dc,
-		FailureConverter: fc,
-		MetricsHandler:   mh,
-		HostPort:         address,
-		Namespace:        namespace,
-		Logger:           sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
-		ConnectionOptions: client.ConnectionOptions{TLS: conn.tls, GrpcCompression: conn.compression,
-			DialOptions: []grpc.DialOption{api.LeanLists()}},
-		Credentials:   conn.credentials,
-		PayloadLimits: client.PayloadLimitOptions{MemoSizeWarning: temporalserver.MemoSizeWarning},
+		DataConverter:     dc,
+		FailureConverter:  fc,
+		MetricsHandler:    mh,
+		HostPort:          address,
+		Namespace:         namespace,
+		Logger:            sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
+		ConnectionOptions: client.ConnectionOptions{TLS: conn.tls, GrpcCompression: conn.compression, DialOptions: []grpc.DialOption{api.LeanLists()}},
+		Credentials:       conn.credentials,
+		PayloadLimits:     client.PayloadLimitOptions{MemoSizeWarning: temporalserver.MemoSizeWarning},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", address, err)
