@@ -161,7 +161,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		cancel()
 	}
 	if w != nil {
-		w.Stop() // waits for activities in flight, up to the worker's stop timeout
+		w.Stop() // waits for the tasks and actions in flight, up to --stop-timeout
 	}
 	return err
 }

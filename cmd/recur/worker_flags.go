@@ -21,6 +21,7 @@ type workerFlags struct {
 	stickyTimeout    time.Duration
 	maxActivities    int
 	maxWorkflowTasks int
+	stopTimeout      time.Duration
 	// finishedRetention is how long completed and faulted jobs are kept.
 	finishedRetention time.Duration
 	// dev is recur dev's worker, its server's only one: its sticky
@@ -43,6 +44,8 @@ func (w *workerFlags) register(fs *flag.FlagSet, e *envDefaults) {
 		"actions (local activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
 	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", e.int("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
 		"workflow tasks running at once in this worker (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
+	fs.DurationVar(&w.stopTimeout, "stop-timeout", e.duration("RECUR_STOP_TIMEOUT", 30*time.Second),
+		"how long a stopping worker waits for the workflow tasks and actions it has started (RECUR_STOP_TIMEOUT)")
 	w.finishedRetention = jobs.DefaultFinishedRetention
 	e.value("RECUR_FINISHED_JOB_RETENTION", retentionFlag{&w.finishedRetention})
 	fs.Var(retentionFlag{&w.finishedRetention}, "finished-job-retention",
@@ -95,6 +98,9 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		// The SDK needs two: one for the task queue, one for its sticky queue.
 		return sdkworker.Options{}, fmt.Errorf("--workflow-pollers must be at least 2, not %d", w.workflowPollers)
 	}
+	if w.stopTimeout < 0 {
+		return sdkworker.Options{}, fmt.Errorf("--stop-timeout must be at least 0s, not %s", w.stopTimeout)
+	}
 	if w.stickyTimeout < time.Second {
 		// The server counts it in whole seconds.
 		return sdkworker.Options{}, fmt.Errorf("--sticky-timeout must be at least 1s, not %s", w.stickyTimeout)
@@ -105,5 +111,9 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		StickyScheduleToStartTimeout:            w.stickyTimeout,
 		MaxConcurrentLocalActivityExecutionSize: w.maxActivities,
 		MaxConcurrentWorkflowTaskExecutionSize:  w.maxWorkflowTasks,
+		// The SDK's default, 0, does not wait: a workflow task whose action
+		// has just run is dropped with the client's connection, times out,
+		// and the next worker runs the action again.
+		WorkerStopTimeout: w.stopTimeout,
 	}, nil
 }

@@ -23,14 +23,23 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 	w.register(fs, &envs)
 	require.NoError(t, envs.err())
 	require.NoError(t, fs.Parse([]string{"--workflow-pollers", "8", "--max-concurrent-actions", "50", "--max-concurrent-workflow-tasks", "70",
-		"--sticky-timeout", "90s"}))
+		"--sticky-timeout", "90s", "--stop-timeout", "45s"}))
 	opts, err := w.options()
 	require.NoError(t, err)
 	require.Equal(t, 8, opts.MaxConcurrentWorkflowTaskPollers)
 	require.Equal(t, 90*time.Second, opts.StickyScheduleToStartTimeout)
 	require.Equal(t, 50, opts.MaxConcurrentLocalActivityExecutionSize, "actions run as local activities")
 	require.Equal(t, 70, opts.MaxConcurrentWorkflowTaskExecutionSize)
+	require.Equal(t, 45*time.Second, opts.WorkerStopTimeout)
 	require.Equal(t, 300, w.cache, "from RECUR_WORKFLOW_CACHE")
+
+	var defaults workerFlags
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	defaults.register(fs, &envs)
+	require.NoError(t, fs.Parse(nil))
+	opts, err = defaults.options()
+	require.NoError(t, err)
+	require.Equal(t, 30*time.Second, opts.WorkerStopTimeout, "a stopping worker finishes what it started; the SDK's default waits for nothing")
 }
 
 // TestTheHistoryCacheHoldsTheWorkersJobs: recur dev's history service
@@ -55,6 +64,7 @@ func TestBadWorkerFlagsStopAtStart(t *testing.T) {
 		{"--max-concurrent-actions", "0"},
 		{"--max-concurrent-workflow-tasks", "0"},
 		{"--sticky-timeout", "500ms"},
+		{"--stop-timeout", "-1s"},
 	} {
 		var stderr bytes.Buffer
 		require.Equal(t, 2, runDev(context.Background(), append([]string{"--http-addr", "127.0.0.1:0"}, args...), &stderr), "%v", args)
