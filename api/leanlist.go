@@ -90,13 +90,14 @@ func (c leanCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // only.
 func (c leanCodec) strip(b []byte) ([]byte, error) {
 	out := make([]byte, 0, len(b)/2)
+	var kept []byte // an execution's kept fields, reused: AppendBytes copies them
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, field []byte, tag int) error {
 		if num != executionsField || typ != protowire.BytesType {
 			out = append(out, field...)
 			return nil
 		}
 		execution, _ := protowire.ConsumeBytes(field[tag:])
-		var kept []byte
+		kept = kept[:0]
 		err := eachField(execution, func(num protowire.Number, _ protowire.Type, field []byte, _ int) error {
 			if c.kept[num] {
 				kept = append(kept, field...)
