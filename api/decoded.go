@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"hash"
 	"maps"
 	"slices"
 
@@ -49,17 +48,18 @@ func decodeMemo[V any](s *Server, p *commonpb.Payload, into *V) error {
 // length-prefixed so that no two payloads write the same bytes.
 func payloadKey(p *commonpb.Payload) string {
 	h := sha256.New()
+	// The length prefixes share one buffer; written here, where h's type
+	// is known, neither the buffer nor the digest leaves the stack.
+	var n [binary.MaxVarintLen64]byte
+	write := func(b []byte) {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
+		h.Write(b)
+	}
 	meta := p.GetMetadata()
 	for _, k := range slices.Sorted(maps.Keys(meta)) {
-		writeField(h, []byte(k))
-		writeField(h, meta[k])
+		write([]byte(k))
+		write(meta[k])
 	}
-	writeField(h, p.GetData())
+	write(p.GetData())
 	return string(h.Sum(nil))
-}
-
-func writeField(h hash.Hash, b []byte) {
-	var n [binary.MaxVarintLen64]byte
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
-	h.Write(b)
 }
