@@ -98,6 +98,20 @@ func TestACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: it starts PostgreSQL, a Temporal server and five recur processes")
 	}
+	// The logs dumped when it fails follow the failure messages, and an
+	// excerpt of the output's end shows only them: the last line names the
+	// subtests that failed. Registered first, it runs last.
+	var failed []string
+	t.Cleanup(func() {
+		if len(failed) > 0 {
+			t.Logf("failed subtests: %s", strings.Join(failed, "; "))
+		}
+	})
+	run := func(name string, f func(t *testing.T)) {
+		if !t.Run(name, f) {
+			failed = append(failed, name)
+		}
+	}
 	bin := buildRecur(t)
 	commands := readmeClusterCommands(t)
 	c := temporalcluster.Start(t)
@@ -110,7 +124,7 @@ func TestACluster(t *testing.T) {
 	// itself, where the CLI is installed within that package's time.
 	registerByHand(t, c)
 
-	t.Run("serve", func(t *testing.T) {
+	run("serve", func(t *testing.T) {
 		p := clusterProcess(t, bin, dir, onCluster(t, c, commands["serve"]))
 		putUntilCreated(t, p)
 		p.stop(t, syscall.SIGTERM)
@@ -138,19 +152,16 @@ func TestACluster(t *testing.T) {
 		"sku": map[string]any{"name": "P20Premium"}}})
 	require.Equal(t, http.StatusCreated, status, body)
 
-	t.Run("jobs created through either API fire once each", func(t *testing.T) {
+	run("jobs created through either API fire once each", func(t *testing.T) {
 		start := time.Now().Add(5 * time.Second).Truncate(time.Second)
-		var keys []string
+		var due []firing
 		for i := range 10 {
-			name := fmt.Sprintf("either-%d", i)
-			status, body := apis[i%2].do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, start, nil))
-			require.Equal(t, http.StatusCreated, status, body)
-			keys = append(keys, occurrenceKey(name, start))
+			due = append(due, putFiring(t, apis[i%2], s, fmt.Sprintf("either-%d", i), start))
 		}
-		requireDeliveredOnce(t, s, keys, 60*time.Second)
+		requireDeliveredOnce(t, s, due, 60*time.Second)
 	})
 
-	t.Run("a quota stays exact under PUTs over both APIs", func(t *testing.T) {
+	run("a quota stays exact under PUTs over both APIs", func(t *testing.T) {
 		coll := "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/quota"
 		status, body := apis[1].do(t, http.MethodPut, coll, map[string]any{"properties": map[string]any{
 			"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": 10}}})
@@ -178,13 +189,11 @@ func TestACluster(t *testing.T) {
 		}
 	})
 
-	t.Run("the worker running an action is killed", func(t *testing.T) {
+	run("the worker running an action is killed", func(t *testing.T) {
 		s.holdNext("/inflight", 1)
-		start := time.Now().Add(3 * time.Second).Truncate(time.Second)
-		status, body := apis[0].do(t, http.MethodPut, crashCollection+"/jobs/inflight", sinkJob(s, "inflight", start, nil))
-		require.Equal(t, http.StatusCreated, status, body)
+		job := putFiring(t, apis[0], s, "inflight", time.Now().Add(3*time.Second).Truncate(time.Second))
 		key := s.waitHeld(t, 30*time.Second)
-		require.Equal(t, occurrenceKey("inflight", start), key)
+		job.requireRuns(t, key)
 		i := workerOf(t, workers, s.heldRemote(key))
 		workers[i].kill(t)
 		// The other worker takes the job's workflow task once the dead
@@ -196,7 +205,7 @@ func TestACluster(t *testing.T) {
 	})
 	revive()
 
-	t.Run("with every worker stopped, reads answer", func(t *testing.T) {
+	run("with every worker stopped, reads answer", func(t *testing.T) {
 		for _, w := range workers {
 			w.stop(t, syscall.SIGTERM)
 		}
@@ -216,10 +225,8 @@ func TestACluster(t *testing.T) {
 	})
 	revive()
 
-	t.Run("the Temporal server stops for 30 s", func(t *testing.T) {
-		start := time.Now().Add(15 * time.Second).Truncate(time.Second)
-		status, body := apis[1].do(t, http.MethodPut, crashCollection+"/jobs/outage", sinkJob(s, "outage", start, nil))
-		require.Equal(t, http.StatusCreated, status, body)
+	run("the Temporal server stops for 30 s", func(t *testing.T) {
+		job := putFiring(t, apis[1], s, "outage", time.Now().Add(15*time.Second).Truncate(time.Second))
 		require.NoError(t, c.Server.Stop())
 		down := time.Now()
 		var answers int
@@ -238,12 +245,12 @@ func TestACluster(t *testing.T) {
 		require.NoError(t, c.Server.Start(t.Context()))
 		// The occurrence fell due in the outage: the workers reconnect on
 		// their own and run it late, within the catch-up window.
-		requireDeliveredOnce(t, s, []string{occurrenceKey("outage", start)}, 2*time.Minute)
+		requireDeliveredOnce(t, s, []firing{job}, 2*time.Minute)
 		requireCounters(t, apis[0], "outage", "completed", 1, 0, 0)
 	})
 	revive()
 
-	t.Run("the workers restart one by one onto a new build under load", func(t *testing.T) {
+	run("the workers restart one by one onto a new build under load", func(t *testing.T) {
 		// A binary of its own link, as a release's would be; the code is
 		// the same, as a rollout's is where workflows are concerned (a
 		// changed workflow keeps the old path: workflows/versions.go).
@@ -252,13 +259,9 @@ func TestACluster(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		// One job falls due every second while the workers restart.
 		first := time.Now().Add(8 * time.Second).Truncate(time.Second)
-		var keys []string
+		var due []firing
 		for i := range 30 {
-			name := fmt.Sprintf("rolling-%02d", i)
-			at := first.Add(time.Duration(i) * time.Second)
-			status, body := apis[i%2].do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, at, nil))
-			require.Equal(t, http.StatusCreated, status, body)
-			keys = append(keys, occurrenceKey(name, at))
+			due = append(due, putFiring(t, apis[i%2], s, fmt.Sprintf("rolling-%02d", i), first.Add(time.Duration(i)*time.Second)))
 		}
 		ctx, stopLoad := context.WithCancel(t.Context())
 		loadDone := make(chan map[int]int)
@@ -269,7 +272,7 @@ func TestACluster(t *testing.T) {
 			workers[i] = clusterProcess(t, next, dir, onCluster(t, c, commands["worker"]))
 			time.Sleep(5 * time.Second)
 		}
-		requireDeliveredOnce(t, s, keys, time.Minute)
+		keys := requireDeliveredOnce(t, s, due, time.Minute)
 		stopLoad()
 		answers := <-loadDone
 		t.Logf("reads during the restarts: %v", answers)
@@ -282,22 +285,70 @@ func TestACluster(t *testing.T) {
 	s.report(t)
 }
 
-// requireDeliveredOnce waits until every key has one completed delivery,
-// and fails if any has more.
-func requireDeliveredOnce(t *testing.T, s *sink, keys []string, within time.Duration) {
+// firing is a one-time sink job a subtest PUT: its name, its start time
+// and when its PUT was sent and answered.
+type firing struct {
+	name                  string
+	start, sent, answered time.Time
+}
+
+// putFiring PUTs a one-time sink job due at start through api.
+func putFiring(t *testing.T, api *devProcess, s *sink, name string, start time.Time) firing {
+	t.Helper()
+	f := firing{name: name, start: start, sent: time.Now()}
+	status, body := api.do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, start, nil))
+	require.Equal(t, http.StatusCreated, status, body)
+	f.answered = time.Now()
+	return f
+}
+
+// requireRuns fails unless key is the occurrence f's job runs: the one of
+// its start time, or, when its PUT answered after that, one at its
+// creation, which falls between the PUT's sending and its answer, a start
+// time in the past meaning at once (RECURRENCE.md, rule 1). A slow machine
+// answers a PUT after the start time a subtest chose.
+func (f firing) requireRuns(t *testing.T, key string) {
+	t.Helper()
+	if f.answered.Before(f.start) {
+		require.Equal(t, occurrenceKey(f.name, f.start), key)
+		return
+	}
+	_, at, _ := strings.Cut(key, "@")
+	nominal, err := time.Parse(time.RFC3339Nano, at)
+	require.NoError(t, err, key)
+	require.Equal(t, occurrenceKey(f.name, nominal), key)
+	require.False(t, nominal.Before(f.start) || nominal.Before(f.sent.Truncate(time.Second)) || nominal.After(f.answered),
+		"%s: the PUT was sent at %s and answered at %s, after the start time %s",
+		key, f.sent.Format(time.RFC3339Nano), f.answered.Format(time.RFC3339Nano), f.start.Format(time.RFC3339))
+}
+
+// requireDeliveredOnce waits until every job has a completed delivery, and
+// fails unless each ran one occurrence, the one it should, completed once.
+// It returns their occurrences' keys.
+func requireDeliveredOnce(t *testing.T, s *sink, fs []firing, within time.Duration) []string {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		for _, k := range keys {
-			if _, completed := s.counts(k); completed == 0 {
+		for _, f := range fs {
+			keys := s.keysOf(f.name)
+			if len(keys) == 0 {
+				return false
+			}
+			if _, completed := s.counts(keys[0]); completed == 0 {
 				return false
 			}
 		}
 		return true
 	}, within, 200*time.Millisecond, "every occurrence delivered")
-	for _, k := range keys {
-		_, completed := s.counts(k)
-		require.Equal(t, 1, completed, "%s completed once", k)
+	var keys []string
+	for _, f := range fs {
+		ks := s.keysOf(f.name)
+		require.Len(t, ks, 1, "%s ran one occurrence", f.name)
+		f.requireRuns(t, ks[0])
+		_, completed := s.counts(ks[0])
+		require.Equal(t, 1, completed, "%s completed once", ks[0])
+		keys = append(keys, ks[0])
 	}
+	return keys
 }
 
 // readLoad GETs the jobs and their list over both APIs until ctx ends, and
