@@ -156,7 +156,7 @@ func TestACluster(t *testing.T) {
 		start := time.Now().Add(5 * time.Second).Truncate(time.Second)
 		var due []firing
 		for i := range 10 {
-			due = append(due, putFiring(t, apis[i%2], s, fmt.Sprintf("either-%d", i), start))
+			due = append(due, putSinkJob(t, apis[i%2], s, fmt.Sprintf("either-%d", i), start))
 		}
 		requireDeliveredOnce(t, s, due, 60*time.Second)
 	})
@@ -191,7 +191,7 @@ func TestACluster(t *testing.T) {
 
 	run("the worker running an action is killed", func(t *testing.T) {
 		s.holdNext("/inflight", 1)
-		job := putFiring(t, apis[0], s, "inflight", time.Now().Add(3*time.Second).Truncate(time.Second))
+		job := putSinkJob(t, apis[0], s, "inflight", time.Now().Add(3*time.Second).Truncate(time.Second))
 		key := s.waitHeld(t, 30*time.Second)
 		job.requireRuns(t, key)
 		i := workerOf(t, workers, s.heldRemote(key))
@@ -226,7 +226,7 @@ func TestACluster(t *testing.T) {
 	revive()
 
 	run("the Temporal server stops for 30 s", func(t *testing.T) {
-		job := putFiring(t, apis[1], s, "outage", time.Now().Add(15*time.Second).Truncate(time.Second))
+		job := putSinkJob(t, apis[1], s, "outage", time.Now().Add(15*time.Second).Truncate(time.Second))
 		require.NoError(t, c.Server.Stop())
 		down := time.Now()
 		var answers int
@@ -261,7 +261,7 @@ func TestACluster(t *testing.T) {
 		first := time.Now().Add(8 * time.Second).Truncate(time.Second)
 		var due []firing
 		for i := range 30 {
-			due = append(due, putFiring(t, apis[i%2], s, fmt.Sprintf("rolling-%02d", i), first.Add(time.Duration(i)*time.Second)))
+			due = append(due, putSinkJob(t, apis[i%2], s, fmt.Sprintf("rolling-%02d", i), first.Add(time.Duration(i)*time.Second)))
 		}
 		ctx, stopLoad := context.WithCancel(t.Context())
 		loadDone := make(chan map[int]int)
@@ -283,43 +283,6 @@ func TestACluster(t *testing.T) {
 		}
 	})
 	s.report(t)
-}
-
-// firing is a one-time sink job a subtest PUT: its name, its start time
-// and when its PUT was sent and answered.
-type firing struct {
-	name                  string
-	start, sent, answered time.Time
-}
-
-// putFiring PUTs a one-time sink job due at start through api.
-func putFiring(t *testing.T, api *devProcess, s *sink, name string, start time.Time) firing {
-	t.Helper()
-	f := firing{name: name, start: start, sent: time.Now()}
-	status, body := api.do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, start, nil))
-	require.Equal(t, http.StatusCreated, status, body)
-	f.answered = time.Now()
-	return f
-}
-
-// requireRuns fails unless key is the occurrence f's job runs: the one of
-// its start time, or, when its PUT answered after that, one at its
-// creation, which falls between the PUT's sending and its answer, a start
-// time in the past meaning at once (RECURRENCE.md, rule 1). A slow machine
-// answers a PUT after the start time a subtest chose.
-func (f firing) requireRuns(t *testing.T, key string) {
-	t.Helper()
-	if f.answered.Before(f.start) {
-		require.Equal(t, occurrenceKey(f.name, f.start), key)
-		return
-	}
-	_, at, _ := strings.Cut(key, "@")
-	nominal, err := time.Parse(time.RFC3339Nano, at)
-	require.NoError(t, err, key)
-	require.Equal(t, occurrenceKey(f.name, nominal), key)
-	require.False(t, nominal.Before(f.start) || nominal.Before(f.sent.Truncate(time.Second)) || nominal.After(f.answered),
-		"%s: the PUT was sent at %s and answered at %s, after the start time %s",
-		key, f.sent.Format(time.RFC3339Nano), f.answered.Format(time.RFC3339Nano), f.start.Format(time.RFC3339))
 }
 
 // requireDeliveredOnce waits until every job has a completed delivery, and

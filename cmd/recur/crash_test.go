@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +37,83 @@ func sinkJob(s *sink, name string, start time.Time, props map[string]any) map[st
 		p[k] = v
 	}
 	return map[string]any{"properties": p}
+}
+
+// firing is a one-time job a test PUT: its name, its start time and when
+// its PUT was sent and answered.
+type firing struct {
+	name                  string
+	start, sent, answered time.Time
+}
+
+// putFiring PUTs def, the one-time job name due at start, through api.
+func putFiring(t *testing.T, api *devProcess, name string, start time.Time, def map[string]any) firing {
+	t.Helper()
+	f := firing{name: name, start: start, sent: time.Now()}
+	status, body := api.do(t, http.MethodPut, crashCollection+"/jobs/"+name, def)
+	require.Equal(t, http.StatusCreated, status, body)
+	f.answered = time.Now()
+	return f
+}
+
+// putSinkJob PUTs a one-time sink job due at start through api.
+func putSinkJob(t *testing.T, api *devProcess, s *sink, name string, start time.Time) firing {
+	t.Helper()
+	return putFiring(t, api, name, start, sinkJob(s, name, start, nil))
+}
+
+// requireRuns fails unless key is the occurrence f's job runs (check).
+func (f firing) requireRuns(t *testing.T, key string) {
+	t.Helper()
+	require.NoError(t, f.check(key))
+}
+
+// check says why key is not the occurrence f's job runs: the one of its
+// start time, or, when its PUT answered after that, one at its creation,
+// which falls between the PUT's sending and its answer, a start time in
+// the past meaning at once (RECURRENCE.md, rule 1). A slow machine
+// answers a PUT after the start time a test chose.
+func (f firing) check(key string) error {
+	if f.answered.Before(f.start) {
+		if want := occurrenceKey(f.name, f.start); key != want {
+			return fmt.Errorf("occurrence %s, not %s: the PUT answered before the start time", key, want)
+		}
+		return nil
+	}
+	_, at, _ := strings.Cut(key, "@")
+	nominal, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil || key != occurrenceKey(f.name, nominal) {
+		return fmt.Errorf("occurrence %s is not one of job %s", key, f.name)
+	}
+	if nominal.Before(f.start) || nominal.Before(f.sent.Truncate(time.Second)) || nominal.After(f.answered) {
+		return fmt.Errorf("occurrence %s: the PUT was sent at %s and answered at %s, after the start time %s",
+			key, f.sent.Format(time.RFC3339Nano), f.answered.Format(time.RFC3339Nano), f.start.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// TestFiringCheck: a job whose PUT answered before its start time runs
+// at that time; one whose PUT answered after it runs at its creation, and
+// at no other time.
+func TestFiringCheck(t *testing.T) {
+	start := time.Date(2026, 11, 25, 15, 34, 8, 0, time.UTC)
+	early := firing{name: "a", start: start, sent: start.Add(-2 * time.Second), answered: start.Add(-time.Second)}
+	require.NoError(t, early.check(occurrenceKey("a", start)))
+	require.Error(t, early.check(occurrenceKey("a", start.Add(time.Second))))
+	require.Error(t, early.check(occurrenceKey("b", start)))
+
+	late := firing{name: "a", start: start, sent: start.Add(1500 * time.Millisecond), answered: start.Add(3 * time.Second)}
+	require.NoError(t, late.check(occurrenceKey("a", start.Add(time.Second))), "created in the second the PUT was sent")
+	require.NoError(t, late.check(occurrenceKey("a", start.Add(3*time.Second))))
+	require.Error(t, late.check(occurrenceKey("a", start)), "before the PUT was sent")
+	require.Error(t, late.check(occurrenceKey("a", start.Add(4*time.Second))), "after it answered")
+	require.Error(t, late.check(occurrenceKey("b", start.Add(2*time.Second))))
+	require.Error(t, late.check("job:s/rg/c/a"))
+
+	straddling := firing{name: "a", start: start, sent: start.Add(-time.Second), answered: start.Add(time.Second)}
+	require.NoError(t, straddling.check(occurrenceKey("a", start)), "created before its start time")
+	require.NoError(t, straddling.check(occurrenceKey("a", start.Add(time.Second))), "created after it")
+	require.Error(t, straddling.check(occurrenceKey("a", start.Add(-time.Second))))
 }
 
 // withFixedRetry gives a job's action a retry policy of n retries 15
@@ -185,14 +263,14 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 	// job and runs the action again, under the same Idempotency-Key. The
 	// attempt lost with the process left no failure to count.
 	s.holdNext("/inflight", 1)
-	inflight := time.Now().Add(3 * time.Second).Truncate(time.Second)
-	code, body = p.do(t, http.MethodPut, crashCollection+"/jobs/inflight", withFixedRetry(sinkJob(s, "inflight", inflight, nil), 2))
-	require.Equal(t, http.StatusCreated, code, body)
-	require.Equal(t, occurrenceKey("inflight", inflight), s.waitHeld(t, 20*time.Second))
+	inflightAt := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	inflight := putFiring(t, p, "inflight", inflightAt, withFixedRetry(sinkJob(s, "inflight", inflightAt, nil), 2))
+	key := s.waitHeld(t, 20*time.Second)
+	inflight.requireRuns(t, key)
 	p.kill(t)
 	p = startDev(t, bin, dataDir)
 
-	require.Eventually(t, func() bool { _, done := s.counts(occurrenceKey("inflight", inflight)); return done == 1 },
+	require.Eventually(t, func() bool { _, done := s.counts(key); return done == 1 },
 		60*time.Second, 100*time.Millisecond, "the action in flight at the crash is retried and delivered: %v %v\n%s", s.raw, s.completed, p.output)
 	requireCounters(t, p, "inflight", "completed", 1, 0, 0)
 
@@ -204,7 +282,7 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 		_, completed := s.counts(keys[0])
 		require.Equal(t, 1, completed, keys[0])
 	}
-	raw, _ = s.counts(occurrenceKey("inflight", inflight))
+	raw, _ = s.counts(key)
 	require.Equal(t, 2, raw, "the held delivery and the one after the restart")
 	s.report(t)
 	code, body = p.do(t, http.MethodGet, crashCollection+"/jobs", nil)
