@@ -85,6 +85,13 @@ func refused(err error) bool {
 	return errors.As(err, &re)
 }
 
+// transient reports whether err is an answer the SDK retries: Temporal
+// unavailable, or refusing for a moment (refused).
+func transient(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	return errors.As(err, &unavailable) || grpcstatus.Code(err) == codes.Unavailable || refused(err)
+}
+
 // statusClientClosedRequest is the status of a request whose client went
 // away before its answer: nginx's 499, for the access log.
 const statusClientClosedRequest = 499

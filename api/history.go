@@ -224,11 +224,15 @@ func (s *Server) historyRows(ctx context.Context, k jobs.Key, runID, status stri
 func (s *Server) readRunRows(ctx context.Context, workflowID, runID string, visit func([]jobs.HistoryRow) bool) (previous string, err error) {
 	var token []byte
 	for {
-		resp, err := s.temporal.WorkflowService().GetWorkflowExecutionHistoryReverse(ctx, &workflowservice.GetWorkflowExecutionHistoryReverseRequest{
-			Namespace:       s.namespace,
-			Execution:       &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID},
-			MaximumPageSize: historyEventPage,
-			NextPageToken:   token,
+		var resp *workflowservice.GetWorkflowExecutionHistoryReverseResponse
+		err := retryingTransient(ctx, func() (err error) {
+			resp, err = s.temporal.WorkflowService().GetWorkflowExecutionHistoryReverse(ctx, &workflowservice.GetWorkflowExecutionHistoryReverseRequest{
+				Namespace:       s.namespace,
+				Execution:       &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID},
+				MaximumPageSize: historyEventPage,
+				NextPageToken:   token,
+			})
+			return err
 		})
 		if workflowMissing(err) && runID != "" {
 			return "", nil

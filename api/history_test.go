@@ -27,6 +27,8 @@ import (
 
 	"github.com/temporalio/sqlparser"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -87,10 +89,13 @@ type fakeTemporal struct {
 	missing bool
 	deleted bool
 	failing bool // every history read fails
-	current string
-	runs    map[string][]*historypb.HistoryEvent
-	reads   []string // the runs read, in order
-	asked   []string // the run IDs those reads named, "" for the current run
+	// refusals are the answers of the next history reads, before they
+	// serve: Temporal unavailable or refusing for a moment.
+	refusals []error
+	current  string
+	runs     map[string][]*historypb.HistoryEvent
+	reads    []string // the runs read, in order
+	asked    []string // the run IDs those reads named, "" for the current run
 }
 
 func (f *fakeTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
@@ -130,6 +135,11 @@ func (s fakeService) GetWorkflowExecutionHistoryReverse(_ context.Context, req *
 	f := s.f
 	if f.failing {
 		return nil, errors.New("the history store is down")
+	}
+	if len(f.refusals) > 0 {
+		err := f.refusals[0]
+		f.refusals = f.refusals[1:]
+		return nil, err
 	}
 	run := cmp.Or(req.GetExecution().GetRunId(), f.current)
 	events, ok := f.runs[run]
@@ -333,6 +343,30 @@ func TestListHistoryErrors(t *testing.T) {
 
 	status, body = getHistory(t, &fakeTemporal{failing: true}, "")
 	assert.Equal(t, http.StatusInternalServerError, status, body)
+}
+
+// TestListHistoryRetriesAsTheSDKDoes: the history is a raw call of
+// Temporal's service, with none of the retries the SDK gives the calls of
+// every other read; the API retries it as the SDK would, while Temporal is
+// unavailable or refuses for a moment, and answers once it serves.
+func TestListHistoryRetriesAsTheSDKDoes(t *testing.T) {
+	f := fakeJob(t)
+	f.refusals = []error{
+		serviceerror.NewUnavailable("a shard is moving"),
+		grpcstatus.Error(codes.Unavailable, "connection refused"),
+		serviceerror.NewResourceExhausted(enumspb.RESOURCE_EXHAUSTED_CAUSE_RPS_LIMIT, "namespace rate limit"),
+	}
+	status, body := getHistory(t, f, "")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Len(t, rowNames(t, body), 6)
+	assert.Empty(t, f.refusals, "each refusal was answered with another try")
+
+	// Any other error is an answer: tried once.
+	f = fakeJob(t)
+	f.refusals = []error{serviceerror.NewInvalidArgument("bad page token"), serviceerror.NewUnavailable("never asked")}
+	status, body = getHistory(t, f, "")
+	assert.Equal(t, http.StatusInternalServerError, status, body)
+	assert.Len(t, f.refusals, 1)
 }
 
 // TestListHistoryPagesAThousandDeep: a job of 12 runs of 100 occurrences

@@ -118,9 +118,24 @@ func (s *Server) updateResult(ctx context.Context, workflowID string, handle cli
 const retryPause = 25 * time.Millisecond
 
 // retrying calls f until it succeeds, fails otherwise than again says,
-// or ctx ends; it returns f's last error.
+// or ctx ends, retryPause between tries; it returns f's last error.
 func retrying(ctx context.Context, again func(error) bool, f func() error) error {
-	for {
+	return backingOff(ctx, again, retryPause, retryPause, f)
+}
+
+// retryingTransient calls f, a raw call of Temporal's WorkflowService (one
+// the SDK has no method for), with the retries the SDK gives its own
+// calls: while Temporal is unavailable or refuses for a moment, again after
+// a pause that doubles from 50 ms up to a second, until ctx ends.
+func retryingTransient(ctx context.Context, f func() error) error {
+	return backingOff(ctx, transient, 50*time.Millisecond, time.Second, f)
+}
+
+// backingOff calls f until it succeeds, fails otherwise than again says,
+// or ctx ends, with a pause between tries that doubles from first up to
+// most; it returns f's last error.
+func backingOff(ctx context.Context, again func(error) bool, first, most time.Duration, f func() error) error {
+	for pause := first; ; pause = min(2*pause, most) {
 		err := f()
 		if err == nil || !again(err) {
 			return err
@@ -128,7 +143,7 @@ func retrying(ctx context.Context, again func(error) bool, f func() error) error
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(retryPause):
+		case <-time.After(pause):
 		}
 	}
 }
