@@ -53,18 +53,38 @@ func TestTemporalOutage(t *testing.T) {
 	bin := buildRecur(t)
 	dataDir, port := t.TempDir(), freePort(t)
 	srv := startCluster(t, dataDir, port)
+	// Stop is idempotent: this stops whichever server runs at the end.
+	t.Cleanup(func() { _ = srv.Stop() })
 	p := startRole(t, bin, "serve", srv.FrontendAddress())
 	s := newSink(t)
 	code, body := p.do(t, http.MethodPut, crashCollection, map[string]any{"properties": map[string]any{}})
 	require.Equal(t, http.StatusCreated, code, body)
-	due := time.Now().Add(8 * time.Second).Truncate(time.Second)
-	code, body = p.do(t, http.MethodPut, crashCollection+"/jobs/outage", sinkJob(s, "outage", due, nil))
-	require.Equal(t, http.StatusCreated, code, body)
 
-	require.NoError(t, srv.Stop())
+	// The occurrence must fall due while the server is down, or the test
+	// would pass without an outage to live through: on a machine too slow
+	// to define the job and stop the server within the lead, the job runs
+	// before the outage, and the test tries again with a longer lead.
+	var name string
+	var due time.Time
+	for lead := 8 * time.Second; ; lead *= 2 {
+		name = "outage-" + strconv.Itoa(int(lead/time.Second))
+		due = time.Now().Add(lead).Truncate(time.Second)
+		code, body = p.do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, due, nil))
+		require.Equal(t, http.StatusCreated, code, body)
+		stopping := time.Now()
+		require.NoError(t, srv.Stop())
+		t.Logf("%s is due at %s; the server stopped in %s", name, due.Format(time.TimeOnly), time.Since(stopping).Round(time.Millisecond))
+		if time.Now().Before(due) {
+			break
+		}
+		require.Less(t, lead, time.Minute, "the job fell due before the server stopped, even with a lead of %s", lead)
+		srv = startCluster(t, dataDir, port)
+		require.Eventually(t, func() bool { code, _ := p.do(t, http.MethodGet, crashCollection, nil); return code == http.StatusOK },
+			30*time.Second, 200*time.Millisecond, "the API reconnects to the server")
+	}
 	client := &http.Client{Timeout: 20 * time.Second}
 	for _, probe := range []struct{ method, path, body string }{
-		{http.MethodGet, crashCollection + "/jobs/outage", ""},
+		{http.MethodGet, crashCollection + "/jobs/" + name, ""},
 		{http.MethodPut, crashCollection + "/jobs/other", `{"properties":{"action":{"type":"Http","request":{"uri":"http://127.0.0.1:9/","method":"GET"}}}}`},
 		{http.MethodGet, crashCollection + "/jobs", ""},
 	} {
@@ -87,13 +107,12 @@ func TestTemporalOutage(t *testing.T) {
 	waitUntil(due.Add(2 * time.Second))
 
 	srv = startCluster(t, dataDir, port)
-	defer srv.Stop()
 	back := time.Now()
-	require.Eventually(t, func() bool { _, done := s.counts(occurrenceKey("outage", due)); return done == 1 },
+	require.Eventually(t, func() bool { _, done := s.counts(occurrenceKey(name, due)); return done == 1 },
 		60*time.Second, 200*time.Millisecond, "the worker reconnects and runs the occurrence due during the outage:\n%s", p.output)
 	t.Logf("the occurrence due during the outage ran %s after the server was back", time.Since(back).Round(time.Millisecond))
-	requireCounters(t, p, "outage", "completed", 1, 0, 0)
-	raw, _ := s.counts(occurrenceKey("outage", due))
+	requireCounters(t, p, name, "completed", 1, 0, 0)
+	raw, _ := s.counts(occurrenceKey(name, due))
 	require.Equal(t, 1, raw)
 	p.stop(t, syscall.SIGTERM)
 }
