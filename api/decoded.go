@@ -28,12 +28,22 @@ const maxDecoded = 32768
 // decodeMemo decodes p into into through the API's data converter, or
 // takes the value it decoded from the same payload before.
 func decodeMemo[V any](s *Server, p *commonpb.Payload, into *V) error {
-	key := payloadKey(p)
+	return decodeCached(s, payloadKey(p), func() (*commonpb.Payload, error) { return p, nil }, into)
+}
+
+// decodeCached decodes the payload that load returns into into, or takes
+// the value decoded before from the payload whose key (payloadKey) is key.
+// load runs only when no value is kept.
+func decodeCached[V any](s *Server, key string, load func() (*commonpb.Payload, error), into *V) error {
 	if v, ok := s.decoded.get(key); ok {
 		if v, ok := v.(V); ok {
 			*into = v
 			return nil
 		}
+	}
+	p, err := load()
+	if err != nil {
+		return err
 	}
 	var v V
 	if err := s.dataConverter().FromPayload(p, &v); err != nil {
@@ -47,6 +57,20 @@ func decodeMemo[V any](s *Server, p *commonpb.Payload, into *V) error {
 // payloadKey is the SHA-256 of the payload's metadata and data, each
 // length-prefixed so that no two payloads write the same bytes.
 func payloadKey(p *commonpb.Payload) string {
+	meta := p.GetMetadata()
+	entries := make([]metadataEntry, 0, len(meta))
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		entries = append(entries, metadataEntry{key: []byte(k), value: meta[k]})
+	}
+	return keyOfPayload(entries, p.GetData())
+}
+
+// metadataEntry is one entry of a payload's metadata.
+type metadataEntry struct{ key, value []byte }
+
+// keyOfPayload is payloadKey of the payload with the metadata entries,
+// sorted by key, and data.
+func keyOfPayload(sorted []metadataEntry, data []byte) string {
 	h := sha256.New()
 	// The length prefixes share one buffer; written here, where h's type
 	// is known, neither the buffer nor the digest leaves the stack.
@@ -55,11 +79,10 @@ func payloadKey(p *commonpb.Payload) string {
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
 		h.Write(b)
 	}
-	meta := p.GetMetadata()
-	for _, k := range slices.Sorted(maps.Keys(meta)) {
-		write([]byte(k))
-		write(meta[k])
+	for _, e := range sorted {
+		write(e.key)
+		write(e.value)
 	}
-	write(p.GetData())
+	write(data)
 	return string(h.Sum(nil))
 }

@@ -135,54 +135,76 @@ func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, state
 	for size := skip + top + 1; len(names) > 0; size *= 2 {
 		chunk := names[:min(size, maxJobsChunk, len(names))]
 		names = names[len(chunk):]
-		memos, err := s.jobMemos(ctx, k, chunk, state)
+		views, err := s.jobViews(ctx, k, chunk, state)
 		if err != nil {
 			return nil, false, err
 		}
 		for _, name := range chunk {
-			m, ok := memos[name]
+			v, ok := views[name]
 			if !ok {
 				continue
 			}
-			var view jobs.JobView
-			switch err := s.jobMemo(m, &view); {
-			case errors.Is(err, errNoView) || err == nil && view.Deleted:
+			switch {
+			case errors.Is(v.err, errNoView) || v.err == nil && v.view.Deleted:
 				continue
-			case err != nil:
-				return nil, false, fmt.Errorf("the public view of job %s: %w", name, err)
+			case v.err != nil:
+				return nil, false, fmt.Errorf("the public view of job %s: %w", name, v.err)
 			case skip > 0:
 				skip--
 				continue
 			case len(page) == top:
 				return page, true, nil
 			}
-			page = append(page, view)
+			page = append(page, v.view)
 		}
 	}
 	return page, false, nil
 }
 
-// jobMemos returns the memos of the running workflows of the jobs named
-// in k's collection, of the state (any when empty), by job name.
-func (s *Server) jobMemos(ctx context.Context, k jobs.Key, names []string, state string) (map[string]*commonpb.Memo, error) {
+// decodedView is a job's public view, or why it could not be decoded.
+type decodedView struct {
+	view jobs.JobView
+	err  error
+}
+
+// jobViews returns the public views of the running workflows of the jobs
+// named in k's collection, of the state (any when empty), by job name.
+// It reads them from the list's bytes as they arrive (visitMemos).
+func (s *Server) jobViews(ctx context.Context, k jobs.Key, names []string, state string) (map[string]decodedView, error) {
 	byID := make(map[string]string, len(names))
 	for _, name := range names {
 		k.Job = name
 		byID[k.JobWorkflowID()] = name
 	}
-	memos := make(map[string]*commonpb.Memo, len(names))
-	err := s.listWorkflows(withLean(ctx, jobMemosOnly), jobsQuery(k, names, state), func(e *workflowpb.WorkflowExecutionInfo) bool {
+	views := make(map[string]decodedView, len(names))
+	visit := func(id []byte, memo memoPayloads) {
+		name, ok := byID[string(id)]
 		// The newest run comes first when a continue-as-new shows two.
-		if name, ok := byID[e.GetExecution().GetWorkflowId()]; ok && memos[name] == nil {
-			memos[name] = e.GetMemo()
+		if _, seen := views[name]; !ok || seen {
+			return
 		}
-		return true
-	})
-	return memos, err
+		var v decodedView
+		v.err = s.jobViewOf(memo, &v.view)
+		views[name] = v
+	}
+	query := jobsQuery(k, names, state)
+	var token []byte
+	for {
+		resp, err := s.temporal.ListWorkflow(visitMemos(ctx, visit), &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: s.namespace, PageSize: listPage, NextPageToken: token, Query: query,
+		})
+		if err != nil {
+			return nil, err
+		}
+		// A client without LeanLists unmarshals the executions.
+		for _, e := range resp.GetExecutions() {
+			visit([]byte(e.GetExecution().GetWorkflowId()), protoMemo{e.GetMemo()})
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return views, nil
+		}
+	}
 }
-
-// jobMemosOnly is what jobMemos reads of each execution.
-var jobMemosOnly = leanExecutions("execution", "memo")
 
 // jobsQuery is the visibility query for the running workflows of the jobs
 // named in k's collection, of one state or of any; names are sorted. It

@@ -42,6 +42,11 @@ func describeView[V any](ctx context.Context, s *Server, workflowID string, deco
 // jobs.MemoJob, its status under jobs.MemoStatus, which each occurrence
 // writes alone.
 func (s *Server) jobMemo(m *commonpb.Memo, view *jobs.JobView) error {
+	return s.jobViewOf(protoMemo{m}, view)
+}
+
+// jobViewOf is jobMemo of a memo read either way.
+func (s *Server) jobViewOf(m memoPayloads, view *jobs.JobView) error {
 	if err := memoView(s, m, jobs.MemoJob, view); err != nil {
 		return err
 	}
@@ -55,7 +60,7 @@ func (s *Server) jobMemo(m *commonpb.Memo, view *jobs.JobView) error {
 
 // collectionMemo decodes a collection's public view.
 func (s *Server) collectionMemo(m *commonpb.Memo, view *jobs.CollectionView) error {
-	return memoView(s, m, jobs.MemoCollection, view)
+	return memoView(s, protoMemo{m}, jobs.MemoCollection, view)
 }
 
 // collectionWithJobs decodes a collection's public view and its jobs'
@@ -79,14 +84,14 @@ func (s *Server) collectionWithJobs(m *commonpb.Memo, view *jobs.CollectionView)
 	return nil
 }
 
-// memoView decodes the memo's key into view (decodeMemo): with payload
+// memoView decodes the memo's key into view (decodeCached): with payload
 // encryption the memo is encrypted.
-func memoView[V any](s *Server, m *commonpb.Memo, key string, view *V) error {
-	p, ok := m.GetFields()[key]
+func memoView[V any](s *Server, m memoPayloads, key string, view *V) error {
+	cacheKey, load, ok := m.payload(key)
 	if !ok {
 		return errNoView
 	}
-	return decodeMemo(s, p, view)
+	return decodeCached(s, cacheKey, load, view)
 }
 
 // job returns the job k names as its workflow last wrote it, secrets
