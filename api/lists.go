@@ -187,23 +187,12 @@ func (s *Server) jobViews(ctx context.Context, k jobs.Key, names []string, state
 		v.err = s.jobViewOf(memo, &v.view)
 		views[name] = v
 	}
-	query := jobsQuery(k, names, state)
-	var token []byte
-	for {
-		resp, err := s.temporal.ListWorkflow(visitMemos(ctx, visit), &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: s.namespace, PageSize: listPage, NextPageToken: token, Query: query,
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := s.listWorkflows(visitMemos(ctx, visit), jobsQuery(k, names, state), func(e *workflowpb.WorkflowExecutionInfo) bool {
 		// A client without LeanLists unmarshals the executions.
-		for _, e := range resp.GetExecutions() {
-			visit([]byte(e.GetExecution().GetWorkflowId()), protoMemo{e.GetMemo()})
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return views, nil
-		}
-	}
+		visit([]byte(e.GetExecution().GetWorkflowId()), protoMemo{e.GetMemo()})
+		return true
+	})
+	return views, err
 }
 
 // jobsQuery is the visibility query for the running workflows of the jobs
