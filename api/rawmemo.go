@@ -17,13 +17,13 @@ import (
 )
 
 // A page of a job list reads the memos of a hundred jobs, whose payloads
-// the API has mostly decoded before (decoded.go). Unmarshalled, each
-// memo still cost a map, a payload per key with a map of metadata, and
-// copies of their bytes, only to be hashed and found decoded: most of the
-// API's share of a list's CPU and garbage. So a job list reads its
-// executions from the response's bytes as they arrive (visitMemos): each
-// memo's payloads are keyed from their raw bytes, and one is unmarshalled
-// only when its value was never decoded.
+// the API has mostly decoded before (decoded.go). Unmarshalling a memo
+// costs a map, a payload per key with a map of metadata and copies of
+// their bytes, only for each payload to be hashed and found decoded: the
+// largest part of the garbage the API makes for a list. So a job list
+// reads its executions from the response's bytes as they arrive
+// (visitMemos): each memo's payloads are keyed from their raw bytes, and
+// one is unmarshalled only when its value was never decoded.
 
 // memoPayloads are the payloads of a memo as the API reads them: a
 // describe's, unmarshalled (protoMemo), or a list's, raw (rawMemo).
