@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 
-	"go.temporal.io/api/workflowservice/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -32,10 +31,6 @@ type leanKey struct{}
 func withLean(ctx context.Context, lean grpc.CallOption) context.Context {
 	return context.WithValue(ctx, leanKey{}, lean)
 }
-
-// executionsField is the response's field of executions.
-var executionsField = (&workflowservice.ListWorkflowExecutionsResponse{}).ProtoReflect().Descriptor().
-	Fields().ByName("executions").Number()
 
 // eachField calls visit with each field of the message b: its number,
 // type, bytes (tag and value) and the length of its tag.

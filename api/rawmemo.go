@@ -76,6 +76,7 @@ func (m rawMemo) payload(key string) (string, func() (*commonpb.Payload, error),
 // Field numbers of the messages a raw memo is read from; a map's entries
 // are messages of a key (1) and a value (2).
 var (
+	executionsField     = (&workflowservice.ListWorkflowExecutionsResponse{}).ProtoReflect().Descriptor().Fields().ByName("executions").Number()
 	executionInfoFields = (&workflowpb.WorkflowExecutionInfo{}).ProtoReflect().Descriptor().Fields()
 	executionInfoID     = executionInfoFields.ByName("execution").Number()
 	executionInfoMemo   = executionInfoFields.ByName("memo").Number()
@@ -100,16 +101,9 @@ func rawPayloadKey(b []byte) (string, error) {
 	err := eachBytesField(b, func(num protowire.Number, value []byte) error {
 		switch num {
 		case payloadMetadata:
-			meta = append(meta, metadataEntry{})
-			return eachBytesField(value, func(num protowire.Number, v []byte) error {
-				switch num {
-				case mapEntryKey:
-					meta[len(meta)-1].key = v
-				case mapEntryValue:
-					meta[len(meta)-1].value = v
-				}
-				return nil
-			})
+			k, v, err := mapEntry(value)
+			meta = append(meta, metadataEntry{key: k, value: v})
+			return err
 		case payloadData:
 			data = value
 		}
@@ -128,6 +122,22 @@ func rawPayloadKey(b []byte) (string, error) {
 		kept = append(kept, e)
 	}
 	return keyOfPayload(kept, data), nil
+}
+
+// mapEntry returns the key and value of a map entry whose key and value
+// are length-delimited (strings, bytes, messages); of a repeated one the
+// last counts, as in proto.Unmarshal.
+func mapEntry(entry []byte) (key, value []byte, err error) {
+	err = eachBytesField(entry, func(num protowire.Number, v []byte) error {
+		switch num {
+		case mapEntryKey:
+			key = v
+		case mapEntryValue:
+			value = v
+		}
+		return nil
+	})
+	return key, value, err
 }
 
 // eachBytesField calls visit with the number and value of each
@@ -193,17 +203,9 @@ func (c memoCodec) Unmarshal(data mem.BufferSlice, v any) error {
 					if num != memoFields {
 						return nil
 					}
-					memo = append(memo, rawMemoField{})
-					f := &memo[len(memo)-1]
-					return eachBytesField(entry, func(num protowire.Number, v []byte) error {
-						switch num {
-						case mapEntryKey:
-							f.key = v
-						case mapEntryValue:
-							f.payload = v
-						}
-						return nil
-					})
+					key, payload, err := mapEntry(entry)
+					memo = append(memo, rawMemoField{key: key, payload: payload})
+					return err
 				})
 			}
 			return nil
