@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -22,7 +23,9 @@ const admitPatience = 10 * time.Second
 
 // undefinedGrace is how long a job workflow waits for its first
 // definition: one started by a PUT that failed, or whose update was lost
-// with its caller, ends after it.
+// with its caller, ends after it. A first PUT still waiting for its
+// collection then gives up too: its caller, whose request ends after
+// api.RequestTimeout, has left long before.
 const undefinedGrace = time.Minute
 
 // admission is what a job knows of its collection's admissions: the
@@ -32,6 +35,12 @@ const undefinedGrace = time.Minute
 type admission struct {
 	seq     int                      // the number of the last request sent
 	answers map[int]jobs.AdmitAnswer // answers not yet taken, by request
+	// unanswered counts the requests sent whose answers the job has not
+	// taken, admitted whether an answer admitted it: while either says
+	// the collection may hold the job's name, a job that ends asks to be
+	// forgotten, defined or not, so that no quota slot outlives it.
+	unanswered int
+	admitted   bool
 	// terms are the newest the job heard of, by revision; nil until its
 	// first admission in this run.
 	terms *jobs.CollectionTerms
@@ -66,29 +75,57 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job) (collectionDisabled bool
 	a.seq++
 	seq := a.seq
 	req := jobs.MembershipRequest{Job: j.key.Job, Seq: seq, ShortestGap: gap}
+	sent := false
 	for answered := false; !answered; {
+		patience := admitPatience
+		if j.state == nil {
+			// A first definition waits no longer than the job's grace:
+			// past it, the job gives up its name (step).
+			patience = min(patience, undefinedUntil(ctx).Sub(workflow.Now(ctx)))
+			if patience <= 0 {
+				return false, j.unadmitted()
+			}
+		}
 		if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
 			// No collection workflow runs: there is no such collection.
 			return false, (&jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + j.key.Collection + " was not found"}).ToApplicationError()
 		}
-		answered, err = workflow.AwaitWithTimeout(ctx, admitPatience, func() bool { _, ok := a.answers[seq]; return ok })
+		if !sent {
+			sent = true
+			a.unanswered++
+		}
+		answered, err = workflow.AwaitWithTimeout(ctx, patience, func() bool { _, ok := a.answers[seq]; return ok })
 		if err != nil {
 			return false, err
 		}
 	}
 	answer := a.answers[seq]
 	delete(a.answers, seq)
+	a.unanswered--
 	if answer.Error != nil {
 		return false, answer.Error.ToApplicationError()
 	}
+	a.admitted = true
 	a.heard(answer.Terms)
 	return a.terms.Disabled, nil
+}
+
+// mayHold reports whether the collection may hold the job's name.
+func (a *admission) mayHold() bool { return a.admitted || a.unanswered > 0 }
+
+// unadmitted is the error of a first PUT whose collection did not answer
+// within the job's grace. Its code is NotFound's, as a PUT that reaches a
+// job workflow on its way out meets: the API sends it again, to the new
+// workflow that starts once this one has ended.
+func (j *job) unadmitted() error {
+	return (&jobs.Error{Code: jobs.CodeNotFound, Message: fmt.Sprintf(
+		"job %s: its collection did not answer in time; send the PUT again", j.key.Job)}).ToApplicationError()
 }
 
 // leave has the collection forget the job, unless the collection itself
 // deleted it (and may exist again under its name).
 func (j *job) leave(ctx workflow.Context) {
-	if j.state == nil || j.forgotten {
+	if j.forgotten || j.state == nil && !j.admission.mayHold() {
 		return
 	}
 	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true}

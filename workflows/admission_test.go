@@ -180,3 +180,78 @@ func TestADefinitionIntoADisabledCollectionTakesEffectDisabled(t *testing.T) {
 	require.Len(t, h.attempts, 2, "none while disabled (12:01, 13:01); 14:01 and 15:01 once enabled")
 	require.Equal(t, now.Add(2*time.Hour+time.Minute), h.attempts[0].at)
 }
+
+// TestAFirstPutItsCollectionAnswersTooLateGivesUpTheName: the collection
+// answers the first PUT after 70 s, as it does when recur was stopped
+// meanwhile. The PUT gives up at the job's grace (its caller left long
+// before) with an error the API sends again, the workflow ends without
+// spinning, and the job asks its collection to forget it: the collection
+// may have admitted it, and no quota slot may outlive the name.
+func TestAFirstPutItsCollectionAnswersTooLateGivesUpTheName(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.collection.answerAfter = 70 * time.Second
+	var err error
+	h.at(0, func() {
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &err)
+	})
+	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError(), "a job never defined ends")
+	e, ok := jobs.FromApplicationError(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, jobs.CodeNotFound, e.Code, "the API sends the PUT again: %v", err)
+	require.Contains(t, e.Message, "did not answer in time")
+	asks, leave := h.collection.requests[:len(h.collection.requests)-1], h.collection.requests[len(h.collection.requests)-1]
+	require.Len(t, asks, 6, "the admission, asked every 10 s until the grace ends: %v", h.collection.requests)
+	for _, r := range asks {
+		require.Equal(t, jobs.MembershipRequest{Job: key.Job, Seq: 1, ShortestGap: time.Hour}, r)
+	}
+	require.True(t, leave.Leave)
+	require.Equal(t, []time.Time{now.Add(time.Minute)}, h.collection.left, "it leaves as its grace ends")
+	require.Empty(t, h.attempts, "nothing ran")
+}
+
+// TestASlowAdmissionWithinTheGraceDefinesTheJob: a collection that answers
+// after 50 s, asked again every admitPatience, still admits the job.
+func TestASlowAdmissionWithinTheGraceDefinesTheJob(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.collection.answerAfter = 50 * time.Second
+	var err error
+	h.at(0, func() {
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &err)
+	})
+	var view jobs.Job
+	h.at(2*time.Minute, func() { view = h.view() })
+	h.run(3*time.Minute, jobs.JobInput{Key: key})
+	require.NoError(t, h.env.GetWorkflowError())
+	require.NoError(t, err)
+	require.Equal(t, jobs.Enabled, view.Properties.State)
+}
+
+// TestAFirstPutPastTheGraceIsSentOnward: a PUT that reaches a job never
+// defined whose grace has passed, while an earlier PUT still waits for
+// the collection, is refused as not found (the API sends it to the
+// workflow that starts next); both end and the workflow with them.
+func TestAFirstPutPastTheGraceIsSentOnward(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.collection.answerAfter = 2 * time.Minute
+	var first, late error
+	h.at(0, func() {
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &first)
+	})
+	h.at(time.Minute, func() {
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &late)
+	})
+	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	for _, err := range []error{first, late} {
+		e, ok := jobs.FromApplicationError(err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, jobs.CodeNotFound, e.Code)
+	}
+	require.Len(t, h.collection.left, 1)
+}

@@ -23,8 +23,7 @@ import (
 // the enable, then the DELETE. Enable and DELETE end only once every job
 // is told (the API answers 202 until then).
 func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
+	env := newEnv(t)
 	worker.Register(env, &activities.Activities{})
 	var mu sync.Mutex
 	var log []string
@@ -91,8 +90,7 @@ func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
 // rewrites a few of them. Each key holds its names sorted; a job that
 // leaves is gone from its key, and no other key is written for it.
 func TestACollectionKeepsItsJobsNamesInItsMemo(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
+	env := newEnv(t)
 	worker.Register(env, &activities.Activities{})
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", mock.Anything, mock.Anything).Return(nil)
 	var upserts []map[string]any
@@ -153,8 +151,7 @@ func TestACollectionKeepsItsJobsNamesInItsMemo(t *testing.T) {
 // collection's maxRecurrence tells each job the new terms, with no state
 // to apply; a PUT that changes neither state nor quota tells none.
 func TestACollectionTellsItsJobsOfNewTerms(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
+	env := newEnv(t)
 	worker.Register(env, &activities.Activities{})
 	var told []jobs.CollectionSignal
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", jobs.SignalCollection, mock.Anything).

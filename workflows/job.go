@@ -138,7 +138,7 @@ func (j *job) step(ctx workflow.Context) error {
 		}
 		j.gate.held = nil
 	}
-	if j.state == nil && !workflow.Now(ctx).Before(undefinedUntil(ctx)) && workflow.AllHandlersFinished(ctx) {
+	if j.abandoned(ctx) {
 		j.deleted = true // never defined
 	}
 	if j.state == nil || j.deleted {
@@ -192,22 +192,43 @@ func (j *job) idle(ctx workflow.Context) bool {
 	return j.running == 0 && len(j.gate.held) == 0 && !j.pending.any() && workflow.AllHandlersFinished(ctx)
 }
 
+// abandoned reports whether a job never defined gives up its name: its
+// grace has passed and no PUT still waits for its collection (each gives
+// up at the grace too, admit).
+func (j *job) abandoned(ctx workflow.Context) bool {
+	return j.state == nil && !j.deleted && !workflow.Now(ctx).Before(undefinedUntil(ctx)) && workflow.AllHandlersFinished(ctx)
+}
+
+// backstop is how long the loop sleeps when its planner names a wake-up
+// that has passed.
+const backstop = time.Second
+
 // sleep waits for pending work or its next wake-up; an ending workflow
-// also wakes when it is idle.
+// also wakes when it is idle, and one never defined when it is abandoned.
+// It always blocks: a wake-up that has passed is one step should have
+// acted on, and waking at once would turn the loop without yielding,
+// starving the coroutines (message handlers, runs) that would end it.
 func (j *job) sleep(ctx workflow.Context, ending bool) error {
 	at, _ := j.wake(ctx, ending)
 	if !j.timer.set(ctx, at) {
-		return nil
+		workflow.GetLogger(ctx).Error(msgPastWakeUp, "wakeUp", at)
+		j.timer.set(ctx, workflow.Now(ctx).Add(backstop))
 	}
-	return workflow.Await(ctx, func() bool { return j.pending.any() || j.timer.ready() || ending && j.idle(ctx) })
+	return workflow.Await(ctx, func() bool {
+		return j.pending.any() || j.timer.ready() || ending && j.idle(ctx) || j.abandoned(ctx)
+	})
 }
+
+// msgPastWakeUp is logged when the planner and step disagree: a defect.
+const msgPastWakeUp = "the job's loop planned a wake-up that has passed; it sleeps a second instead"
 
 // wake is the one planner of the loop: when it must next wake up with
 // nothing pending. That is when the gate opens on an action it holds
 // back (gate.go); else, unless the workflow is ending, the next
 // occurrence of an enabled job, when a finished job's retention ends, or
-// when a job never defined gives up. ok is false when only a message can
-// wake it (ending, disabled, finished and kept).
+// when a job never defined gives up. ok is false when only a message or a
+// handler's end can wake it (ending, disabled, finished and kept, never
+// defined past its grace).
 func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
 	switch {
 	case j.gated(ctx):
@@ -215,7 +236,11 @@ func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
 	case ending:
 		return time.Time{}, false
 	case j.state == nil && !j.deleted:
-		return undefinedUntil(ctx), true
+		// Past its grace, the job waits for its PUTs to give up.
+		if until := undefinedUntil(ctx); until.After(workflow.Now(ctx)) {
+			return until, true
+		}
+		return time.Time{}, false
 	}
 	if next, ok := j.due(); ok {
 		return j.startOf(next), true

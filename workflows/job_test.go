@@ -40,6 +40,9 @@ type collectionStandIn struct {
 	terms    jobs.CollectionTerms // in its answers
 	requests []jobs.MembershipRequest
 	left     []time.Time // when the job asked to be forgotten
+	// answerAfter delays each answer, as a collection stopped or swamped
+	// does.
+	answerAfter time.Duration
 }
 
 func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionStandIn {
@@ -56,7 +59,7 @@ func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionSta
 			if c.refuse != nil {
 				answer.Error = c.refuse(req)
 			}
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(jobs.SignalAdmitted, answer) }, 0)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(jobs.SignalAdmitted, answer) }, c.answerAfter)
 			return nil
 		}).Maybe()
 	return c
@@ -77,8 +80,7 @@ func update(t *testing.T, env *testsuite.TestWorkflowEnvironment, name string, a
 // runs exactly three occurrences, each with its own ID as idempotency key,
 // then reports itself completed; DELETE ends the workflow.
 func TestJobRunsEveryOccurrenceOnceUnderItsID(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
+	env := newEnv(t)
 	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	env.SetStartTime(start.Add(-30 * time.Minute))
 	worker.Register(env, &activities.Activities{})
@@ -115,8 +117,7 @@ func TestJobRunsEveryOccurrenceOnceUnderItsID(t *testing.T) {
 // TestJobRejectsAnInvalidDefinitionWithoutTouchingHistory: the update
 // validator answers a bad recurrence with its path.
 func TestJobRejectsAnInvalidDefinition(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
+	env := newEnv(t)
 	worker.Register(env, &activities.Activities{})
 	newCollectionStandIn(env)
 	bad := hourly(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), 0) // count 0 is invalid
@@ -143,8 +144,7 @@ func converterFor() converter.DataConverter { return converter.GetDefaultDataCon
 // that rule (here carried over by continue-as-new) still runs: its run
 // resolves the retry policy as it always did.
 func TestJobRejectsTimeSpansOutOfRange(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
+	env := newEnv(t)
 	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	env.SetStartTime(start.Add(-30 * time.Minute))
 	worker.Register(env, &activities.Activities{})

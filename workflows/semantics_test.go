@@ -47,8 +47,7 @@ type attempt struct {
 }
 
 func newHarness(t *testing.T, now time.Time) *harness {
-	var suite testsuite.WorkflowTestSuite
-	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment()}
+	h := &harness{t: t, env: newEnv(t)}
 	h.env.SetStartTime(now)
 	worker.Register(h.env, &activities.Activities{})
 	h.collection = newCollectionStandIn(h.env)

@@ -1,0 +1,117 @@
+package workflows_test
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Every workflow test runs in an environment from newEnv, which fails the
+// test on a loop that turns without blocking: an await whose condition
+// holds at once, too many times in a row, or the job's loop saying its
+// planner named a wake-up already past. (A loop that never awaits at all
+// meets the SDK's deadlock detector, which fails its workflow task.)
+
+// maxAwaitStreak is how many awaits in a row may return at once: each
+// such turn must have done work, and work that arrives while the loop
+// does other work is bounded.
+const maxAwaitStreak = 20
+
+// pastWakeUp is what the job's loop logs when its planner and its step
+// disagree (workflows.msgPastWakeUp).
+const pastWakeUp = "planned a wake-up that has passed"
+
+// newEnv returns a test environment whose workflows fail the test when
+// they spin.
+func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	out := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	suite.SetLogger(&spinLog{Logger: log.NewStructuredLogger(out), t: t})
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(sdkworker.Options{Interceptors: []interceptor.WorkerInterceptor{&spinGuard{t: t}}})
+	return env
+}
+
+// spinLog fails the test when the job's loop reports a past wake-up.
+type spinLog struct {
+	log.Logger
+	t *testing.T
+}
+
+func (l *spinLog) Error(msg string, keyvals ...any) {
+	if strings.Contains(msg, pastWakeUp) {
+		l.t.Errorf("%s %v", msg, keyvals)
+	}
+	l.Logger.Error(msg, keyvals...)
+}
+
+// spinGuard fails a workflow whose awaits return at once more than
+// maxAwaitStreak times in a row.
+type spinGuard struct {
+	interceptor.WorkerInterceptorBase
+	t *testing.T
+}
+
+func (g *spinGuard) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &spinInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, t: g.t}
+}
+
+type spinInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	t *testing.T
+}
+
+func (i *spinInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&spinOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, t: i.t})
+}
+
+type spinOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	t      *testing.T
+	streak int // awaits in a row whose condition held at once
+}
+
+// errSpin fails the workflow that spins, so that the test ends.
+var errSpin = errors.New("the workflow's loop turns without blocking")
+
+func (o *spinOutbound) check(ctx workflow.Context, condition func() bool) error {
+	if !condition() {
+		o.streak = 0
+		return nil
+	}
+	if o.streak++; o.streak > maxAwaitStreak {
+		o.t.Errorf("%s: %d awaits in a row returned at once at %s", workflow.GetInfo(ctx).WorkflowType.Name, o.streak, workflow.Now(ctx))
+		return fmt.Errorf("%w (%d awaits)", errSpin, o.streak)
+	}
+	return nil
+}
+
+func (o *spinOutbound) Await(ctx workflow.Context, condition func() bool) error {
+	if err := o.check(ctx, condition); err != nil {
+		return err
+	}
+	return o.Next.Await(ctx, condition)
+}
+
+func (o *spinOutbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration, condition func() bool) (bool, error) {
+	if err := o.check(ctx, condition); err != nil {
+		return false, err
+	}
+	return o.Next.AwaitWithTimeout(ctx, timeout, condition)
+}
+
+func (o *spinOutbound) AwaitWithOptions(ctx workflow.Context, options workflow.AwaitOptions, condition func() bool) (bool, error) {
+	if err := o.check(ctx, condition); err != nil {
+		return false, err
+	}
+	return o.Next.AwaitWithOptions(ctx, options, condition)
+}
