@@ -16,7 +16,8 @@ import (
 // an hourly job answers 202 with 3 queued; the target gets the three
 // occurrences under the idempotency keys they would have had on time, and
 // the history rows say backfill. A range past 1000 occurrences, one in
-// the future and a missing job are refused.
+// the future and a missing job are refused, as is a backfill of a
+// disabled job or of a job in a disabled collection.
 func TestBackfillThroughTheAPI(t *testing.T) {
 	s := newStack(t)
 	target, got := newTarget(t)
@@ -82,4 +83,18 @@ func TestBackfillThroughTheAPI(t *testing.T) {
 	status, _ = s.do(t, http.MethodPost, collectionPath+"/jobs/none/backfill", map[string]any{
 		"startTime": start.Format(time.RFC3339), "endTime": start.Format(time.RFC3339)})
 	require.Equal(t, http.StatusNotFound, status)
+
+	// A disabled job, and a job of a disabled collection, run nothing:
+	// their backfills are refused with 409.
+	past := map[string]any{"startTime": start.Format(time.RFC3339), "endTime": start.Add(time.Hour).Format(time.RFC3339)}
+	status, body = s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "Disabled"}})
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = s.do(t, http.MethodPost, jobPath+"/backfill", past)
+	require.Equal(t, http.StatusConflict, status, body)
+	require.Contains(t, path(body, "error", "message"), "job hourly is disabled")
+	status, body = s.do(t, http.MethodPost, collectionPath+"/disable", nil)
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, status, body)
+	status, body = s.do(t, http.MethodPost, collectionPath+"/jobs/minutely/backfill", past)
+	require.Equal(t, http.StatusConflict, status, body)
+	require.Contains(t, path(body, "error", "message"), "is disabled")
 }

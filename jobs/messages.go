@@ -244,6 +244,10 @@ type BackfillResult struct {
 // MaxBackfill bounds the occurrences of one backfill.
 const MaxBackfill = 1000
 
+// MaxQueuedBackfill bounds the backfill occurrences a job holds queued:
+// a backfill that would queue more is refused.
+const MaxQueuedBackfill = 10_000
+
 // RunNowRequest runs a job once, now, outside its schedule: it counts in
 // executionCount, not toward count.
 type RunNowRequest struct{}

@@ -15,14 +15,21 @@ import (
 // time. They run one at a time (or up to maxConcurrentRuns) when no
 // occurrence of the schedule needs the slot, count in the status but not
 // toward the recurrence's count, and their history rows say backfill.
+// Only an enabled job runs them: a job disabled (or whose collection is)
+// refuses a backfill, and holds the occurrences queued before until it is
+// enabled again.
 
-// validateBackfill refuses a backfill of a job that does not exist or has
-// ended, and a range that is not a past one.
+// validateBackfill refuses a backfill of a job that does not exist, has
+// ended, is disabled or holds a full queue, and a range that is not a
+// past one.
 func (j *job) validateBackfill(ctx workflow.Context, req jobs.BackfillRequest) error {
 	if err := j.defined(); err != nil {
 		return err
 	}
 	if err := j.redefinable(); err != nil {
+		return err
+	}
+	if err := j.backfillable(0); err != nil {
 		return err
 	}
 	switch {
@@ -34,6 +41,31 @@ func (j *job) validateBackfill(ctx workflow.Context, req jobs.BackfillRequest) e
 		return invalidBackfill("endTime " + req.EndTime.Format(time.RFC3339) + " is in the future: a backfill runs past occurrences")
 	}
 	return nil
+}
+
+// backfillable refuses a backfill of n more occurrences (0 when not yet
+// known) of a job that is disabled, whose collection is, or whose queue
+// would pass jobs.MaxQueuedBackfill.
+func (j *job) backfillable(n int) error {
+	conflict := func(message string) error {
+		return (&jobs.Error{Code: jobs.CodeConflict, Message: message}).ToApplicationError()
+	}
+	switch queued := len(j.state.Backfill); {
+	case j.collectionDisabled():
+		return conflict("job collection " + j.key.Collection + " is disabled: enable it before a backfill of job " + j.key.Job)
+	case j.state.Job.Properties.State == jobs.Disabled:
+		return conflict("job " + j.key.Job + " is disabled: enable it before a backfill")
+	case queued+max(n, 1) > jobs.MaxQueuedBackfill:
+		return conflict(fmt.Sprintf("job %s holds %d backfill occurrences queued, and at most %d may wait: backfill again once they have run",
+			j.key.Job, queued, jobs.MaxQueuedBackfill))
+	}
+	return nil
+}
+
+// collectionDisabled reports whether the job's collection is disabled, as
+// the job last heard.
+func (j *job) collectionDisabled() bool {
+	return j.admission.terms != nil && j.admission.terms.Disabled
 }
 
 func invalidBackfill(message string) error {
@@ -66,21 +98,31 @@ func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (job
 	if len(times) > jobs.MaxBackfill {
 		return jobs.BackfillResult{}, invalidBackfill(fmt.Sprintf("the range holds more than %d occurrences: backfill a shorter one", jobs.MaxBackfill))
 	}
+	// The job may have changed since the validator let the backfill in.
+	if err := j.backfillable(len(times)); err != nil {
+		return jobs.BackfillResult{}, err
+	}
 	j.state.Backfill = append(j.state.Backfill, times...)
 	j.pending.changed = true
 	return jobs.BackfillResult{Queued: len(times)}, nil
 }
 
-// startBackfill starts queued backfill occurrences while the job's run
-// limit allows, one at a time when it has none.
+// startBackfill starts queued backfill occurrences of an enabled job
+// while its run limit allows, one at a time when it has none.
 func (j *job) startBackfill(ctx workflow.Context) {
-	limit := j.state.Job.Properties.RunLimit()
-	if limit == 0 {
-		limit = 1
-	}
-	for len(j.state.Backfill) > 0 && j.running < limit {
+	for j.backfillDue() {
 		next := j.state.Backfill[0]
 		j.state.Backfill = j.state.Backfill[1:]
 		j.startRun(ctx, next, backfill)
 	}
+}
+
+// backfillDue reports whether a queued backfill occurrence may start: the
+// job is enabled and runs fewer than its limit, one when it has none.
+func (j *job) backfillDue() bool {
+	limit := j.state.Job.Properties.RunLimit()
+	if limit == 0 {
+		limit = 1
+	}
+	return len(j.state.Backfill) > 0 && j.state.Job.Properties.State == jobs.Enabled && j.running < limit
 }

@@ -48,7 +48,7 @@ func (j *job) gated(ctx workflow.Context) bool {
 		return true
 	case j.state == nil || j.deleted:
 		return false
-	case j.state.Buffered != nil && j.mayStart(), len(j.state.Backfill) > 0:
+	case j.state.Buffered != nil && j.mayStart(), j.backfillDue():
 		return true
 	}
 	next, ok := j.due()
