@@ -274,7 +274,7 @@ func (j *Job) AcceptNew(k Key, created time.Time) error {
 // it.
 func (p *Properties) checkTimeSpans() error {
 	type interval struct{ path, value string }
-	intervals := []interval{{"properties.catchUpWindow", p.CatchUpWindow}}
+	intervals := []interval{{"properties.catchUpWindow", p.CatchUpWindow}, {"properties.jitter", p.Jitter}}
 	spec := func(path string, a *ActionSpec) {
 		if a == nil {
 			return
