@@ -4,6 +4,7 @@ package activities
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -155,6 +156,7 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 	if authErr != nil {
 		return out, authErr.applicationError(out)
 	}
+	secrets = append(secrets, userinfoSecrets(req.URL)...)
 	client = keepHeadersAtOrigin(client, in.Request.Headers)
 
 	// A target that hangs, resets, answers garbage or redirects in a loop
@@ -341,6 +343,22 @@ func isRedirect(code int) bool {
 
 func retryableStatus(code int) bool {
 	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
+}
+
+// userinfoSecrets are the password and Basic credentials of u's user
+// info, which Go's client sends as an Authorization header, and the user
+// name when there is no password: then it is a token. Definitions with
+// user info are refused since; those stored before run as they did, with
+// these kept out of history like Basic authentication's.
+func userinfoSecrets(u *url.URL) []string {
+	if u.User == nil {
+		return nil
+	}
+	user := u.User.Username()
+	if pass, ok := u.User.Password(); ok {
+		return []string{pass, base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))}
+	}
+	return []string{user, base64.StdEncoding.EncodeToString([]byte(user + ":"))}
 }
 
 // redactURL drops the query and user info of a URL for messages: both may

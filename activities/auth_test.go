@@ -243,3 +243,47 @@ func TestOAuthTokenEndpointDownIsRetryable(t *testing.T) {
 	require.False(t, appErr.NonRetryable())
 	require.NotContains(t, err.Error(), "s3cret")
 }
+
+// TestUserinfoIsRedactedLikeBasicAuthentication: a job stored before
+// URIs with user info were refused still runs, and what the target
+// echoes of the credentials Go's client sends for it (the Basic header,
+// its password, a token in the user name) never reaches history.
+func TestUserinfoIsRedactedLikeBasicAuthentication(t *testing.T) {
+	for _, tc := range []struct{ userinfo, user, pass string }{
+		{"alice:s3cretpw", "alice", "s3cretpw"},
+		{"tok3nvalue", "tok3nvalue", ""},
+	} {
+		got := make(chan *http.Request, 1)
+		target := echoAll(t, got)
+		uri := strings.Replace(target.URL, "://", "://"+tc.userinfo+"@", 1) + "/x"
+		out, err := runHTTP(t, &Activities{Client: target.Client()}, jobs.HTTPRequest{URI: uri, Method: "GET"})
+		require.NoError(t, err)
+		r := <-got
+		user, pass, ok := r.BasicAuth()
+		require.True(t, ok, "the job runs as it did")
+		require.Equal(t, tc.user, user)
+		require.Equal(t, tc.pass, pass)
+		creds := base64.StdEncoding.EncodeToString([]byte(tc.user + ":" + tc.pass))
+		for _, secret := range []string{creds, tc.pass} {
+			if secret == "" {
+				secret = tc.user // a token
+			}
+			require.NotContains(t, out.Body, secret, tc.userinfo)
+			require.NotContains(t, out.Headers, secret, tc.userinfo)
+		}
+		require.Contains(t, out.Body, "Basic [redacted]", tc.userinfo)
+	}
+}
+
+// echoAll is a target answering with the Authorization header and the
+// user info of the URL it got, in its body and in a Location header.
+func echoAll(t *testing.T, got chan<- *http.Request) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r
+		user, pass, _ := r.BasicAuth()
+		w.Header().Set("Location", "/seen/"+r.Header.Get("Authorization"))
+		_, _ = fmt.Fprintf(w, "you sent %s, that is %s and %s", r.Header.Get("Authorization"), user, pass)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}

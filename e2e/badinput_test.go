@@ -102,6 +102,12 @@ var badJobBodies = []badBody{
 		http.StatusBadRequest, "properties.recurrence.schedule.minutes[0]"},
 	{"a TimeSpan of 99 minutes", badJobBody(`"action":{"type":"Http","request":{"uri":"http://example.invalid/","method":"GET"},` +
 		`"retryPolicy":{"retryInterval":"99:99:99"}}`), http.StatusBadRequest, "properties.action.retryPolicy.retryInterval"},
+	{"user info in the uri", badJobBody(`"action":{"type":"Http","request":{"uri":"https://alice:s3cretpw@example.invalid/","method":"GET"}}`),
+		http.StatusBadRequest, "properties.action.request.uri"},
+	{"user info in an error action uri", badJobBody(`"action":{"type":"Http","request":{"uri":"http://example.invalid/","method":"GET"},` +
+		`"errorAction":{"type":"Https","request":{"uri":"http://s3cretpw@example.invalid/e","method":"POST"}}}`),
+		http.StatusBadRequest, "properties.action.errorAction.request.uri"},
+	{"a jitter of 99 seconds", badJobBody(`"jitter":"00:00:99",` + badAction), http.StatusBadRequest, "properties.jitter"},
 	{"a main action field of the wrong type", badJobBody(`"action":{"type":"Http","request":{"uri":"http://example.invalid/","method":"GET"},` +
 		`"retryPolicy":{"retryCount":"4"}}`), http.StatusBadRequest, "properties.action.retryPolicy.retryCount"},
 }
@@ -232,6 +238,7 @@ func requireRefused(tb testing.TB, c badCase, status int, data []byte) {
 	require.NoError(tb, json.Unmarshal(data, &envelope), "%s: %s", c.name, data)
 	require.NotEmpty(tb, envelope.Error.Code, "%s: %s", c.name, data)
 	require.NotEmpty(tb, envelope.Error.Message, "%s: %s", c.name, data)
+	require.NotContains(tb, string(data), "s3cretpw", "%s: a refusal quotes no secret of the body", c.name)
 	if c.target != "" {
 		require.Equal(tb, c.target, envelope.Error.Target, "%s: %s", c.name, data)
 	}

@@ -69,7 +69,8 @@ func (a Authentication) Redacted() Authentication {
 }
 
 // Redacted returns a copy of j whose actions carry no authentication
-// secrets: the form every API response must use. j itself, and whatever
+// secrets and no user info in their URIs: the form every API response
+// must use. j itself, and whatever
 // it shares with the copy, is left as it was.
 func (j Job) Redacted() Job {
 	if j.Properties.Action == nil {
@@ -89,12 +90,16 @@ func (s ActionSpec) redacted() ActionSpec {
 	s.QueueMessage = s.QueueMessage.redacted()
 	s.ServiceBusQueueMessage = s.ServiceBusQueueMessage.redacted()
 	s.ServiceBusTopicMessage = s.ServiceBusTopicMessage.redacted()
-	if s.Request == nil || s.Request.Authentication == nil {
+	if s.Request == nil {
 		return s
 	}
 	r := *s.Request
-	auth := r.Authentication.Redacted()
-	r.Authentication = &auth
+	// New definitions have no user info (checkUserinfo); older ones may.
+	r.URI = withoutUserinfo(r.URI)
+	if r.Authentication != nil {
+		auth := r.Authentication.Redacted()
+		r.Authentication = &auth
+	}
 	s.Request = &r
 	return s
 }

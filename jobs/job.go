@@ -263,6 +263,9 @@ func (j *Job) Accept(k Key, created time.Time) error {
 // runs Accept again on every replay; its validator, which calls
 // AcceptNew, never runs on replay.
 func (j *Job) AcceptNew(k Key, created time.Time) error {
+	if err := j.Properties.checkUserinfo(); err != nil {
+		return err
+	}
 	if err := j.Accept(k, created); err != nil {
 		return err
 	}
@@ -274,7 +277,7 @@ func (j *Job) AcceptNew(k Key, created time.Time) error {
 // it.
 func (p *Properties) checkTimeSpans() error {
 	type interval struct{ path, value string }
-	intervals := []interval{{"properties.catchUpWindow", p.CatchUpWindow}}
+	intervals := []interval{{"properties.catchUpWindow", p.CatchUpWindow}, {"properties.jitter", p.Jitter}}
 	spec := func(path string, a *ActionSpec) {
 		if a == nil {
 			return
@@ -396,10 +399,10 @@ func (r *HTTPRequest) validate(path, typ string) error {
 	}
 	u, err := url.Parse(r.URI)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return invalidf(path+".uri", "uri %q must be an absolute http or https URL", r.URI)
+		return invalidf(path+".uri", "uri %q must be an absolute http or https URL", withoutUserinfo(r.URI))
 	}
 	if typ == ActionHTTPS && u.Scheme != "https" {
-		return invalidf(path+".uri", "an Https action needs an https uri, not %q", r.URI)
+		return invalidf(path+".uri", "an Https action needs an https uri, not %q", withoutUserinfo(r.URI))
 	}
 	if r.Method == "" {
 		return invalidf(path+".method", "method is required")

@@ -141,6 +141,10 @@ func TestNewDefinitionsTakeTimeSpansInRangeOnly(t *testing.T) {
 		bad:  []string{"00:01:99", "00:00:60", "00:08:60.5"},
 		good: []string{"00:09:59", "00:00:01", "PT90S"},
 	}
+	jitter := struct{ bad, good []string }{ // a one-time job: up to a day
+		bad:  []string{"00:00:99", "00:60:00", "01:00:60", "00:59:60.5"},
+		good: []string{"00:00:59", "23:59:59", "PT90S", "PT90M"},
+	}
 	for target, tc := range map[string]struct {
 		set    func(*jobs.Job, string)
 		values struct{ bad, good []string }
@@ -157,6 +161,7 @@ func TestNewDefinitionsTakeTimeSpansInRangeOnly(t *testing.T) {
 		"properties.action.timeout":             {func(j *jobs.Job, v string) { j.Properties.Action.Timeout = v }, short},
 		"properties.action.errorAction.timeout": {func(j *jobs.Job, v string) { j.Properties.Action.ErrorAction.Timeout = v }, short},
 		"properties.catchUpWindow":              {func(j *jobs.Job, v string) { j.Properties.CatchUpWindow = v }, long},
+		"properties.jitter":                     {func(j *jobs.Job, v string) { j.Properties.Jitter = v }, jitter},
 		"properties.action.serviceBusQueueMessage.brokeredMessageProperties.timeToLive": {func(j *jobs.Job, v string) {
 			j.Properties.Action.ActionSpec = jobs.ActionSpec{Type: "ServiceBusQueue", ServiceBusQueueMessage: &jobs.ServiceBusMessage{
 				Namespace: "namespace1", QueueName: "q", Message: "m",

@@ -13,8 +13,12 @@ import (
 // so recur needs no other queue.
 const TaskQueue = "recur"
 
-// OwnTaskQueue reports whether q is one of recur's task queues.
-func OwnTaskQueue(q string) bool { return q == TaskQueue }
+// OwnTaskQueue reports whether q is one of recur's task queues in any
+// letter case. Temporal's queue names are case-sensitive, so "RECUR" is
+// another queue; it is refused all the same, as security.md promises: a
+// boundary that folds case, like the temporal-sys checks beside it, has
+// no near-spelling of recur's queue to argue about.
+func OwnTaskQueue(q string) bool { return strings.EqualFold(q, TaskQueue) }
 
 // Workflow type names: a wire contract, never renamed. Activities are
 // registered under their method names (worker.Register), which are a wire

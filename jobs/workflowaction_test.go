@@ -56,6 +56,8 @@ func TestWorkflowTargetsNeverAllowTheSystem(t *testing.T) {
 		{"per-namespace system queue", "other", "any", "temporal-sys-per-ns-tq", "taskQueue"},
 		{"recur's job queue", "", "any", jobs.TaskQueue, "taskQueue"},
 		{"another namespace's queue of recur's name", "other", "any", jobs.TaskQueue, "taskQueue"},
+		{"recur's job queue in capitals", "", "any", "RECUR", "taskQueue"},
+		{"another namespace's queue of recur's name in mixed case", "other", "any", "Recur", "taskQueue"},
 	} {
 		e := checkError(t, all, workflowJob(tc.namespace, tc.typ, tc.queue))
 		require.NotNil(t, e, tc.name)

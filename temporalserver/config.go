@@ -89,29 +89,25 @@ const MemoSizeWarning = 512 << 10
 // server's cache refresh interval (60 s) and a margin.
 var searchAttributeCacheExpiry = 65 * time.Second
 
-// checkPortsFree fails with a clear message if a port the caller chose is
-// taken, before anything is started or written.
-func checkPortsFree(cfg Config) error {
-	if err := checkPortFree(cfg.Host, cfg.FrontendPort); err != nil {
-		return fmt.Errorf("frontend port %s is in use: %w", hostPort(cfg.Host, cfg.FrontendPort), err)
+// listenPorts listens on the ports the caller chose (the UI's only when
+// it runs), failing with a clear message if one is taken, before anything
+// is started or written.
+func listenPorts(cfg Config) (frontend, ui net.Listener, err error) {
+	if frontend, err = net.Listen("tcp", hostPort(cfg.Host, cfg.FrontendPort)); err != nil {
+		return nil, nil, fmt.Errorf("frontend port %s is in use: %w", hostPort(cfg.Host, cfg.FrontendPort), err)
 	}
-	if cfg.UIPort != 0 {
-		if cfg.UIPort == cfg.FrontendPort {
-			return fmt.Errorf("ui port %d is in use: it is also the frontend port", cfg.UIPort)
-		}
-		if err := checkPortFree(cfg.Host, cfg.UIPort); err != nil {
-			return fmt.Errorf("ui port %s is in use: %w", hostPort(cfg.Host, cfg.UIPort), err)
-		}
+	if cfg.UIPort == 0 {
+		return frontend, nil, nil
 	}
-	return nil
-}
-
-func checkPortFree(host string, port int) error {
-	l, err := net.Listen("tcp", hostPort(host, port))
-	if err != nil {
-		return err
+	if cfg.UIPort == cfg.FrontendPort {
+		_ = frontend.Close()
+		return nil, nil, fmt.Errorf("ui port %d is in use: it is also the frontend port", cfg.UIPort)
 	}
-	return l.Close()
+	if ui, err = net.Listen("tcp", hostPort(cfg.Host, cfg.UIPort)); err != nil {
+		_ = frontend.Close()
+		return nil, nil, fmt.Errorf("ui port %s is in use: %w", hostPort(cfg.Host, cfg.UIPort), err)
+	}
+	return frontend, ui, nil
 }
 
 // servicePorts are the ports Start picks itself: the gRPC ports of the
@@ -119,7 +115,7 @@ func checkPortFree(host string, port int) error {
 // off: recur, the Web UI and the temporal CLI speak gRPC, and a port
 // nobody needs is one more a job's outbound call could aim at.
 type servicePorts struct {
-	history, matching, worker int
+	frontend, history, matching, worker int
 }
 
 // internalPorts picks free ports on host for the internal services. They
@@ -131,7 +127,11 @@ func internalPorts(host string) (servicePorts, error) {
 	if err != nil {
 		return servicePorts{}, err
 	}
-	return servicePorts{history: ports[0], matching: ports[1], worker: ports[2]}, nil
+	frontend, err := freeport.Pick(loopback(host), 1)
+	if err != nil {
+		return servicePorts{}, err
+	}
+	return servicePorts{frontend: frontend[0], history: ports[0], matching: ports[1], worker: ports[2]}, nil
 }
 
 // Sync says when SQLite's commits are synced to the disk (Config.Sync).
@@ -212,7 +212,7 @@ func serverOptions(cfg Config, sqlCfg *config.SQL, ports servicePorts, dc dynami
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
-			primitives.FrontendService: static.SingleLocalHost(hostPort(local, cfg.FrontendPort)),
+			primitives.FrontendService: static.SingleLocalHost(hostPort(loopback(cfg.Host), ports.frontend)),
 			primitives.HistoryService:  static.SingleLocalHost(hostPort(local, ports.history)),
 			primitives.MatchingService: static.SingleLocalHost(hostPort(local, ports.matching)),
 			primitives.WorkerService:   static.SingleLocalHost(hostPort(local, ports.worker)),
@@ -226,7 +226,7 @@ func serverOptions(cfg Config, sqlCfg *config.SQL, ports servicePorts, dc dynami
 
 func serverConfig(cfg Config, sqlCfg *config.SQL, ports servicePorts) *config.Config {
 	local := dialHost(cfg.Host)
-	frontend := hostPort(local, cfg.FrontendPort)
+	frontend := hostPort(loopback(cfg.Host), ports.frontend)
 	conf := &config.Config{}
 	conf.Global.Membership.BroadcastAddress = local
 	conf.Persistence = config.Persistence{
@@ -251,11 +251,12 @@ func serverConfig(cfg Config, sqlCfg *config.SQL, ports servicePorts) *config.Co
 	}
 	conf.DCRedirectionPolicy.Policy = "noop"
 	conf.Services = map[string]config.Service{
-		// Only the frontend listens on the configured host; the others are
-		// internal and stay on loopback when that host is a wildcard.
+		// The frontend stays on loopback behind its gate, which alone
+		// listens on the configured host; the others are internal and
+		// stay on loopback when that host is a wildcard.
 		string(primitives.FrontendService): {RPC: config.RPC{
-			GRPCPort: cfg.FrontendPort,
-			BindOnIP: cfg.Host,
+			GRPCPort: ports.frontend,
+			BindOnIP: loopback(cfg.Host),
 		}},
 		string(primitives.HistoryService):  {RPC: config.RPC{GRPCPort: ports.history, BindOnIP: local}},
 		string(primitives.MatchingService): {RPC: config.RPC{GRPCPort: ports.matching, BindOnIP: local}},
@@ -282,6 +283,15 @@ func dialHost(host string) string {
 	default:
 		return "::1"
 	}
+}
+
+// loopback is the loopback address of host's family: where the frontend
+// listens behind its gate, out of reach of other machines whatever host is.
+func loopback(host string) string {
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return "::1"
+	}
+	return "127.0.0.1"
 }
 
 func hostPort(host string, port int) string {

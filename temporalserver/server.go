@@ -20,12 +20,13 @@ import (
 	"sync"
 	"time"
 
-	uiserver "github.com/temporalio/ui-server/v2/server"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/temporal"
+
+	"github.com/recurhq/recur/connlimit"
 )
 
 // Defaults applied by Start to zero fields of Config.
@@ -58,9 +59,20 @@ type Config struct {
 	// "127.0.0.1". "localhost" is accepted and means 127.0.0.1.
 	Host string
 	// FrontendPort is the gRPC frontend port; default 7233. It must be free.
+	// The frontend itself listens on a loopback port Start picks, behind
+	// this one (see gate.go).
 	FrontendPort int
 	// UIPort is the Web UI port; 0 runs no UI. recur uses 8233.
 	UIPort int
+	// Limits caps the connections FrontendPort and UIPort each hold at
+	// once, in all and per client address; zero fields are no cap.
+	Limits connlimit.Limits
+	// SilenceTimeout closes a connection to FrontendPort that sends
+	// nothing for that long after it opens; default DefaultSilenceTimeout.
+	SilenceTimeout time.Duration
+	// UIServer returns the server of the Web UI's handler, with its
+	// timeouts; default DefaultUIServer.
+	UIServer func(http.Handler) *http.Server
 	// CodecEndpoint is the URL of the remote codec the Web UI decodes
 	// payloads through (recur's API, http://HOST:PORT/codec), called from
 	// the browser; empty shows payloads as stored.
@@ -97,13 +109,19 @@ type Config struct {
 type Server struct {
 	cfg          Config
 	ports        servicePorts
-	frontendAddr string
+	frontendAddr string // the gate's
+	localAddr    string // the frontend's own
 	uiAddr       string
 	logLevel     *slog.LevelVar
 
+	// frontendLn and uiLn are the configured ports, listened on from
+	// the start so that nothing takes them while the server starts.
+	frontendLn, uiLn net.Listener
+	gate             *gate
+
 	temporal temporal.Server
 	client   client.Client
-	ui       *uiserver.Server
+	ui       *http.Server
 	uiDone   chan struct{}
 
 	// refreshTimer ends the search attribute cache refreshing
@@ -124,9 +142,22 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPortsFree(cfg); err != nil {
+	frontendLn, uiLn, err := listenPorts(cfg)
+	if err != nil {
 		return nil, err
 	}
+	s, err := start(ctx, cfg, frontendLn, uiLn)
+	if err != nil {
+		_ = frontendLn.Close()
+		if uiLn != nil {
+			_ = uiLn.Close()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func start(ctx context.Context, cfg Config, frontendLn, uiLn net.Listener) (*Server, error) {
 	ports, err := internalPorts(cfg.Host)
 	if err != nil {
 		return nil, err
@@ -146,7 +177,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		cfg:          cfg,
 		ports:        ports,
 		frontendAddr: net.JoinHostPort(dialHost(cfg.Host), strconv.Itoa(cfg.FrontendPort)),
+		localAddr:    hostPort(loopback(cfg.Host), ports.frontend),
 		logLevel:     new(slog.LevelVar),
+		frontendLn:   frontendLn,
+		uiLn:         uiLn,
 	}
 	s.logLevel.Set(slog.LevelWarn)
 	logger := slog.New(minLevelHandler{next: cfg.Logger.Handler(), min: s.logLevel})
@@ -163,6 +197,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		// Start stops whatever it had started when it fails.
 		return nil, fmt.Errorf("start temporal server: %w", err)
 	}
+	// The gate opens once the frontend listens: a client it lets in
+	// reaches the frontend at once.
+	s.gate = openGate(connlimit.New(frontendLn, cfg.Limits, cfg.Logger.With("listener", "temporal frontend")),
+		s.localAddr, cfg.SilenceTimeout, cfg.Logger)
 	if err := s.becomeReady(ctx, logger); err != nil {
 		_ = s.Stop()
 		return nil, err
@@ -176,7 +214,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) becomeReady(ctx context.Context, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	c, err := dialFrontend(ctx, s.frontendAddr, s.cfg.Namespace, logger)
+	c, err := dialFrontend(ctx, s.localAddr, s.cfg.Namespace, logger)
 	if err != nil {
 		return err
 	}
@@ -191,13 +229,16 @@ func (s *Server) becomeReady(ctx context.Context, logger *slog.Logger) error {
 		return nil
 	}
 	s.uiAddr = "http://" + net.JoinHostPort(dialHost(s.cfg.Host), strconv.Itoa(s.cfg.UIPort))
-	s.ui = newUI(s.cfg, s.frontendAddr)
+	h, err := uiHandler(s.cfg, s.localAddr)
+	if err != nil {
+		return err
+	}
+	s.ui = s.cfg.UIServer(h)
+	ln := connlimit.New(s.uiLn, s.cfg.Limits, s.cfg.Logger.With("listener", "temporal web ui"))
 	s.uiDone = make(chan struct{})
 	go func() {
 		defer close(s.uiDone)
-		// Start returns nil once Stop closes it. A bind failure makes echo
-		// exit the process, which checkPortsFree is there to prevent.
-		if err := s.ui.Start(); err != nil {
+		if err := s.ui.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("temporal web ui stopped", "error", err)
 		}
 	}()
@@ -205,8 +246,15 @@ func (s *Server) becomeReady(ctx context.Context, logger *slog.Logger) error {
 }
 
 // FrontendAddress is the host:port of the gRPC frontend, for SDK clients and
-// the temporal CLI, e.g. "127.0.0.1:7233".
+// the temporal CLI, e.g. "127.0.0.1:7233". Its connections are capped
+// (Config.Limits).
 func (s *Server) FrontendAddress() string { return s.frontendAddr }
+
+// LocalFrontendAddress is the loopback host:port the frontend itself
+// listens on, behind FrontendAddress, for clients in this process: no
+// cap applies to them, so that clients holding FrontendAddress's
+// connections cannot lock them out.
+func (s *Server) LocalFrontendAddress() string { return s.localAddr }
 
 // UIAddress is the Web UI's base URL, e.g. "http://127.0.0.1:8233", or ""
 // when no UI runs.
@@ -224,6 +272,7 @@ func (s *Server) Listeners() []Listener {
 	local := dialHost(s.cfg.Host)
 	out := []Listener{
 		{"the embedded Temporal frontend", hostPort(s.cfg.Host, s.cfg.FrontendPort)},
+		{"the embedded Temporal frontend behind its connection cap", s.localAddr},
 		{"the embedded Temporal history service", hostPort(local, s.ports.history)},
 		{"the embedded Temporal matching service", hostPort(local, s.ports.matching)},
 		{"the embedded Temporal worker service", hostPort(local, s.ports.worker)},
@@ -249,8 +298,15 @@ func (s *Server) Stop() error {
 			s.refreshTimer.Stop()
 		}
 		if s.ui != nil {
-			s.ui.Stop()
+			_ = s.ui.Close()
 			<-s.uiDone
+		} else if s.uiLn != nil {
+			_ = s.uiLn.Close()
+		}
+		if s.gate != nil {
+			s.gate.close()
+		} else {
+			_ = s.frontendLn.Close()
 		}
 		if s.client != nil {
 			s.client.Close()
@@ -302,7 +358,29 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.SilenceTimeout == 0 {
+		cfg.SilenceTimeout = DefaultSilenceTimeout
+	}
+	if cfg.UIServer == nil {
+		cfg.UIServer = DefaultUIServer
+	}
+	if cfg.Limits.Total < 0 || cfg.Limits.PerClient < 0 {
+		return cfg, errors.New("temporal server: connection caps must be 0 (no cap) or more")
+	}
 	return cfg, nil
+}
+
+// DefaultUIServer is the Web UI's server unless Config.UIServer says
+// otherwise: a slow or silent client is cut off as recur's HTTP servers
+// cut it off (cmd/recur/http.go), and no answer is held past a minute.
+func DefaultUIServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
 }
 
 // dialFrontend connects to the frontend, retrying until it answers or ctx

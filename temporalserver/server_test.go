@@ -141,7 +141,7 @@ func TestStartServesFrontendUINamespaceAndSearchAttributes(t *testing.T) {
 	// What jobs must never call: every listener answers, and the
 	// frontend's HTTP API, which nothing of recur needs, is off.
 	listeners := s.Listeners()
-	require.Len(t, listeners, 5, "frontend, history, matching, worker, UI")
+	require.Len(t, listeners, 6, "frontend's port, frontend, history, matching, worker, UI")
 	for _, l := range listeners {
 		conn, err := net.DialTimeout("tcp", l.Address, 5*time.Second)
 		require.NoError(t, err, "%s at %s", l.What, l.Address)

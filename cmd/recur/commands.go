@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -229,6 +230,12 @@ func dev(ctx context.Context, c common, server temporalserver.Config, log *slog.
 	server.Namespace = c.namespace
 	server.SearchAttributes = jobs.SearchAttributeTypes()
 	server.Logger = log.With("component", "temporal-server")
+	// The frontend's port and the Web UI take the caps and timeouts of
+	// recur's own HTTP listeners.
+	server.Limits, server.SilenceTimeout = c.limits, readHeaderTimeout
+	// The UI's answers (pages, and calls of the frontend behind its API)
+	// take no longer than the API's.
+	server.UIServer = func(h http.Handler) *http.Server { return httpServer(h, writeTimeout) }
 	srv, err := temporalserver.Start(ctx, server)
 	if err != nil {
 		return fmt.Errorf("start embedded Temporal server: %w", err)
@@ -245,7 +252,9 @@ func dev(ctx context.Context, c common, server temporalserver.Config, log *slog.
 	}
 	set := metrics.New(log)
 	defer set.Close()
-	cl, err := dial(ctx, srv.FrontendAddress(), c.namespace, embeddedConn, c.enc.dataConverter(), set.Temporal, log)
+	// Past the frontend's cap: clients holding its port's connections
+	// cannot lock out recur's own worker and API.
+	cl, err := dial(ctx, srv.LocalFrontendAddress(), c.namespace, embeddedConn, c.enc.dataConverter(), set.Temporal, log)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/recurhq/recur/connlimit"
 )
 
-// recur's HTTP servers (the REST API, --metrics-addr, --pprof-addr) share
+// recur's HTTP servers (the REST API, --metrics-addr, --pprof-addr, and in
+// `recur dev` the Temporal Web UI and, for its caps, the frontend) share
 // timeouts and connection caps: a client that is slow or silent is cut
 // off within seconds, and one that opens connections by the thousand gets
 // its share and no more, so that the process keeps file descriptors for
@@ -55,9 +56,9 @@ type connFlags struct {
 
 func (f *connFlags) register(fs *flag.FlagSet, e *envDefaults) {
 	fs.IntVar(&f.total, "max-connections", e.int("RECUR_MAX_CONNECTIONS", defaultMaxConnections),
-		"connections each HTTP listener (the REST API, --metrics-addr, --pprof-addr) holds at once, 0 for no cap; more are closed at once; each takes a file descriptor, so keep it well under ulimit -n (RECUR_MAX_CONNECTIONS)")
+		"connections each listener (the REST API, --metrics-addr, --pprof-addr; in recur dev the Temporal frontend and Web UI too) holds at once, 0 for no cap; more are closed at once; each takes a file descriptor (three on the Temporal frontend), so keep it well under ulimit -n (RECUR_MAX_CONNECTIONS)")
 	fs.IntVar(&f.perClient, "max-connections-per-client", e.int("RECUR_MAX_CONNECTIONS_PER_CLIENT", defaultMaxConnectionsPerClient),
-		"connections one client address (IPv6: one /64) holds at once on each HTTP listener, 0 for no cap; behind a load balancer or proxy all clients have its address: set 0 and let it limit them (RECUR_MAX_CONNECTIONS_PER_CLIENT)")
+		"connections one client address (IPv6: one /64) holds at once on each listener, 0 for no cap; behind a load balancer or proxy all clients have its address: set 0 and let it limit them (RECUR_MAX_CONNECTIONS_PER_CLIENT)")
 }
 
 // limits checks the flags and returns the caps they set.

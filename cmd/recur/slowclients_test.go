@@ -203,3 +203,74 @@ func get(c *http.Client, url string) error {
 	}
 	return nil
 }
+
+// TestDevCapsTheFrontendAndTheUI: --max-connections-per-client caps the
+// embedded frontend's port and the Web UI of `recur dev` as it caps the
+// API: a client address past it is reset at once, another gets in, and
+// recur's own worker and API, which dial the frontend behind its port,
+// stay ready.
+func TestDevCapsTheFrontendAndTheUI(t *testing.T) {
+	bin := buildRecur(t)
+	apiPort, temporalPort, uiPort := freePort(t), freePort(t), freePort(t)
+	p := &devProcess{api: "http://127.0.0.1:" + strconv.Itoa(apiPort), output: &syncbuf.Buffer{}, done: make(chan error, 1)}
+	p.start(t, bin, "dev", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort),
+		"--temporal-port", strconv.Itoa(temporalPort), "--ui-port", strconv.Itoa(uiPort), "--max-connections-per-client", "2")
+	for _, l := range []struct {
+		name, addr string
+		// hello is what a client first sends: the HTTP/2 preface of a
+		// gRPC client, or a request whose body never arrives.
+		hello func(net.Conn) error
+	}{
+		{"frontend", "127.0.0.1:" + strconv.Itoa(temporalPort), func(c net.Conn) error {
+			_, err := c.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
+			return err
+		}},
+		{"web ui", "127.0.0.1:" + strconv.Itoa(uiPort), func(c net.Conn) error {
+			return writeSlowRequest(c, "ui", http.MethodPut, "/api/v1/namespaces", "")
+		}},
+	} {
+		name, addr := l.name, l.addr
+		connect := func() (net.Conn, error) {
+			c, err := dialerFrom("127.0.0.3").Dial("tcp", addr)
+			if err != nil {
+				return nil, err
+			}
+			return c, l.hello(c)
+		}
+		var held []net.Conn
+		for range 2 {
+			c, err := connect()
+			require.NoError(t, err, name)
+			held = append(held, c)
+		}
+		c, err := connect()
+		if err == nil {
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			var answer []byte
+			answer, err = io.ReadAll(c)
+			require.Empty(t, answer, "%s: the third connection is refused, not answered", name)
+			var ne net.Error
+			require.False(t, errors.As(err, &ne) && ne.Timeout(), "%s: the third connection is closed at once", name)
+			c.Close()
+		}
+		other, err := dialerFrom("127.0.0.4").Dial("tcp", addr)
+		require.NoError(t, err, name)
+		require.NoError(t, other.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
+		_, err = other.Read(make([]byte, 1))
+		var ne net.Error
+		require.True(t, errors.As(err, &ne) && ne.Timeout(), "%s: another address is let in: %v", name, err)
+		other.Close()
+		for _, c := range held {
+			c.Close()
+		}
+	}
+	require.NoError(t, get(clientFrom("127.0.0.2"), p.api+"/readyz"), "recur's own clients are past the caps")
+	require.Contains(t, p.output.String(), `"listener":"temporal frontend"`)
+	require.Contains(t, p.output.String(), `"listener":"temporal web ui"`)
+	p.stop(t, os.Interrupt)
+}
+
+// dialerFrom dials from the loopback address from.
+func dialerFrom(from string) *net.Dialer {
+	return &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+}
