@@ -8,8 +8,8 @@ require (
 	github.com/chromedp/chromedp v0.22.1
 	github.com/gin-gonic/gin v1.12.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
-	github.com/labstack/echo/v4 v4.15.4
 	github.com/google/uuid v1.6.0
+	github.com/labstack/echo/v4 v4.15.4
 	github.com/prometheus/client_golang v1.21.0
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.62.0
