@@ -35,12 +35,12 @@ const undefinedGrace = time.Minute
 type admission struct {
 	seq     int                      // the number of the last request sent
 	answers map[int]jobs.AdmitAnswer // answers not yet taken, by request
-	// unanswered counts the requests sent whose answers the job has not
-	// taken, admitted whether an answer admitted it: while either says
-	// the collection may hold the job's name, a job that ends asks to be
-	// forgotten, defined or not, so that no quota slot outlives it.
-	unanswered int
-	admitted   bool
+	// The collection may hold the job's name once it admitted a request
+	// of the job's, or while a request sent is unanswered: a job that
+	// ends then asks to be forgotten, defined or not, so that no quota
+	// slot outlives it.
+	unanswered int  // requests sent whose answers the job has not taken
+	admitted   bool // an answer admitted the job
 	// terms are the newest the job heard of, by revision; nil until its
 	// first admission in this run.
 	terms *jobs.CollectionTerms
@@ -81,7 +81,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job) (collectionDisabled bool
 		if j.state == nil {
 			// A first definition waits no longer than the job's grace:
 			// past it, the job gives up its name (step).
-			patience = min(patience, undefinedUntil(ctx).Sub(workflow.Now(ctx)))
+			patience = min(patience, graceLeft(ctx))
 			if patience <= 0 {
 				return false, j.unadmitted()
 			}
@@ -153,4 +153,10 @@ func shortestGap(ctx workflow.Context, def jobs.Job, c time.Time) (time.Duration
 // undefinedUntil returns when a job workflow not yet defined ends.
 func undefinedUntil(ctx workflow.Context) time.Time {
 	return workflow.GetInfo(ctx).WorkflowStartTime.Add(undefinedGrace)
+}
+
+// graceLeft returns how long a job workflow not yet defined has left
+// before it ends; none once its grace has passed.
+func graceLeft(ctx workflow.Context) time.Duration {
+	return max(undefinedUntil(ctx).Sub(workflow.Now(ctx)), 0)
 }

@@ -196,7 +196,7 @@ func (j *job) idle(ctx workflow.Context) bool {
 // grace has passed and no PUT still waits for its collection (each gives
 // up at the grace too, admit).
 func (j *job) abandoned(ctx workflow.Context) bool {
-	return j.state == nil && !j.deleted && !workflow.Now(ctx).Before(undefinedUntil(ctx)) && workflow.AllHandlersFinished(ctx)
+	return j.state == nil && !j.deleted && graceLeft(ctx) == 0 && workflow.AllHandlersFinished(ctx)
 }
 
 // backstop is how long the loop sleeps when its planner names a wake-up
@@ -237,8 +237,8 @@ func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
 		return time.Time{}, false
 	case j.state == nil && !j.deleted:
 		// Past its grace, the job waits for its PUTs to give up.
-		if until := undefinedUntil(ctx); until.After(workflow.Now(ctx)) {
-			return until, true
+		if graceLeft(ctx) > 0 {
+			return undefinedUntil(ctx), true
 		}
 		return time.Time{}, false
 	}
