@@ -75,7 +75,7 @@ func previewCount(c *gin.Context) (int, error) {
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 || n > jobs.MaxPreview {
 		return 0, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "count",
-			message: fmt.Sprintf("count must be an integer from 1 to %d, not %q", jobs.MaxPreview, raw)}
+			message: fmt.Sprintf("count must be an integer from 1 to %d, not %q", jobs.MaxPreview, clipValue(raw))}
 	}
 	return n, nil
 }
