@@ -1,12 +1,17 @@
 package api
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -270,4 +275,61 @@ func TestTypeErrorsNameTheJSONPath(t *testing.T) {
 	var jobErr *jobs.Error
 	require.ErrorAs(t, err, &jobErr)
 	require.Equal(t, "properties.action.retryPolicy.retryCount", jobErr.Target, "a PATCH's too")
+}
+
+// TestSlowBodyIsA400WithoutAddresses: a body that stops arriving meets the
+// server's read timeout. Every route that reads a body answers 400 in
+// ARM's envelope, the preview too (it once answered 499, as if the client
+// had gone), and the message names neither the connection's addresses
+// nor Go's error ("read tcp 127.0.0.1:...->...: i/o timeout").
+func TestSlowBodyIsA400WithoutAddresses(t *testing.T) {
+	srv := httptest.NewUnstartedServer(New(nil, Options{Namespace: "default", Logger: discardLogger()}))
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	for _, route := range []string{
+		"PUT " + badCollection + badVersion,
+		"PATCH " + badCollection + badVersion,
+		"PUT " + badJob + badVersion,
+		"PATCH " + badJob + badVersion,
+		"POST " + badJob + "/backfill" + badVersion,
+		"POST /recur/v1/preview",
+	} {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		method, target, _ := strings.Cut(route, " ")
+		_, err = fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: recur\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"properties\":", method, target)
+		require.NoError(t, err)
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err, route)
+		data, err := io.ReadAll(resp.Body)
+		conn.Close()
+		require.NoError(t, err, route)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", route, data)
+		var body armError
+		require.NoError(t, json.Unmarshal(data, &body), "%s: %s", route, data)
+		require.Equal(t, jobs.CodeInvalidContent, body.Error.Code, route)
+		require.Contains(t, body.Error.Message, "did not arrive in time", route)
+		for _, leak := range []string{"127.0.0.1", "tcp", "i/o timeout", srv.Listener.Addr().String()} {
+			require.NotContains(t, string(data), leak, route)
+		}
+	}
+}
+
+// TestPreviewBodyOverTheLimitIsA413: the preview reads its body as PUT
+// does, so a body over MaxJobSize is a 413 (it was a 400 "unexpected
+// EOF" of the JSON cut at the limit), declared or not.
+func TestPreviewBodyOverTheLimitIsA413(t *testing.T) {
+	body := `{"properties":{"action":{"type":"Http","request":{"uri":"http://example.com/","method":"POST","body":"` +
+		strings.Repeat("x", MaxJobSize) + `"}}}}`
+	for _, length := range []int64{int64(len(body)), -1} {
+		req := httptest.NewRequest(http.MethodPost, "/recur/v1/preview", strings.NewReader(body))
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		New(nil, Options{Logger: discardLogger()}).ServeHTTP(rec, req)
+		require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, "Content-Length %d: %s", length, rec.Body)
+		require.Equal(t, "RequestTooLarge", armAnswer(t, rec).Code)
+	}
 }

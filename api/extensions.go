@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -101,7 +100,7 @@ func (s *Server) previewBody(_ context.Context, c *gin.Context, _ jobs.Key) erro
 	if err != nil {
 		return err
 	}
-	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
+	data, err := readBody(c)
 	if err != nil {
 		return err
 	}
