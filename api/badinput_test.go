@@ -333,3 +333,33 @@ func TestPreviewBodyOverTheLimitIsA413(t *testing.T) {
 		require.Equal(t, "RequestTooLarge", armAnswer(t, rec).Code)
 	}
 }
+
+// TestBackfillTimesAreReadInTheAPI: a backfill's times are refused
+// before the job's workflow sees them, in terms of what is wanted: not Go's
+// layout for a time that is not one, and "out of range" rather than
+// "required" for a time Go's zero value would make look absent.
+func TestBackfillTimesAreReadInTheAPI(t *testing.T) {
+	const end = `"endTime":"2026-01-02T00:00:00Z"`
+	for _, tc := range []struct {
+		body, target, want string
+	}{
+		{`{"startTime":"garbage",` + end + `}`, "startTime", `startTime "garbage" is not an RFC 3339 date-time such as 2026-11-01T00:00:00Z`},
+		{`{"startTime":"2026-01-01",` + end + `}`, "startTime", "such as 2026-11-01T00:00:00Z"},
+		{`{"startTime":"0001-01-01T00:00:00Z",` + end + `}`, "startTime", "startTime 0001-01-01T00:00:00Z is out of range: a backfill reaches back to 1970-01-01T00:00:00Z at most"},
+		{`{"startTime":"1969-12-31T23:59:59Z",` + end + `}`, "startTime", "out of range"},
+		{`{"startTime":"2026-01-01T00:00:00Z","endTime":"0001-01-01T00:00:00Z"}`, "endTime", "endTime 0001-01-01T00:00:00Z is out of range"},
+		{`{"startTime":"2026-01-01T00:00:00Z"}`, "endTime", "endTime is required"},
+		{`{"startTime":null,` + end + `}`, "startTime", "startTime is required"},
+		{`{"startTime":12,` + end + `}`, "startTime", "a JSON number is not allowed here"},
+	} {
+		rec := serve(t, http.MethodPost, badJob+"/backfill"+badVersion, "application/json", tc.body)
+		require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", tc.body, rec.Body)
+		answer := armAnswer(t, rec)
+		require.Equal(t, tc.target, answer.Target, tc.body)
+		require.Contains(t, answer.Message, tc.want, tc.body)
+		require.NotContains(t, answer.Message, "2006-01-02", tc.body)
+		if !strings.HasSuffix(tc.want, "required") {
+			require.NotContains(t, answer.Message, "required", "%s: a time given is not missing", tc.body)
+		}
+	}
+}

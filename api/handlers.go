@@ -189,25 +189,6 @@ func (s *Server) runJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	return nil
 }
 
-// backfillJob runs the job's occurrences of a past range (POST
-// .../jobs/{j}/backfill, recur's extension): 202 with how many were
-// queued; the job's workflow runs them.
-func (s *Server) backfillJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	var req jobs.BackfillRequest
-	if err := decode(c, &req); err != nil {
-		return err
-	}
-	if _, err := s.job(ctx, k); err != nil {
-		return err
-	}
-	var res jobs.BackfillResult
-	if err := s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res); err != nil {
-		return notFoundAs(err, jobNamed(k))
-	}
-	c.JSON(http.StatusAccepted, res)
-	return nil
-}
-
 // updateJob sends a named update to the workflow of a job, in one call:
 // the workflow refuses it when it holds no job (deleted, or never
 // defined), Temporal when there is no such workflow running.
