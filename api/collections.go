@@ -18,6 +18,10 @@ func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key
 	if err := decode(c, &patch); err != nil {
 		return err
 	}
+	cond, err := preconditions(c)
+	if err != nil {
+		return err
+	}
 	coll, err := s.collection(ctx, k)
 	if err != nil {
 		return err
@@ -30,7 +34,7 @@ func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key
 	}
 	var res jobs.PutResult
 	if err := s.updateInto(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
-		jobs.PutCollectionRequest{Collection: coll, Preconditions: preconditions(c)}, &res); err != nil {
+		jobs.PutCollectionRequest{Collection: coll, Preconditions: cond}, &res); err != nil {
 		return err
 	}
 	writeCollection(c, http.StatusOK, res.Collection)
@@ -51,5 +55,9 @@ func (s *Server) disableCollection(ctx context.Context, c *gin.Context, k jobs.K
 // workflow deletes the jobs before the operation ends, 200 when that is
 // soon and 202 to poll otherwise.
 func (s *Server) deleteCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	return s.collectionOperation(ctx, c, k, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: preconditions(c)})
+	cond, err := preconditions(c)
+	if err != nil {
+		return err
+	}
+	return s.collectionOperation(ctx, c, k, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: cond})
 }
