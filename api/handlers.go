@@ -103,6 +103,7 @@ func preconditions(c *gin.Context) (jobs.Preconditions, error) {
 	if err != nil {
 		return p, err
 	}
+	// Not err: a nil *jobs.Error in an error is not a nil error.
 	return p, nil
 }
 
