@@ -1,12 +1,17 @@
 package api
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -270,4 +275,91 @@ func TestTypeErrorsNameTheJSONPath(t *testing.T) {
 	var jobErr *jobs.Error
 	require.ErrorAs(t, err, &jobErr)
 	require.Equal(t, "properties.action.retryPolicy.retryCount", jobErr.Target, "a PATCH's too")
+}
+
+// TestSlowBodyIsA400WithoutAddresses: a body that stops arriving meets the
+// server's read timeout. Every route that reads a body answers 400 in
+// ARM's envelope, the preview too (it once answered 499, as if the client
+// had gone), and the message names neither the connection's addresses
+// nor Go's error ("read tcp 127.0.0.1:...->...: i/o timeout").
+func TestSlowBodyIsA400WithoutAddresses(t *testing.T) {
+	srv := httptest.NewUnstartedServer(New(nil, Options{Namespace: "default", Logger: discardLogger()}))
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	for _, route := range []string{
+		"PUT " + badCollection + badVersion,
+		"PATCH " + badCollection + badVersion,
+		"PUT " + badJob + badVersion,
+		"PATCH " + badJob + badVersion,
+		"POST " + badJob + "/backfill" + badVersion,
+		"POST /recur/v1/preview",
+	} {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		method, target, _ := strings.Cut(route, " ")
+		_, err = fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: recur\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"properties\":", method, target)
+		require.NoError(t, err)
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err, route)
+		data, err := io.ReadAll(resp.Body)
+		conn.Close()
+		require.NoError(t, err, route)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", route, data)
+		var body armError
+		require.NoError(t, json.Unmarshal(data, &body), "%s: %s", route, data)
+		require.Equal(t, jobs.CodeInvalidContent, body.Error.Code, route)
+		require.Contains(t, body.Error.Message, "did not arrive in time", route)
+		for _, leak := range []string{"127.0.0.1", "tcp", "i/o timeout", srv.Listener.Addr().String()} {
+			require.NotContains(t, string(data), leak, route)
+		}
+	}
+}
+
+// TestPreviewBodyOverTheLimitIsA413: the preview reads its body as PUT
+// does, so a body over MaxJobSize is a 413 (it was a 400 "unexpected
+// EOF" of the JSON cut at the limit), declared or not.
+func TestPreviewBodyOverTheLimitIsA413(t *testing.T) {
+	body := `{"properties":{"action":{"type":"Http","request":{"uri":"http://example.com/","method":"POST","body":"` +
+		strings.Repeat("x", MaxJobSize) + `"}}}}`
+	for _, length := range []int64{int64(len(body)), -1} {
+		req := httptest.NewRequest(http.MethodPost, "/recur/v1/preview", strings.NewReader(body))
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		New(nil, Options{Logger: discardLogger()}).ServeHTTP(rec, req)
+		require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, "Content-Length %d: %s", length, rec.Body)
+		require.Equal(t, "RequestTooLarge", armAnswer(t, rec).Code)
+	}
+}
+
+// TestBackfillTimesAreReadInTheAPI: a backfill's times are refused
+// before the job's workflow sees them, in terms of what is wanted: not Go's
+// layout for a time that is not one, and "out of range" rather than
+// "required" for a time Go's zero value would make look absent.
+func TestBackfillTimesAreReadInTheAPI(t *testing.T) {
+	const end = `"endTime":"2026-01-02T00:00:00Z"`
+	for _, tc := range []struct {
+		body, target, want string
+	}{
+		{`{"startTime":"garbage",` + end + `}`, "startTime", `startTime "garbage" is not an RFC 3339 date-time such as 2026-11-01T00:00:00Z`},
+		{`{"startTime":"2026-01-01",` + end + `}`, "startTime", "such as 2026-11-01T00:00:00Z"},
+		{`{"startTime":"0001-01-01T00:00:00Z",` + end + `}`, "startTime", "startTime 0001-01-01T00:00:00Z is out of range: a backfill reaches back to 1970-01-01T00:00:00Z at most"},
+		{`{"startTime":"1969-12-31T23:59:59Z",` + end + `}`, "startTime", "out of range"},
+		{`{"startTime":"2026-01-01T00:00:00Z","endTime":"0001-01-01T00:00:00Z"}`, "endTime", "endTime 0001-01-01T00:00:00Z is out of range"},
+		{`{"startTime":"2026-01-01T00:00:00Z"}`, "endTime", "endTime is required"},
+		{`{"startTime":null,` + end + `}`, "startTime", "startTime is required"},
+		{`{"startTime":12,` + end + `}`, "startTime", "a JSON number is not allowed here"},
+	} {
+		rec := serve(t, http.MethodPost, badJob+"/backfill"+badVersion, "application/json", tc.body)
+		require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", tc.body, rec.Body)
+		answer := armAnswer(t, rec)
+		require.Equal(t, tc.target, answer.Target, tc.body)
+		require.Contains(t, answer.Message, tc.want, tc.body)
+		require.NotContains(t, answer.Message, "2006-01-02", tc.body)
+		if !strings.HasSuffix(tc.want, "required") {
+			require.NotContains(t, answer.Message, "required", "%s: a time given is not missing", tc.body)
+		}
+	}
 }

@@ -3,8 +3,10 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -51,12 +53,30 @@ func readBody(c *gin.Context) ([]byte, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
 	if err != nil {
-		return nil, invalidContent("read body: " + err.Error())
+		return nil, unreadable(err)
 	}
 	if len(data) > MaxJobSize {
 		return nil, tooLarge(c)
 	}
 	return data, checkJSONText(data)
+}
+
+// unreadable is the answer to a body whose reading failed. It never
+// quotes err, whose text names the connection's addresses ("read tcp
+// 127.0.0.1:8080->127.0.0.1:51234: i/o timeout"). A body that meets the
+// server's read timeout is a 400, as every route answers it and as
+// docs/security.md says: net/http has cancelled the request's context by
+// then, so the answer must come from here, ahead of writeError's 499 for
+// a client that went away.
+func unreadable(err error) *apiError {
+	var netErr net.Error
+	switch {
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return invalidContent("the body did not arrive in time: send the whole request at once")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return invalidContent("the body ended before the length its Content-Length gives")
+	}
+	return invalidContent("the body could not be read")
 }
 
 // tooLarge is the answer to a body over MaxJobSize. The rest of the body

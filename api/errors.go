@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
@@ -178,4 +179,22 @@ func jobAnswer(e *jobs.Error) (int, armErrorBody) {
 func unmappedSearchAttribute(err error) bool {
 	var invalid *serviceerror.InvalidArgument
 	return errors.As(err, &invalid) && strings.Contains(invalid.Error(), "has no mapping defined for")
+}
+
+// maxEchoed is how much of a value from the request an error message
+// quotes: enough to recognise it, never a whole 5,000-character header
+// sent back, nor the log lines it would fill.
+const maxEchoed = 64
+
+// clipValue is v to quote in an error message: at most maxEchoed bytes,
+// cut at a character's start, with "…" where the rest was.
+func clipValue(v string) string {
+	if len(v) <= maxEchoed {
+		return v
+	}
+	cut := maxEchoed
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "…"
 }

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -75,7 +74,7 @@ func previewCount(c *gin.Context) (int, error) {
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 || n > jobs.MaxPreview {
 		return 0, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "count",
-			message: fmt.Sprintf("count must be an integer from 1 to %d, not %q", jobs.MaxPreview, raw)}
+			message: fmt.Sprintf("count must be an integer from 1 to %d, not %q", jobs.MaxPreview, clipValue(raw))}
 	}
 	return n, nil
 }
@@ -101,7 +100,7 @@ func (s *Server) previewBody(_ context.Context, c *gin.Context, _ jobs.Key) erro
 	if err != nil {
 		return err
 	}
-	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
+	data, err := readBody(c)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -70,13 +71,20 @@ func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 	if err := coll.Accept(k); err != nil {
 		return err
 	}
+	cond, err := preconditions(c)
+	if err != nil {
+		return err
+	}
+	if err := s.collectionRoom(ctx, k); err != nil {
+		return err
+	}
 	// NotFound: the workflow of a deleted collection has not ended yet;
 	// once it has, the PUT starts a new one.
 	var res jobs.PutResult
-	err := retrying(ctx, isNotFound, func() error {
+	err = retrying(ctx, isNotFound, func() error {
 		var err error
 		res, err = s.updateWithStart(ctx, collectionStart(k), jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection,
-			jobs.PutCollectionRequest{Collection: coll, Preconditions: preconditions(c)})
+			jobs.PutCollectionRequest{Collection: coll, Preconditions: cond})
 		return err
 	})
 	if err != nil {
@@ -86,9 +94,17 @@ func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 	return nil
 }
 
-// preconditions reads the request's If-Match and If-None-Match.
-func preconditions(c *gin.Context) jobs.Preconditions {
-	return jobs.Preconditions{IfMatch: c.GetHeader("If-Match"), IfNoneMatch: c.GetHeader("If-None-Match")}
+// preconditions reads the request's If-Match and If-None-Match
+// (jobs.ParsePreconditions). A header given on several lines is one
+// list, as HTTP has it, and refused as any list is.
+func preconditions(c *gin.Context) (jobs.Preconditions, error) {
+	header := func(name string) string { return strings.Join(c.Request.Header.Values(name), ", ") }
+	p, err := jobs.ParsePreconditions(header("If-Match"), header("If-None-Match"))
+	if err != nil {
+		return p, err
+	}
+	// Not err: a nil *jobs.Error in an error is not a nil error.
+	return p, nil
 }
 
 // writeJob answers with job, its ETag in the header too.
@@ -130,10 +146,14 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	if err := s.accept(k, &job); err != nil {
 		return err
 	}
+	cond, err := preconditions(c)
+	if err != nil {
+		return err
+	}
 	var res jobs.PutJobResult
-	err := retrying(ctx, isNotFound, func() error {
+	err = retrying(ctx, isNotFound, func() error {
 		return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
-			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: preconditions(c)}, &res)
+			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond}, &res)
 	})
 	if err != nil {
 		return err
@@ -166,7 +186,11 @@ func (s *Server) getJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 // deleteJob deletes the job in one update: its workflow has its
 // collection forget it, then ends.
 func (s *Server) deleteJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	if err := s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: preconditions(c)}); err != nil {
+	cond, err := preconditions(c)
+	if err != nil {
+		return err
+	}
+	if err := s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: cond}); err != nil {
 		return err
 	}
 	c.Status(http.StatusOK)
@@ -186,25 +210,6 @@ func (s *Server) runJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 		return err
 	}
 	c.Status(http.StatusOK)
-	return nil
-}
-
-// backfillJob runs the job's occurrences of a past range (POST
-// .../jobs/{j}/backfill, recur's extension): 202 with how many were
-// queued; the job's workflow runs them.
-func (s *Server) backfillJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	var req jobs.BackfillRequest
-	if err := decode(c, &req); err != nil {
-		return err
-	}
-	if _, err := s.job(ctx, k); err != nil {
-		return err
-	}
-	var res jobs.BackfillResult
-	if err := s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res); err != nil {
-		return notFoundAs(err, jobNamed(k))
-	}
-	c.JSON(http.StatusAccepted, res)
 	return nil
 }
 
@@ -232,8 +237,12 @@ func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error
 		return &apiError{status: http.StatusBadRequest, code: "ReadOnlyProperty", target: "properties.status",
 			message: "properties.status is read-only: the scheduler keeps it"}
 	}
+	cond, err := preconditions(c)
+	if err != nil {
+		return err
+	}
 	var defined jobs.PutJobResult
-	err := retrying(ctx, isBaseChanged, func() error {
+	err = retrying(ctx, isBaseChanged, func() error {
 		current, err := s.job(ctx, k)
 		if err != nil {
 			return err
@@ -247,7 +256,7 @@ func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error
 			return err
 		}
 		return notFoundAs(s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePatchJob,
-			jobs.PatchJobRequest{Patch: patch, Base: current.ETag, Preconditions: preconditions(c)}, &defined), jobNamed(k))
+			jobs.PatchJobRequest{Patch: patch, Base: current.ETag, Preconditions: cond}, &defined), jobNamed(k))
 	})
 	if err != nil {
 		return err

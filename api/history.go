@@ -108,22 +108,28 @@ func parseHistoryParams(c *gin.Context) (historyParams, error) {
 	return p, err
 }
 
-// parsePage parses $top (1 to maxTop, maxTop when absent) and $skip (0 or
-// more, 0 when absent).
+// maxSkip is the largest $skip of a list: far past the longest list
+// (200,000 collections of a subscription, a job's history of 1000 runs),
+// and small enough that skip+top and the sizes computed from it never
+// overflow an int.
+const maxSkip = 1_000_000_000
+
+// parsePage parses $top (1 to maxTop, maxTop when absent) and $skip (0 to
+// maxSkip, 0 when absent).
 func parsePage(c *gin.Context, maxTop int) (top, skip int, err error) {
 	top = maxTop
 	if v, ok := c.GetQuery("$top"); ok {
 		top, err = strconv.Atoi(v)
 		if err != nil || top < 1 || top > maxTop {
 			return 0, 0, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "$top",
-				message: fmt.Sprintf("$top %q must be an integer from 1 to %d", v, maxTop)}
+				message: fmt.Sprintf("$top %q must be an integer from 1 to %d", clipValue(v), maxTop)}
 		}
 	}
 	if v, ok := c.GetQuery("$skip"); ok {
 		skip, err = strconv.Atoi(v)
-		if err != nil || skip < 0 {
+		if err != nil || skip < 0 || skip > maxSkip {
 			return 0, 0, &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "$skip",
-				message: fmt.Sprintf("$skip %q must be an integer of 0 or more", v)}
+				message: fmt.Sprintf("$skip %q must be an integer from 0 to %d", clipValue(v), maxSkip)}
 		}
 	}
 	return top, skip, nil
@@ -146,7 +152,7 @@ func parseEqFilter(raw, field string, values []string, bare bool) (string, error
 	}
 	bad := &apiError{status: http.StatusBadRequest, code: codeInvalidFilter, target: "$filter",
 		message: fmt.Sprintf("$filter %q is not supported; use %s eq '<value>' with one of %s",
-			raw, field, strings.Join(values, ", "))}
+			clipValue(raw), field, strings.Join(values, ", "))}
 	parts := strings.Fields(raw)
 	if len(parts) != 3 || !strings.EqualFold(parts[0], field) || !strings.EqualFold(parts[1], "eq") {
 		return "", bad

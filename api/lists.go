@@ -89,7 +89,7 @@ func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error
 	if after != "" {
 		if err := (jobs.Key{Subscription: k.Subscription, ResourceGroup: k.ResourceGroup, Collection: k.Collection, Job: after}).Validate(); err != nil {
 			return &apiError{status: http.StatusBadRequest, code: codeInvalidQuery, target: "$skiptoken",
-				message: fmt.Sprintf("$skiptoken %q is not a job name; use the nextLink of a page", after)}
+				message: fmt.Sprintf("$skiptoken %q is not a job name; use the nextLink of a page", clipValue(after))}
 		}
 	}
 	var coll jobs.CollectionView
@@ -130,9 +130,11 @@ const maxJobsChunk = 500
 // deleted one is left out. It reads the views from the visibility store
 // by workflow ID, a chunk of names at a time: the first chunk as long as
 // the page, each next one twice the one before, so that a page of every
-// state costs one call and a page of one state a few.
+// state costs one call and a page of one state a few. The chunk's size
+// stops growing at maxJobsChunk, where doubling it would in the end
+// overflow into a negative bound.
 func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, state string, skip, top int) (page []jobs.JobView, more bool, err error) {
-	for size := skip + top + 1; len(names) > 0; size *= 2 {
+	for size := min(skip, maxJobsChunk) + top + 1; len(names) > 0; size = min(2*size, maxJobsChunk) {
 		chunk := names[:min(size, maxJobsChunk, len(names))]
 		names = names[len(chunk):]
 		views, err := s.jobViews(ctx, k, chunk, state)

@@ -138,5 +138,5 @@ func requireJSON(c *gin.Context) {
 		return
 	}
 	abort(c, http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-		"the body must be JSON (Content-Type: application/json), not "+ct)
+		"the body must be JSON (Content-Type: application/json), not "+clipValue(ct))
 }

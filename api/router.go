@@ -53,6 +53,12 @@ type Options struct {
 	// it has succeeded once, /readyz answers 503 and so does every request
 	// that goes to Temporal, with Retry-After.
 	Ready func(context.Context) error
+	// MaxCollectionsPerSubscription caps the job collections of one
+	// subscription, so that the per-collection quotas (jobs, recurrence)
+	// do not multiply without bound; a PUT that would create one more is
+	// a 409. Zero is no cap. The count is read from the visibility store,
+	// so it is eventually consistent (collectionRoom).
+	MaxCollectionsPerSubscription int
 	// OperationWait is how long a collection's DELETE, enable or disable
 	// waits for its jobs to be told before it answers 202 with a Location
 	// to poll; zero is DefaultOperationWait.
@@ -76,6 +82,7 @@ type Server struct {
 	workflowTargets jobs.WorkflowTargets
 	ready           *readiness // nil without Options.Ready
 	operationWait   time.Duration
+	maxCollections  int // per subscription; 0 for no cap
 }
 
 // New returns the router for c.
@@ -85,7 +92,7 @@ func New(c client.Client, opts Options) http.Handler {
 	}
 	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets,
-		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait)}
+		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait), maxCollections: opts.MaxCollectionsPerSubscription}
 	if opts.Ready != nil {
 		s.ready = &readiness{check: opts.Ready}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +105,48 @@ func TestETagsGuardWrites(t *testing.T) {
 	require.Equal(t, http.StatusPreconditionFailed, status, body)
 	status, _, body = s.doIf(t, http.MethodDelete, collectionPath, nil, collTag, "")
 	require.Equal(t, http.StatusOK, status, body)
+}
+
+// TestIfNoneMatchGuardsPatches: on a PATCH, If-None-Match with the
+// resource's ETag, strong or weak (W/), or * fails with 412 and changes
+// nothing; another ETag lets it through. A header that is no ETag (no
+// quotes, a list, 5000 characters) is a 400 that does not quote it back,
+// never a write that ignores it.
+func TestIfNoneMatchGuardsPatches(t *testing.T) {
+	s := newStack(t)
+	status, collTag, body := s.doIf(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}}, "", "")
+	require.Equal(t, http.StatusCreated, status, body)
+	target, _ := newTarget(t)
+	jobPath := collectionPath + "/jobs/guarded"
+	status, jobTag, body := s.doIf(t, http.MethodPut, jobPath, httpJob(target.URL, map[string]any{"frequency": "Hour"}), "", "")
+	require.Equal(t, http.StatusCreated, status, body)
+
+	disable := map[string]any{"properties": map[string]any{"state": "Disabled"}}
+	// The job first: disabling the collection disables its jobs, which
+	// changes their ETags.
+	for _, resource := range []struct{ path, etag string }{{jobPath, jobTag}, {collectionPath, collTag}} {
+		for _, ifNoneMatch := range []string{resource.etag, "W/" + resource.etag, "*"} {
+			status, _, body := s.doIf(t, http.MethodPatch, resource.path, disable, "", ifNoneMatch)
+			require.Equal(t, http.StatusPreconditionFailed, status, "%s If-None-Match %s: %v", resource.path, ifNoneMatch, body)
+			require.Equal(t, "PreconditionFailed", path(body, "error", "code"))
+		}
+		for _, ifNoneMatch := range []string{strings.Trim(resource.etag, `"`), `"other-1", ` + resource.etag} {
+			status, _, body := s.doIf(t, http.MethodPatch, resource.path, disable, "", ifNoneMatch)
+			require.Equal(t, http.StatusBadRequest, status, "%s If-None-Match %s: %v", resource.path, ifNoneMatch, body)
+			require.Equal(t, "If-None-Match", path(body, "error", "target"))
+		}
+		long := `"` + strings.Repeat("x", 5000) + `"`
+		for _, method := range []string{http.MethodPatch, http.MethodPut, http.MethodDelete} {
+			status, _, body := s.doIf(t, method, resource.path, disable, long, "")
+			require.Equal(t, http.StatusBadRequest, status, "%s %s with a 5000-character If-Match: %v", method, resource.path, body)
+			require.NotContains(t, path(body, "error", "message"), "xxxxxxxxxx", "the header is not echoed")
+		}
+		status, _, body := s.doIf(t, http.MethodGet, resource.path, nil, "", "")
+		require.Equal(t, http.StatusOK, status, body)
+		require.Equal(t, "enabled", path(body, "properties", "state"), "%s: the refused PATCHes changed nothing", resource.path)
+
+		status, newTag, body := s.doIf(t, http.MethodPatch, resource.path, disable, "", `"other-1"`)
+		require.Equal(t, http.StatusOK, status, "%s: another ETag lets it through: %v", resource.path, body)
+		require.NotEqual(t, resource.etag, newTag)
+	}
 }

@@ -43,7 +43,7 @@ func (f *failingTarget) hits() []string {
 
 // get sends a GET to the API with api-version and the given query
 // parameters and decodes the JSON answer.
-func (s *stack) get(t *testing.T, path string, query url.Values) (int, map[string]any) {
+func (s *stack) get(t testing.TB, path string, query url.Values) (int, map[string]any) {
 	t.Helper()
 	if query == nil {
 		query = url.Values{}
@@ -52,7 +52,7 @@ func (s *stack) get(t *testing.T, path string, query url.Values) (int, map[strin
 	return getURL(t, s.api.URL+path+"?"+query.Encode())
 }
 
-func getURL(t *testing.T, u string) (int, map[string]any) {
+func getURL(t testing.TB, u string) (int, map[string]any) {
 	t.Helper()
 	resp, err := http.Get(u)
 	require.NoError(t, err)

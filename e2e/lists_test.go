@@ -18,7 +18,7 @@ const (
 )
 
 // listIDs returns the ID of each value of a list answer.
-func listIDs(t *testing.T, body map[string]any) []string {
+func listIDs(t testing.TB, body map[string]any) []string {
 	t.Helper()
 	value, ok := body["value"].([]any)
 	require.True(t, ok, "value is an array: %v", body)
@@ -30,7 +30,7 @@ func listIDs(t *testing.T, body map[string]any) []string {
 }
 
 // jobNames returns the job names of a job list answer.
-func jobNames(t *testing.T, body map[string]any) []string {
+func jobNames(t testing.TB, body map[string]any) []string {
 	t.Helper()
 	out := []string{}
 	for _, id := range listIDs(t, body) {
@@ -41,7 +41,7 @@ func jobNames(t *testing.T, body map[string]any) []string {
 
 // listEventually lists until the answer's values are want; visibility
 // lags behind the workflows.
-func (s *stack) listEventually(t *testing.T, path string, query url.Values, names func(*testing.T, map[string]any) []string, want []string) map[string]any {
+func (s *stack) listEventually(t testing.TB, path string, query url.Values, names func(testing.TB, map[string]any) []string, want []string) map[string]any {
 	t.Helper()
 	var (
 		status int

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -188,4 +189,41 @@ func TestARedefinitionMeetsTheCollectionsNewMaxRecurrence(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, body)
 	status, body = s.do(t, http.MethodPut, jobPath, every(30))
 	require.Equal(t, http.StatusOK, status, "a quota loosened admits at once: %v", body)
+}
+
+// TestCollectionsPerSubscriptionCap: with a cap of 3 collections a
+// subscription, the fourth PUT that would create one is a 409
+// QuotaExceeded naming the cap, and creates nothing; PUT to a collection
+// that exists still updates it, another subscription still creates, and
+// a DELETE makes room again.
+func TestCollectionsPerSubscriptionCap(t *testing.T) {
+	s := newStackWith(t, recurtest.Config{MaxCollectionsPerSubscription: 3})
+	coll := map[string]any{"location": "westus", "properties": map[string]any{}}
+	var created []string
+	for _, name := range []string{"c1", "c2", "c3"} {
+		status, body := s.do(t, http.MethodPut, rg1Path+"/"+name, coll)
+		require.Equal(t, http.StatusCreated, status, "%s: %v", name, body)
+		created = append(created, rg1Path+"/"+name)
+	}
+	s.listEventually(t, subscriptionPath, nil, listIDs, created)
+
+	status, body := s.do(t, http.MethodPut, rg2Path+"/c4", coll)
+	require.Equal(t, http.StatusConflict, status, "the fourth collection of sub1: %v", body)
+	require.Equal(t, "QuotaExceeded", path(body, "error", "code"))
+	require.Contains(t, path(body, "error", "message"), "subscription sub1 has 3 job collections")
+	status, body = s.do(t, http.MethodGet, rg2Path+"/c4", nil)
+	require.Equal(t, http.StatusNotFound, status, "the refused PUT created nothing: %v", body)
+
+	status, body = s.do(t, http.MethodPut, rg1Path+"/c2", map[string]any{"location": "westus",
+		"properties": map[string]any{"sku": map[string]any{"name": "P20Premium"}}})
+	require.Equal(t, http.StatusOK, status, "an update at the cap: %v", body)
+	status, body = s.do(t, http.MethodPut, "/subscriptions/sub2/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/c1", coll)
+	require.Equal(t, http.StatusCreated, status, "another subscription has its own cap: %v", body)
+
+	status, body = s.do(t, http.MethodDelete, rg1Path+"/c1", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Eventually(t, func() bool {
+		status, body = s.do(t, http.MethodPut, rg2Path+"/c4", coll)
+		return status == http.StatusCreated
+	}, 20*time.Second, 200*time.Millisecond, "a DELETE makes room once its workflow has ended: last %d %v", status, body)
 }

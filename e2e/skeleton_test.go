@@ -33,13 +33,13 @@ type stack struct {
 
 // newStack starts a stack for the test; opts configure its activities
 // (endpoints of emulators, for one).
-func newStack(t *testing.T, opts ...func(*activities.Activities)) *stack {
+func newStack(t testing.TB, opts ...func(*activities.Activities)) *stack {
 	t.Helper()
 	return newStackWith(t, recurtest.Config{Activities: opts})
 }
 
 // newStackWith starts a stack for the test as cfg says.
-func newStackWith(t *testing.T, cfg recurtest.Config) *stack {
+func newStackWith(t testing.TB, cfg recurtest.Config) *stack {
 	t.Helper()
 	st, err := recurtest.StartWith(cfg)
 	require.NoError(t, err)
@@ -51,7 +51,7 @@ const collectionPath = "/subscriptions/sub1/resourceGroups/rg1/providers/Microso
 
 // do sends a request with api-version and returns the status and the
 // decoded JSON body (nil when empty).
-func (s *stack) do(t *testing.T, method, path string, body any) (int, map[string]any) {
+func (s *stack) do(t testing.TB, method, path string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -103,7 +103,7 @@ func newJobTarget(h http.HandlerFunc) *httptest.Server {
 }
 
 // newTarget is a real HTTP endpoint that records what it receives.
-func newTarget(t *testing.T) (*httptest.Server, chan received) {
+func newTarget(t testing.TB) (*httptest.Server, chan received) {
 	got := make(chan received, 16)
 	srv := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

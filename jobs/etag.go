@@ -27,6 +27,68 @@ type Preconditions struct {
 	IfNoneMatch string `json:",omitempty"`
 }
 
+// maxETagHeader is the longest If-Match or If-None-Match taken: recur's
+// ETags are under 50 characters; a longer header is refused without
+// being quoted back.
+const maxETagHeader = 128
+
+// ParsePreconditions reads a write's If-Match and If-None-Match into the
+// one form Check compares: "*", or a single ETag. If-None-Match compares
+// weakly (RFC 9110), so W/"x" there is "x": a PATCH naming the current
+// ETag weakly fails as the strong one does. If-Match compares strongly: a
+// weak ETag stays as sent and never matches. A header Check cannot
+// compare (not an ETag in double quotes, a list of them, or longer than
+// any ETag) is refused rather than left unchecked, which would let the
+// write through.
+func ParsePreconditions(ifMatch, ifNoneMatch string) (Preconditions, *Error) {
+	var p Preconditions
+	var err *Error
+	if p.IfMatch, err = parseETagHeader("If-Match", ifMatch, false); err != nil {
+		return Preconditions{}, err
+	}
+	if p.IfNoneMatch, err = parseETagHeader("If-None-Match", ifNoneMatch, true); err != nil {
+		return Preconditions{}, err
+	}
+	return p, nil
+}
+
+// parseETagHeader reads the header named name: "" when absent, "*", or
+// one entity-tag, W/ dropped when weak says so.
+func parseETagHeader(name, v string, weak bool) (string, *Error) {
+	v = strings.TrimSpace(v)
+	if len(v) > maxETagHeader {
+		return "", &Error{Code: CodeInvalidRequest, Target: name, Message: fmt.Sprintf(
+			"%s is %d characters long, longer than any ETag (at most %d): send the ETag of the resource's last answer, or *",
+			name, len(v), maxETagHeader)}
+	}
+	if v == "" || v == "*" {
+		return v, nil
+	}
+	tag := v
+	if weak {
+		tag = strings.TrimPrefix(tag, "W/")
+	}
+	if !entityTag(strings.TrimPrefix(tag, "W/")) {
+		return "", &Error{Code: CodeInvalidRequest, Target: name, Message: fmt.Sprintf(
+			"%s %s is not one ETag in double quotes, as the ETag header gives it (\"0123abcd-3\"), nor *", name, v)}
+	}
+	return tag, nil
+}
+
+// entityTag reports whether s is a strong entity-tag of RFC 9110: any
+// visible characters but the double quote, in double quotes.
+func entityTag(s string) bool {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return false
+	}
+	for _, b := range []byte(s[1 : len(s)-1]) {
+		if b <= 0x20 || b == '"' || b == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // Check returns a PreconditionFailed error when a resource whose ETag is
 // etag (empty when it does not exist) fails p; what names the resource.
 func (p Preconditions) Check(etag, what string) *Error {

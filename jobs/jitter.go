@@ -63,7 +63,7 @@ func (p *Properties) validateJitter(rule *recurrence.Rule, created time.Time) er
 		limit = gap
 	}
 	if d <= 0 || d > limit {
-		return invalidf("properties.jitter", "jitter %s must be more than 0 and at most %s, the shortest time between two occurrences", p.Jitter, limit)
+		return invalidf("properties.jitter", "jitter %s must be more than 0 and at most %s, the shortest time between two occurrences", p.Jitter, DescribeDuration(limit))
 	}
 	return nil
 }

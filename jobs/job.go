@@ -374,7 +374,7 @@ func (a *ActionSpec) validate(path string) error {
 			return invalidf(path+".timeout", "%v", err)
 		}
 		if d < time.Second || d > MaxTimeout {
-			return invalidf(path+".timeout", "timeout %s must be between 1 second and %s", a.Timeout, MaxTimeout)
+			return invalidf(path+".timeout", "timeout %s must be at least 1 second and at most %s", a.Timeout, DescribeDuration(MaxTimeout))
 		}
 	}
 	switch typ {

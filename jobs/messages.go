@@ -118,7 +118,7 @@ func (t CollectionTerms) Check(gap time.Duration, collection string) error {
 	}
 	return &Error{Code: CodeQuotaExceeded, Target: "properties.recurrence",
 		Message: fmt.Sprintf("the job runs as often as every %s, but job collection %s allows at most once every %d %s(s) (quota.maxRecurrence)",
-			gap, collection, m.Interval, strings.ToLower(m.Frequency))}
+			DescribeDuration(gap), collection, m.Interval, strings.ToLower(m.Frequency))}
 }
 
 // CollectionView is a collection with the names of its jobs, or Deleted.

@@ -62,7 +62,7 @@ func (p *RetryPolicy) Resolve(path string) (Retries, error) {
 			return out, invalidf(path+".retryInterval", "%v", err)
 		}
 		if d < MinRetryInterval {
-			return out, invalidf(path+".retryInterval", "retryInterval %s is shorter than the minimum of %s", p.RetryInterval, MinRetryInterval)
+			return out, invalidf(path+".retryInterval", "retryInterval %s is shorter than the minimum of %s", p.RetryInterval, DescribeDuration(MinRetryInterval))
 		}
 		out.Interval = d
 	}

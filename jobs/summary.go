@@ -210,3 +210,39 @@ func clip(s string) string {
 	}
 	return s[:cut] + "…"
 }
+
+// DescribeDuration writes d as people write a limit: "10 minutes", "1 hour
+// 30 minutes", "1.5 seconds", where time.Duration's String gives 10m0s,
+// 1h30m0s and 1.5s. Messages name limits this way.
+func DescribeDuration(d time.Duration) string {
+	if d < 0 {
+		return "-" + DescribeDuration(-d)
+	}
+	var parts []string
+	for _, unit := range []struct {
+		name string
+		size time.Duration
+	}{{"day", 24 * time.Hour}, {"hour", time.Hour}, {"minute", time.Minute}} {
+		if n := d / unit.size; n > 0 {
+			parts = append(parts, plural(int64(n), unit.name))
+			d -= n * unit.size
+		}
+	}
+	if d > 0 || len(parts) == 0 {
+		seconds := strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+		if seconds == "1" {
+			parts = append(parts, "1 second")
+		} else {
+			parts = append(parts, seconds+" seconds")
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// plural is n units: "1 hour", "2 hours".
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
+}

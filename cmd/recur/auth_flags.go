@@ -22,6 +22,10 @@ const (
 	defaultRateBurst = 100
 )
 
+// defaultMaxCollections is the cap of job collections per subscription:
+// Azure Scheduler's documented limit.
+const defaultMaxCollections = 200_000
+
 // apiSecurity are the flags of the REST API's authentication, TLS and
 // rate limits.
 type apiSecurity struct {
@@ -34,6 +38,8 @@ type apiSecurity struct {
 	tlsKey       string
 	rateLimit    float64
 	rateBurst    int
+	// maxCollections caps the job collections of a subscription.
+	maxCollections int
 }
 
 // register adds the flags; rate is the default rate limit of the command.
@@ -55,13 +61,16 @@ func (s *apiSecurity) register(fs *flag.FlagSet, rate float64, e *envDefaults) {
 		"requests per second per subscription, 0 for no limit (RECUR_RATE_LIMIT)")
 	fs.IntVar(&s.rateBurst, "rate-burst", e.int("RECUR_RATE_BURST", defaultRateBurst),
 		"requests a subscription may make at once before --rate-limit applies (RECUR_RATE_BURST)")
+	fs.IntVar(&s.maxCollections, "max-collections-per-subscription", e.int("RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION", defaultMaxCollections),
+		"job collections one subscription may have, 0 for no cap; a PUT that would create one more answers 409 (RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION)")
 }
 
 // apiConfig is what the REST API is served with.
 type apiConfig struct {
-	auth      api.Authenticator // nil: open
-	rateLimit api.RateLimit
-	tls       *tls.Config // nil: plain HTTP
+	auth           api.Authenticator // nil: open
+	rateLimit      api.RateLimit
+	tls            *tls.Config // nil: plain HTTP
+	maxCollections int         // per subscription; 0 for no cap
 }
 
 // prepare builds the API's configuration and applies the start-up rules:
@@ -74,6 +83,10 @@ func (s *apiSecurity) prepare(ctx context.Context, addr string, log *slog.Logger
 		return cfg, errors.New("--rate-limit must be 0 or more and --rate-burst 1 or more")
 	}
 	cfg.rateLimit = api.RateLimit{PerSecond: s.rateLimit, Burst: s.rateBurst}
+	if s.maxCollections < 0 {
+		return cfg, errors.New("--max-collections-per-subscription must be 0 (no cap) or more")
+	}
+	cfg.maxCollections = s.maxCollections
 	if cfg.tls, err = apiTLS(s.tlsCert, s.tlsKey); err != nil {
 		return cfg, err
 	}

@@ -129,7 +129,8 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		srv = httpServer(api.New(c, api.Options{Namespace: namespace, Logger: log,
 			Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
-			Metrics: r.metrics.Registry, WorkflowTargets: r.workflowTargets, Ready: ready}), writeTimeout)
+			Metrics: r.metrics.Registry, WorkflowTargets: r.workflowTargets, Ready: ready,
+			MaxCollectionsPerSubscription: r.apiConfig.maxCollections}), writeTimeout)
 		srv.TLSConfig = r.apiConfig.tls
 		ln = limitListener(ln, r.limits, "api", log)
 		scheme := "http://"
@@ -137,7 +138,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			scheme = "https://"
 		}
 		log.Info("REST API listening", "url", scheme+ln.Addr().String(), "authentication", r.apiConfig.auth != nil,
-			"rateLimitPerSubscription", r.apiConfig.rateLimit.PerSecond,
+			"rateLimitPerSubscription", r.apiConfig.rateLimit.PerSecond, "maxCollectionsPerSubscription", r.apiConfig.maxCollections,
 			"maxConnections", r.limits.Total, "maxConnectionsPerClient", r.limits.PerClient)
 		go func() {
 			if srv.TLSConfig != nil {

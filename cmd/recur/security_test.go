@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -257,4 +258,37 @@ func TestPrepareStartUpRules(t *testing.T) {
 	require.NotNil(t, cfg.auth)
 	require.NotContains(t, logs.String(), "level=WARN")
 	require.NotContains(t, logs.String(), "a-token-for-tests")
+}
+
+// TestMaxCollectionsPerSubscriptionFlag: the cap is Azure's 200,000 by
+// default, set by the flag or the environment, 0 for none, and reaches
+// the API's configuration; a negative one is refused at start.
+func TestMaxCollectionsPerSubscriptionFlag(t *testing.T) {
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	parse := func(t *testing.T, args ...string) (apiConfig, error) {
+		t.Helper()
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		var s apiSecurity
+		var envs envDefaults
+		s.register(fs, 0, &envs)
+		require.NoError(t, fs.Parse(args))
+		require.NoError(t, envs.err())
+		return s.prepare(ctx, "127.0.0.1:8080", log)
+	}
+	cfg, err := parse(t)
+	require.NoError(t, err)
+	require.Equal(t, 200_000, cfg.maxCollections)
+	cfg, err = parse(t, "--max-collections-per-subscription", "3")
+	require.NoError(t, err)
+	require.Equal(t, 3, cfg.maxCollections)
+	cfg, err = parse(t, "--max-collections-per-subscription=0")
+	require.NoError(t, err)
+	require.Equal(t, 0, cfg.maxCollections)
+	_, err = parse(t, "--max-collections-per-subscription=-1")
+	require.ErrorContains(t, err, "--max-collections-per-subscription must be 0 (no cap) or more")
+	t.Setenv("RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION", "7")
+	cfg, err = parse(t)
+	require.NoError(t, err)
+	require.Equal(t, 7, cfg.maxCollections)
 }

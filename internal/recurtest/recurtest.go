@@ -63,6 +63,9 @@ type Config struct {
 	WorkflowTargets jobs.WorkflowTargets
 	// OperationWait is the API's (api.Options.OperationWait).
 	OperationWait time.Duration
+	// MaxCollectionsPerSubscription is the API's
+	// (api.Options.MaxCollectionsPerSubscription); zero is no cap.
+	MaxCollectionsPerSubscription int
 }
 
 // Egress is the policy of a stack's outbound calls unless opts set
@@ -96,7 +99,8 @@ func StartWith(cfg Config) (*Stack, error) {
 		base.Logger = sdklog.NewStructuredLogger(cfg.Logger)
 	}
 	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit, Logger: cfg.Logger, Metrics: set.Registry,
-		WorkflowTargets: cfg.WorkflowTargets, OperationWait: cfg.OperationWait}
+		WorkflowTargets: cfg.WorkflowTargets, OperationWait: cfg.OperationWait,
+		MaxCollectionsPerSubscription: cfg.MaxCollectionsPerSubscription}
 	if cfg.Plain {
 		cfg.Keys = nil
 	} else {
