@@ -71,8 +71,9 @@ func (f firing) requireRuns(t *testing.T, key string) {
 // check says why key is not the occurrence f's job runs: the one of its
 // start time, or, when its PUT answered after that, one at its creation,
 // which falls between the PUT's sending and its answer, a start time in
-// the past meaning at once (RECURRENCE.md, rule 1). A slow machine
-// answers a PUT after the start time a test chose.
+// the past meaning at once (docs/recurrence.md, "Which occurrences run",
+// rule 1). A slow machine answers a PUT after the start time a test
+// chose.
 func (f firing) check(key string) error {
 	if f.answered.Before(f.start) {
 		if want := occurrenceKey(f.name, f.start); key != want {
