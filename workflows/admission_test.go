@@ -181,6 +181,16 @@ func TestADefinitionIntoADisabledCollectionTakesEffectDisabled(t *testing.T) {
 	require.Equal(t, now.Add(2*time.Hour+time.Minute), h.attempts[0].at)
 }
 
+// putAnsweredAfter sends, at once, the first PUT of an hourly job whose
+// collection answers after d, and records its outcome.
+func (h *harness) putAnsweredAfter(d time.Duration, into *error) {
+	h.collection.answerAfter = d
+	start := h.env.Now().Add(time.Hour)
+	h.at(0, func() {
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(start, &recurrence.Recurrence{Frequency: "Hour"})}, into)
+	})
+}
+
 // TestAFirstPutItsCollectionAnswersTooLateGivesUpTheName: the collection
 // answers the first PUT after 70 s, as it does when recur was stopped
 // meanwhile. The PUT gives up at the job's grace (its caller left long
@@ -190,11 +200,8 @@ func TestADefinitionIntoADisabledCollectionTakesEffectDisabled(t *testing.T) {
 func TestAFirstPutItsCollectionAnswersTooLateGivesUpTheName(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
-	h.collection.answerAfter = 70 * time.Second
 	var err error
-	h.at(0, func() {
-		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &err)
-	})
+	h.putAnsweredAfter(70*time.Second, &err)
 	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError(), "a job never defined ends")
@@ -217,11 +224,8 @@ func TestAFirstPutItsCollectionAnswersTooLateGivesUpTheName(t *testing.T) {
 func TestASlowAdmissionWithinTheGraceDefinesTheJob(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
-	h.collection.answerAfter = 50 * time.Second
 	var err error
-	h.at(0, func() {
-		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &err)
-	})
+	h.putAnsweredAfter(50*time.Second, &err)
 	var view jobs.Job
 	h.at(2*time.Minute, func() { view = h.view() })
 	h.run(3*time.Minute, jobs.JobInput{Key: key})
