@@ -203,15 +203,7 @@ func TestAStoppedRecurWedgesNoJobName(t *testing.T) {
 	require.Equal(t, http.StatusConflict, code, body)
 	require.Contains(t, body, "QuotaExceeded")
 
-	for _, name := range jobs[:5] {
-		code, body := r.do(http.MethodDelete, collection+"/jobs/"+name, nil)
-		require.Equal(t, http.StatusOK, code, body)
-	}
-	others := names("k", 5)
-	codes, bodies = r.putAll(others)
-	for i, code := range codes {
-		require.Equal(t, http.StatusCreated, code, bodies[i])
-	}
+	others := r.requireRoomAfterDeleting(jobs[:5], 5)
 	r.requireListed(append(others, jobs[5:]...))
 	r.requireNoSpin()
 }
@@ -259,17 +251,25 @@ func TestConcurrentPutsFillAFiveJobCollectionExactly(t *testing.T) {
 		code, body := r.do(http.MethodGet, collection+"/jobs/"+name, nil)
 		require.Equal(t, http.StatusNotFound, code, "a refused job %s is not there: %s", name, body)
 	}
-	for _, name := range exist {
-		code, body := r.do(http.MethodDelete, collection+"/jobs/"+name, nil)
-		require.Equal(t, http.StatusOK, code, body)
-	}
-	others := names("k", 5)
-	codes, bodies = r.putAll(others)
-	for i, code := range codes {
-		require.Equal(t, http.StatusCreated, code, bodies[i])
-	}
-	r.requireListed(others)
+	r.requireListed(r.requireRoomAfterDeleting(exist, 5))
 	r.requireNoSpin()
+}
+
+// requireRoomAfterDeleting deletes the jobs named, then creates room
+// others in one burst, each answering 201: the collection counted exactly
+// the jobs it held. It returns the others' names.
+func (r *recur) requireRoomAfterDeleting(deleted []string, room int) []string {
+	r.t.Helper()
+	for _, name := range deleted {
+		code, body := r.do(http.MethodDelete, collection+"/jobs/"+name, nil)
+		require.Equal(r.t, http.StatusOK, code, body)
+	}
+	others := names("k", room)
+	codes, bodies := r.putAll(others)
+	for i, code := range codes {
+		require.Equal(r.t, http.StatusCreated, code, "PUT %s: %s", others[i], bodies[i])
+	}
+	return others
 }
 
 // existing returns the jobs created, and those of maybe that exist.
