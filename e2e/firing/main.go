@@ -51,6 +51,8 @@ type config struct {
 	// cluster runs recur serve against a Temporal server process on
 	// PostgreSQL (internal/temporalcluster) instead of recur dev.
 	cluster bool
+	// bin is the recur binary to measure; empty builds this tree's.
+	bin string
 }
 
 func main() {
@@ -64,6 +66,7 @@ func main() {
 	flag.DurationVar(&c.startAfter, "start-after", 0, "hold every job's (schedule's) first occurrence back until the first minute boundary this long after its phase starts creating; by default each begins at its next slot once created")
 	flag.StringVar(&c.catchUp, "catch-up", "", "the recur jobs' catchUpWindow (ISO 8601, P365D is Schedules' default); by default recur's, one period: an occurrence a loaded server starts later than that is recorded as Postponed, not run")
 	flag.BoolVar(&c.cluster, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
+	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's CPU profile over each phase's window, and its heap at the window's end, in")
 	flag.Parse()
 	if c.jobs < 1 || c.minutes < 1 || c.startAfter < 0 {
@@ -93,7 +96,7 @@ func run(ctx context.Context, c config) error {
 			return err
 		}
 	}
-	bin, err := recurproc.Build(work)
+	bin, err := recurproc.Binary(c.bin, work)
 	if err != nil {
 		return err
 	}
