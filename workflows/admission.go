@@ -94,7 +94,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job) (collectionDisabled bool
 			sent = true
 			a.unanswered++
 		}
-		answered, err = workflow.AwaitWithTimeout(ctx, patience, func() bool { _, ok := a.answers[seq]; return ok })
+		answered, err = awaitAnswer(ctx, patience, func() bool { _, ok := a.answers[seq]; return ok })
 		if err != nil {
 			return false, err
 		}
@@ -108,6 +108,15 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job) (collectionDisabled bool
 	a.admitted = true
 	a.heard(answer.Terms)
 	return a.terms.Disabled, nil
+}
+
+// awaitAnswer waits until answered or patience has passed, and cancels
+// its timer once answered: a timer left to fire would wake the workflow
+// for nothing, a workflow task of each admission.
+func awaitAnswer(ctx workflow.Context, patience time.Duration, answered func() bool) (bool, error) {
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	return workflow.AwaitWithTimeout(tctx, patience, answered)
 }
 
 // mayHold reports whether the collection may hold the job's name.
