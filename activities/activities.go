@@ -347,9 +347,9 @@ func retryableStatus(code int) bool {
 
 // userinfoSecrets are the password and Basic credentials of u's user
 // info, which Go's client sends as an Authorization header, and the user
-// name when there is no password: then it is a token. Definitions with
-// user info are refused since; those stored before run as they did, with
-// these kept out of history like Basic authentication's.
+// name when there is no password: then it is a token. New definitions
+// are refused user info (jobs); a stored one that has it still runs, and
+// these stay out of history as Basic authentication's do.
 func userinfoSecrets(u *url.URL) []string {
 	if u.User == nil {
 		return nil

@@ -318,8 +318,8 @@ func TestSlowBodyIsA400WithoutAddresses(t *testing.T) {
 }
 
 // TestPreviewBodyOverTheLimitIsA413: the preview reads its body as PUT
-// does, so a body over MaxJobSize is a 413 (it was a 400 "unexpected
-// EOF" of the JSON cut at the limit), declared or not.
+// does, so a body over MaxJobSize is a 413, not a 400 for the JSON cut
+// at the limit, declared or not.
 func TestPreviewBodyOverTheLimitIsA413(t *testing.T) {
 	body := `{"properties":{"action":{"type":"Http","request":{"uri":"http://example.com/","method":"POST","body":"` +
 		strings.Repeat("x", MaxJobSize) + `"}}}}`

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
@@ -186,15 +185,5 @@ func unmappedSearchAttribute(err error) bool {
 // sent back, nor the log lines it would fill.
 const maxEchoed = 64
 
-// clipValue is v to quote in an error message: at most maxEchoed bytes,
-// cut at a character's start, with "…" where the rest was.
-func clipValue(v string) string {
-	if len(v) <= maxEchoed {
-		return v
-	}
-	cut := maxEchoed
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return v[:cut] + "…"
-}
+// clipValue is v to quote in an error message (jobs.Clip).
+func clipValue(v string) string { return jobs.Clip(v, maxEchoed) }

@@ -99,12 +99,7 @@ func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 // list, as HTTP has it, and refused as any list is.
 func preconditions(c *gin.Context) (jobs.Preconditions, error) {
 	header := func(name string) string { return strings.Join(c.Request.Header.Values(name), ", ") }
-	p, err := jobs.ParsePreconditions(header("If-Match"), header("If-None-Match"))
-	if err != nil {
-		return p, err
-	}
-	// Not err: a nil *jobs.Error in an error is not a nil error.
-	return p, nil
+	return jobs.ParsePreconditions(header("If-Match"), header("If-None-Match"))
 }
 
 // writeJob answers with job, its ETag in the header too.

@@ -40,7 +40,8 @@ const maxETagHeader = 128
 // compare (not an ETag in double quotes, a list of them, or longer than
 // any ETag) is refused rather than left unchecked, which would let the
 // write through.
-func ParsePreconditions(ifMatch, ifNoneMatch string) (Preconditions, *Error) {
+// A refusal is a *Error.
+func ParsePreconditions(ifMatch, ifNoneMatch string) (Preconditions, error) {
 	var p Preconditions
 	var err *Error
 	if p.IfMatch, err = parseETagHeader("If-Match", ifMatch, false); err != nil {

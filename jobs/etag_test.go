@@ -34,7 +34,7 @@ func TestParsePreconditions(t *testing.T) {
 		{"spaces around", "  " + etag + " ", " * ", jobs.Preconditions{IfMatch: etag, IfNoneMatch: "*"}, true},
 	} {
 		p, err := jobs.ParsePreconditions(tc.ifMatch, tc.ifNoneMatch)
-		require.Nil(t, err, tc.name)
+		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, p, tc.name)
 		assert.Equal(t, tc.fails, p.Check(etag, "job j") != nil, tc.name)
 	}
@@ -54,8 +54,9 @@ func TestParsePreconditions(t *testing.T) {
 		{"5000 characters", long, "", "If-Match"},
 		{"5000 characters, If-None-Match", "", long, "If-None-Match"},
 	} {
-		_, err := jobs.ParsePreconditions(tc.ifMatch, tc.ifNoneMatch)
-		require.NotNil(t, err, tc.name)
+		_, parseErr := jobs.ParsePreconditions(tc.ifMatch, tc.ifNoneMatch)
+		var err *jobs.Error
+		require.ErrorAs(t, parseErr, &err, tc.name)
 		assert.Equal(t, jobs.CodeInvalidRequest, err.Code, tc.name)
 		assert.Equal(t, tc.target, err.Target, tc.name)
 		assert.Less(t, len(err.Message), 300, "%s: the message does not echo the header: %s", tc.name, err.Message)

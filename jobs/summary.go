@@ -200,11 +200,16 @@ func PublicURL(raw string) string {
 }
 
 // clip cuts s to MaxSummary bytes on a rune boundary.
-func clip(s string) string {
-	if len(s) <= MaxSummary {
+func clip(s string) string { return Clip(s, MaxSummary) }
+
+// Clip cuts s to at most n bytes on a rune boundary, "…" where the rest
+// was: a value quoted in a message or a summary stays short and valid
+// UTF-8.
+func Clip(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := MaxSummary - len("…")
+	cut := max(n-len("…"), 0)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
