@@ -41,7 +41,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json and job-behind-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-behind-TAG.json and job-unadmitted-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -73,6 +73,8 @@ func record(dir, tag string) error {
 	defer target.Close()
 	behind := make(chan error, 1)
 	go func() { behind <- recordBehind(ctx, dir, tag, target.URL) }()
+	unadmitted := make(chan error, 1)
+	go func() { unadmitted <- recordUnadmitted(ctx, c, dir, tag, target.URL) }()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
@@ -155,6 +157,9 @@ func record(dir, tag string) error {
 	}
 	if err := <-behind; err != nil {
 		return fmt.Errorf("the job behind: %w", err)
+	}
+	if err := <-unadmitted; err != nil {
+		return fmt.Errorf("the job never admitted: %w", err)
 	}
 	files := map[string]string{
 		"collection": k.CollectionWorkflowID(),
@@ -286,6 +291,38 @@ func recordBehind(ctx context.Context, dir, tag, target string) error {
 		return err
 	}
 	name := "job-behind"
+	if tag != "" {
+		name += "-" + tag
+	}
+	return save(ctx, c, k.JobWorkflowID(), filepath.Join(dir, name+".json"))
+}
+
+// recordUnadmitted records a job whose first PUT its collection never
+// answers: the collection's workflow ID belongs to a workflow no worker
+// runs, which takes the job's signals and does nothing. At its grace the
+// PUT gives up, the job asks to be forgotten and its workflow ends.
+func recordUnadmitted(ctx context.Context, c client.Client, dir, tag, target string) error {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "silent", Job: "unadmitted"}
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: k.CollectionWorkflowID(), TaskQueue: "recordhistories-nobody"},
+		"Nobody"); err != nil {
+		return err
+	}
+	defer func() { _ = c.TerminateWorkflow(context.Background(), k.CollectionWorkflowID(), "", "recorded") }()
+	op := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes: kindOf(k, jobs.JobWorkflowName),
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: k})
+	job := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(time.Hour)),
+		Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/unadmitted", Method: "POST"}}}}}
+	if _, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: jobs.UpdatePutJob, Args: []any{jobs.PutJobRequest{Job: job}},
+			WaitForStage: client.WorkflowUpdateStageAccepted}}); err != nil {
+		return fmt.Errorf("put: %w", err)
+	}
+	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return err
+	}
+	name := "job-unadmitted"
 	if tag != "" {
 		name += "-" + tag
 	}
