@@ -6,8 +6,11 @@
 // PATCH state Disabled, PATCH state Enabled, POST run, GET and a PUT that
 // redefines the job, then one DELETE; each write begins with an action in
 // flight (it runs the job now, untimed, when none is, and waits for the
-// target to get it). It prints p50, p99 and max of each write, and how
-// many began while no action of the job was in flight.
+// target to get it). Then, on the same server, it times the same writes
+// of a native Schedule whose workflow makes the same POST (pause,
+// unpause, trigger, describe, update, delete), each begun with one of its
+// actions in flight. It prints p50, p99 and max of each write, and how
+// many began while no action was in flight.
 //
 // It is a bench command, not a test; run it from the repository root:
 //
@@ -28,6 +31,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/recurhq/recur/internal/peer"
 	"github.com/recurhq/recur/internal/recurproc"
 	"github.com/recurhq/recur/jobs"
 )
@@ -149,8 +156,72 @@ func run(ctx context.Context, c config) error {
 	if err := b.time(ctx, "DELETE", http.MethodDelete, key.JobID(), nil); err != nil {
 		return err
 	}
-	b.print(c, bin)
+	b.print(c, bin, "a job")
+	if err := schedules(ctx, c, d, tg); err != nil {
+		return err
+	}
 	return d.Stop()
+}
+
+// schedules times the same writes on a native Schedule of the same
+// server, whose workflow makes the same POST to the target: pause,
+// unpause, trigger, describe, an update of its action, and a delete.
+func schedules(ctx context.Context, c config, d *recurproc.Deployment, tg *target) error {
+	tc, err := peer.Dial(ctx, d.Temporal, d.Namespace)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	w, err := peer.StartWorker(tc)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	const id = "writes-schedule"
+	h, err := tc.ScheduleClient().Create(ctx, client.ScheduleOptions{ID: id,
+		Spec:   client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: 24 * time.Hour}}},
+		Action: peer.Action(id, tg.url), Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL})
+	if err != nil {
+		return fmt.Errorf("create the schedule: %w", err)
+	}
+	for tg.inFlight.Load() > 0 { // the job's last actions
+		time.Sleep(time.Second)
+	}
+	b := &bench{tg: tg, times: map[string][]time.Duration{}, idle: map[string]int{}}
+	trigger := func() error { return h.Trigger(ctx, client.ScheduleTriggerOptions{}) }
+	update := func() error {
+		return h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+			in.Description.Schedule.Action = peer.Action(id, tg.url)
+			return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
+		}})
+	}
+	for range c.rounds {
+		for _, write := range []struct {
+			name string
+			f    func() error
+		}{
+			{"Pause", func() error { return h.Pause(ctx, client.SchedulePauseOptions{}) }},
+			{"Unpause", func() error { return h.Unpause(ctx, client.ScheduleUnpauseOptions{}) }},
+			{"Trigger", trigger},
+			{"Describe", func() error { _, err := h.Describe(ctx); return err }},
+			{"Update", update},
+		} {
+			if err := b.inFlightBy(ctx, trigger); err != nil {
+				return err
+			}
+			if err := b.timeCall(write.name, write.f); err != nil {
+				return err
+			}
+		}
+	}
+	if err := b.inFlightBy(ctx, trigger); err != nil {
+		return err
+	}
+	if err := b.timeCall("Delete", func() error { return h.Delete(ctx) }); err != nil {
+		return err
+	}
+	b.print(c, "native Schedule", "a Schedule")
+	return nil
 }
 
 // definition is the job: an HTTP POST to the target, one attempt, a
@@ -179,13 +250,20 @@ type bench struct {
 // inFlight makes sure an action of the job is in flight: it runs the job
 // now, untimed, when none is, and waits for the target to get it.
 func (b *bench) inFlight(ctx context.Context) error {
+	return b.inFlightBy(ctx, func() error {
+		return b.api.Do(ctx, http.MethodPost, key.JobID()+"/run", nil, nil, http.StatusOK, http.StatusAccepted)
+	})
+}
+
+// inFlightBy is inFlight, run starting an action when none is in flight.
+func (b *bench) inFlightBy(ctx context.Context, run func() error) error {
 	if b.tg.inFlight.Load() > 0 {
 		return nil
 	}
 	for len(b.tg.arrived) > 0 {
 		<-b.tg.arrived
 	}
-	if err := b.api.Do(ctx, http.MethodPost, key.JobID()+"/run", nil, nil, http.StatusOK, http.StatusAccepted); err != nil {
+	if err := run(); err != nil {
 		return err
 	}
 	select {
@@ -199,6 +277,13 @@ func (b *bench) inFlight(ctx context.Context) error {
 }
 
 func (b *bench) time(ctx context.Context, name, method, path string, body any) error {
+	return b.timeCall(name, func() error {
+		return b.api.Do(ctx, method, path, body, nil, http.StatusOK, http.StatusCreated, http.StatusAccepted, http.StatusNoContent)
+	})
+}
+
+// timeCall times one write, write, under name.
+func (b *bench) timeCall(name string, write func() error) error {
 	if _, ok := b.times[name]; !ok {
 		b.order = append(b.order, name)
 	}
@@ -206,16 +291,16 @@ func (b *bench) time(ctx context.Context, name, method, path string, body any) e
 		b.idle[name]++
 	}
 	started := time.Now()
-	if err := b.api.Do(ctx, method, path, body, nil, http.StatusOK, http.StatusCreated, http.StatusAccepted, http.StatusNoContent); err != nil {
+	if err := write(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	b.times[name] = append(b.times[name], time.Since(started))
 	return nil
 }
 
-func (b *bench) print(c config, bin string) {
-	fmt.Printf("\nwrites to a job whose action is in flight (target answers after %s), %s, %s, load average %s\n",
-		c.delay, bin, time.Now().Format("2006-01-02 15:04"), recurproc.LoadAverage())
+func (b *bench) print(c config, bin, what string) {
+	fmt.Printf("\nwrites to %s whose action is in flight (target answers after %s), %s, %s, load average %s\n",
+		what, c.delay, bin, time.Now().Format("2006-01-02 15:04"), recurproc.LoadAverage())
 	fmt.Printf("| write | n | p50 | p99 | max | begun with no action in flight |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, name := range b.order {
 		d := slices.Clone(b.times[name])
