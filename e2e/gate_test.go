@@ -13,15 +13,14 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
-// TestNoActionStartsInTheTaskThatAcceptedItsUpdate: until the workflow
-// task that accepted an update completes, Temporal may still lose it and
-// tell the caller the update failed, or hand it to the workflow again; an
-// action started in that task would have reached its target all the same.
-// So in a job's history no workflow task's completion both accepts an
-// update and records a local activity: a run now, a backfill and a
-// redefinition whose first occurrence is due at once each start their
-// action in a later task.
-func TestNoActionStartsInTheTaskThatAcceptedItsUpdate(t *testing.T) {
+// TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate: an action is an
+// activity, a command of the workflow task that schedules it, which
+// Temporal records together with that task's acceptance of an update, or
+// not at all (a task it loses takes its commands with it). So a run now, a
+// backfill and a redefinition whose first occurrence is due at once each
+// schedule their action in the very task that accepted them, with no
+// timer in between, and the action starts once that task is durable.
+func TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate(t *testing.T) {
 	s := newStack(t)
 	target, got := newTarget(t)
 	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
@@ -57,22 +56,21 @@ func TestNoActionStartsInTheTaskThatAcceptedItsUpdate(t *testing.T) {
 	waitHit("a redefinition due at once")
 
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "gated"}
-	// The target answered the last action; its marker follows.
 	var accepted, ran map[int64]bool
 	require.Eventually(t, func() bool {
 		accepted, ran = completions(t, s.temporal.GetDefaultClient(), k.JobWorkflowID())
 		return len(ran) == 3
-	}, 10*time.Second, 50*time.Millisecond, "three actions ran, each recorded in a task")
+	}, 10*time.Second, 50*time.Millisecond, "three actions scheduled")
 	require.Len(t, accepted, 4, "the first PUT, the run now, the backfill and the redefinition each accepted in a task")
-	for task := range accepted {
-		require.NotContains(t, ran, task, "the completion at event %d accepts an update and records a local activity", task)
+	for task := range ran {
+		require.Contains(t, accepted, task, "the completion at event %d schedules an action but accepts no update", task)
 	}
 }
 
 // completions returns, by the event ID of the workflow task completion
 // that wrote them, the completions of the workflow's present run that
 // accept an update of those that may start actions (the run now, PUT and
-// backfill) and those that record a local activity.
+// backfill) and those that schedule an action.
 func completions(t *testing.T, c client.Client, workflowID string) (accepted, ran map[int64]bool) {
 	t.Helper()
 	accepted, ran = map[int64]bool{}, map[int64]bool{}
@@ -89,10 +87,8 @@ func completions(t *testing.T, c client.Client, workflowID string) (accepted, ra
 			if starts[e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName()] {
 				accepted[task] = true
 			}
-		case enumspb.EVENT_TYPE_MARKER_RECORDED:
-			if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
-				ran[task] = true
-			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			ran[task] = true
 		}
 	}
 	return accepted, ran

@@ -15,11 +15,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/recurhq/recur/activities"
-	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 )
@@ -169,15 +167,14 @@ func TestJobFiresEndToEnd(t *testing.T) {
 		status, job = s.do(t, http.MethodGet, jobPath, nil)
 		return status == http.StatusOK && path(job, "properties", "state") == "completed"
 	}, 20*time.Second, 200*time.Millisecond, "job: %v", job)
-	// The occurrence ran as a local activity of the job's workflow: it
-	// has no workflow of its own. Its marker is written by the workflow
-	// task that also completes the job, so it is there once GET says
-	// completed (the target hears the request before that task ends).
+	// The occurrence ran as an activity of the job's workflow: it has no
+	// workflow of its own. Its events precede the workflow task that
+	// completes the job, so they are there once GET says completed.
 	c := s.temporal.GetDefaultClient()
 	_, err := c.DescribeWorkflowExecution(context.Background(), "job:sub1/rg1/coll1/once@"+start.Format(time.RFC3339), "")
 	var notFound *serviceerror.NotFound
 	require.ErrorAs(t, err, &notFound)
-	require.True(t, hasLocalActivity(t, c, codec.DataConverter(s.recur.Keys), "job:sub1/rg1/coll1/once", "HTTP"),
+	require.True(t, hasActivity(t, c, "job:sub1/rg1/coll1/once", "HTTP"),
 		"the job's history records the action")
 	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"))
 	require.NotEmpty(t, path(job, "properties", "status", "lastExecutionTime"))
@@ -314,20 +311,15 @@ func TestPatchDisablesAndEnablesAndRunNowRunsOnce(t *testing.T) {
 	require.Equal(t, "properties.recurrence.interval", path(body, "error", "target"))
 }
 
-// hasLocalActivity reports whether the workflow's history records a local
-// activity of the given type; dc reads the markers.
-func hasLocalActivity(t *testing.T, c client.Client, dc converter.DataConverter, workflowID, activityType string) bool {
+// hasActivity reports whether the workflow's history records an activity
+// of the given type.
+func hasActivity(t *testing.T, c client.Client, workflowID, activityType string) bool {
 	t.Helper()
 	iter := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		e, err := iter.Next()
 		require.NoError(t, err)
-		m := e.GetMarkerRecordedEventAttributes()
-		if m.GetMarkerName() != "LocalActivity" {
-			continue
-		}
-		var data struct{ ActivityType string }
-		if p := m.GetDetails()["data"]; p != nil && dc.FromPayloads(p, &data) == nil && data.ActivityType == activityType {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a.GetActivityType().GetName() == activityType {
 			return true
 		}
 	}

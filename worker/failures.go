@@ -11,8 +11,8 @@ import (
 )
 
 // failureMessages moves the message of an action's failure into its
-// details: the SDK records a local activity's failure in the marker with
-// its message in clear, whatever the failure converter, while details are
+// details: Temporal records an activity's failure (a local activity's in
+// its marker) with its message in clear, whatever the failure converter, while details are
 // payloads that recur's codec encrypts. The error keeps its type, so that
 // retries and the workflow's reading of it are unchanged; its message
 // becomes the type.

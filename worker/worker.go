@@ -13,20 +13,20 @@ import (
 )
 
 // New returns the worker of jobs.TaskQueue with every workflow and
-// activity registered. It polls for workflow tasks only: the activities
-// run as local activities of the workflows (workflows/occurrence.go). The
-// caller starts and stops it.
+// activity registered. It polls for workflow and activity tasks: an
+// occurrence's actions are activities of its job's workflow on that queue
+// (workflows/occurrence.go), which the server may hand back with the
+// workflow task that scheduled them (eager execution, unless opts disable
+// it). The caller starts and stops it.
 func New(c client.Client, acts *activities.Activities, opts sdkworker.Options) sdkworker.Worker {
 	w := sdkworker.New(c, jobs.TaskQueue, Options(opts))
 	Register(w, acts)
 	return w
 }
 
-// Options returns opts as recur's worker needs them: polling for workflow
-// tasks only, and actions' failure messages kept among their encrypted
-// details (failureMessages).
+// Options returns opts as recur's worker needs them: actions' failure
+// messages kept among their encrypted details (failureMessages).
 func Options(opts sdkworker.Options) sdkworker.Options {
-	opts.LocalActivityWorkerOnly = true
 	opts.Interceptors = append(opts.Interceptors, &failureMessages{})
 	return opts
 }

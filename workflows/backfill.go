@@ -75,7 +75,6 @@ func invalidBackfill(message string) error {
 // backfillQueue queues the occurrences due in the request's range, at
 // most jobs.MaxBackfill, and answers how many.
 func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (jobs.BackfillResult, error) {
-	j.gate.accept(ctx)
 	var times []time.Time
 	err := j.sideEffect(ctx, &times, func(r *recurrence.Rule) any {
 		out := []time.Time{}

@@ -16,10 +16,10 @@ import (
 const maxOccurrencesPerRun = 100
 
 // Job is the workflow of one job. It sleeps on a durable timer until the
-// next occurrence and runs the job's action as local activities of its
-// own, the error action after it when it fails for good; each occurrence
-// writes its history rows and the job's status to the memo in the task
-// that handled it. Nominal times come from the recurrence engine, never
+// next occurrence and runs the job's action as activities of its own,
+// the error action after it when it fails for good; each occurrence writes
+// its history rows and the job's status to the memo in the task that took
+// its end. Nominal times come from the recurrence engine, never
 // from when a run actually happened.
 //
 // The workflow is one loop (run): message handlers and runs that end only
@@ -43,7 +43,6 @@ type job struct {
 	outcome   jobs.ExecutionStatus // of the last run that ended in this run of the workflow
 	runNowIDs runNowIDs
 	retention retention
-	gate      gate  // holds actions back in the task that accepted their update (gate.go)
 	memo      memo  // what the memo holds (memo.go)
 	ahead     ahead // occurrences planned after the next one (plan.go)
 	timer     timer // the durable timer of the next wake-up
@@ -121,7 +120,10 @@ func (j *job) run(ctx workflow.Context) error {
 // step does the pending work: counts the occurrences that ended, starts
 // the runs now and a buffered occurrence, fires the occurrence that is
 // due, settles the state and deletes a finished job past its retention.
-// Nothing starts while the gate is closed (gate.go).
+// An action may start in the task that accepted the update asking for it
+// (a run now, a PUT whose first occurrence is due at once, a backfill):
+// its activity is a command of that task, which Temporal records together
+// with the update's acceptance or not at all.
 func (j *job) step(ctx workflow.Context) error {
 	p := &j.pending
 	p.changed = false
@@ -129,25 +131,18 @@ func (j *job) step(ctx workflow.Context) error {
 		j.count(e)
 	}
 	p.ended = nil
-	open := j.gate.open(ctx)
-	j.gate.held = append(j.gate.held, p.runsNow...)
-	p.runsNow = nil
-	if open {
-		for _, at := range j.gate.held {
-			j.startRun(ctx, at, runNow)
-		}
-		j.gate.held = nil
+	for _, at := range p.runsNow {
+		j.startRun(ctx, at, runNow)
 	}
+	p.runsNow = nil
 	if j.abandoned(ctx) {
 		j.deleted = true // never defined
 	}
 	if j.state == nil || j.deleted {
 		return nil
 	}
-	if open {
-		if err := j.start(ctx); err != nil {
-			return err
-		}
+	if err := j.start(ctx); err != nil {
+		return err
 	}
 	j.settle()
 	if until, ok := j.expiry(ctx); ok && !until.After(workflow.Now(ctx)) {
@@ -189,7 +184,7 @@ func (j *job) ending(ctx workflow.Context) error {
 // idle reports whether nothing is in flight: no action runs, no message
 // handler runs and nothing is pending, so the workflow may end.
 func (j *job) idle(ctx workflow.Context) bool {
-	return j.running == 0 && len(j.gate.held) == 0 && !j.pending.any() && workflow.AllHandlersFinished(ctx)
+	return j.running == 0 && !j.pending.any() && workflow.AllHandlersFinished(ctx)
 }
 
 // abandoned reports whether a job never defined gives up its name: its
@@ -223,16 +218,13 @@ func (j *job) sleep(ctx workflow.Context, ending bool) error {
 const msgPastWakeUp = "the job's loop planned a wake-up that has passed; it sleeps a second instead"
 
 // wake is the one planner of the loop: when it must next wake up with
-// nothing pending. That is when the gate opens on an action it holds
-// back (gate.go); else, unless the workflow is ending, the next
+// nothing pending. Unless the workflow is ending, that is the next
 // occurrence of an enabled job, when a finished job's retention ends, or
 // when a job never defined gives up. ok is false when only a message or a
 // handler's end can wake it (ending, disabled, finished and kept, never
 // defined past its grace).
 func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
 	switch {
-	case j.gated(ctx):
-		return j.gate.opens(), true
 	case ending:
 		return time.Time{}, false
 	case j.state == nil && !j.deleted:

@@ -224,13 +224,11 @@ func (j *job) defined() error {
 // from its next occurrence; the status counters stay. A disabled job
 // enabled again resumes at the next occurrence to come.
 func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResult, error) {
-	j.gate.accept(ctx)
 	return j.redefine(ctx, req.Job, req.Preconditions, "")
 }
 
 // patch redefines the job as put does, with its definition patched.
 func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJobResult, error) {
-	j.gate.accept(ctx)
 	def, err := j.patched(req.Patch)
 	if err != nil {
 		return jobs.PutJobResult{}, err
@@ -322,10 +320,8 @@ func (j *job) preconditions(p jobs.Preconditions) error {
 }
 
 // runNow runs the job once at once, outside its schedule: the loop starts
-// it before anything else, a DELETE that follows included, as soon as the
-// gate opens.
+// it before anything else, a DELETE that follows included, in this task.
 func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, error) {
-	j.gate.accept(ctx)
 	j.pending.runsNow = append(j.pending.runsNow, workflow.Now(ctx).UTC())
 	return struct{}{}, nil
 }

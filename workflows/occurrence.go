@@ -19,9 +19,11 @@ var acts *activities.Activities
 
 // occurrence is one run of a job's action: the main action with the job's
 // retry policy and, when that fails for good, the error action. Both are
-// local activities of the job workflow: an occurrence then costs its
-// markers in the job's history, where a workflow or an activity of its own
-// would cost a task and its events more (BENCHMARKS.md).
+// activities of the job workflow on its own task queue: the workflow task
+// that schedules one completes at once, so a message to the job is taken
+// while the action runs, where a local activity would hold the task open
+// until the action's end or the task's heartbeat (BENCHMARKS.md, "Local
+// activity or activity").
 type occurrence struct {
 	key     jobs.Key
 	id      string // the occurrence ID, every attempt's idempotency key
@@ -72,11 +74,18 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 	var resp jobs.HTTPResponse
 	retries, err := spec.RetryPolicy.Resolve("retryPolicy")
 	if err == nil {
-		lctx := workflow.WithLocalActivityOptions(ctx, localActivityOptions(spec, retries, jobs.OccurrenceSummary(o.key, o.nominal, name, spec)))
-		err = o.localActivity(lctx, spec, name).Get(ctx, &resp)
+		actx := workflow.WithActivityOptions(ctx, activityOptions(spec, retries, jobs.OccurrenceSummary(o.key, o.nominal, name, spec)))
+		err = o.activity(actx, spec, name).Get(ctx, &resp)
 	}
 	message := resp.Status
 	if err != nil {
+		// An activity's failure comes wrapped in the SDK's ActivityError,
+		// whose message names event IDs and the worker's identity: the row
+		// keeps what failed, as a local activity's did.
+		var actErr *temporal.ActivityError
+		if errors.As(err, &actErr) && errors.Unwrap(actErr) != nil {
+			err = errors.Unwrap(actErr)
+		}
 		var appErr *temporal.ApplicationError
 		if errors.As(err, &appErr) {
 			if appErr.HasDetails() {
@@ -106,10 +115,10 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 	}
 }
 
-// localActivity starts the local activity that performs spec.
-func (o occurrence) localActivity(ctx workflow.Context, spec jobs.ActionSpec, name string) workflow.Future {
+// activity starts the activity that performs spec.
+func (o occurrence) activity(ctx workflow.Context, spec jobs.ActionSpec, name string) workflow.Future {
 	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
-		return workflow.ExecuteLocalActivity(ctx, acts.HTTP, jobs.HTTPRequestInput{
+		return workflow.ExecuteActivity(ctx, acts.HTTP, jobs.HTTPRequestInput{
 			ActionName: name, Request: *spec.Request, OccurrenceID: o.id,
 			Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
 		})
@@ -120,11 +129,11 @@ func (o occurrence) localActivity(ctx workflow.Context, spec jobs.ActionSpec, na
 	}
 	switch spec.Type {
 	case jobs.ActionStorageQueue:
-		return workflow.ExecuteLocalActivity(ctx, acts.StorageQueue, in)
+		return workflow.ExecuteActivity(ctx, acts.StorageQueue, in)
 	case jobs.ActionServiceBusQueue, jobs.ActionServiceBusTopic:
-		return workflow.ExecuteLocalActivity(ctx, acts.ServiceBus, in)
+		return workflow.ExecuteActivity(ctx, acts.ServiceBus, in)
 	case jobs.ActionWorkflow:
-		return workflow.ExecuteLocalActivity(ctx, acts.StartWorkflow, in)
+		return workflow.ExecuteActivity(ctx, acts.StartWorkflow, in)
 	}
 	// Validated at every PUT; a type this code does not know fails the
 	// occurrence, not the workflow.
@@ -133,14 +142,15 @@ func (o occurrence) localActivity(ctx workflow.Context, spec jobs.ActionSpec, na
 	return f
 }
 
-// localActivityOptions are those of an action's local activity: each
-// attempt bounded by the action's timeout, the attempts and the pauses
-// between them by the retry policy, and the whole by their sum.
-func localActivityOptions(spec jobs.ActionSpec, retries jobs.Retries, summary string) workflow.LocalActivityOptions {
+// activityOptions are those of an action's activity: each attempt bounded
+// by the action's timeout, the attempts and the pauses between them by the
+// retry policy, and the whole by their sum. It runs on the workflow's task
+// queue, recur's.
+func activityOptions(spec jobs.ActionSpec, retries jobs.Retries, summary string) workflow.ActivityOptions {
 	policy := temporalRetryPolicy(retries)
 	attempt := spec.AttemptTimeout() + 5*time.Second
 	attempts := time.Duration(max(policy.MaximumAttempts, 1))
-	return workflow.LocalActivityOptions{
+	return workflow.ActivityOptions{
 		StartToCloseTimeout:    attempt,
 		ScheduleToCloseTimeout: attempts*attempt + (attempts-1)*policy.MaximumInterval + time.Minute,
 		RetryPolicy:            policy,

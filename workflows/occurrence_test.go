@@ -11,10 +11,10 @@ import (
 
 func intp(n int) *int { return &n }
 
-// TestRetryPolicyBecomesTheLocalActivityOptions: a job's retry policy is
-// the local activity's, and the whole of its attempts and pauses fits in
+// TestRetryPolicyBecomesTheActivityOptions: a job's retry policy is
+// the activity's, and the whole of its attempts and pauses fits in
 // its schedule-to-close timeout.
-func TestRetryPolicyBecomesTheLocalActivityOptions(t *testing.T) {
+func TestRetryPolicyBecomesTheActivityOptions(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		policy *jobs.RetryPolicy
@@ -31,7 +31,7 @@ func TestRetryPolicyBecomesTheLocalActivityOptions(t *testing.T) {
 		spec := jobs.ActionSpec{Type: "Http", RetryPolicy: tc.policy}
 		retries, err := spec.RetryPolicy.Resolve("retryPolicy")
 		require.NoError(t, err, tc.name)
-		opts := localActivityOptions(spec, retries, "summary")
+		opts := activityOptions(spec, retries, "summary")
 		p := opts.RetryPolicy
 		require.Equal(t, tc.want, p.MaximumAttempts, tc.name)
 		require.Equal(t, tc.pause, p.InitialInterval, tc.name)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -60,12 +61,10 @@ func newHarness(t *testing.T, now time.Time) *harness {
 		return jobs.HTTPResponse{StatusCode: 200, Status: "200 OK"}, nil
 	}
 	// The listener runs on the environment's own goroutine, where its
-	// clock reads true; a local activity runs on another one.
-	h.env.SetOnLocalActivityStartedListener(func(_ *activity.Info, _ context.Context, args []any) {
-		if len(args) == 0 {
-			return
-		}
-		if in, ok := args[0].(jobs.HTTPRequestInput); ok {
+	// clock reads true; an activity runs on another one.
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		var in jobs.HTTPRequestInput
+		if info.ActivityType.Name == "HTTP" && args.Get(&in) == nil {
 			h.mu.Lock()
 			h.attempts = append(h.attempts, attempt{id: in.OccurrenceID, action: in.ActionName, at: h.env.Now().UTC()})
 			h.delay = 0

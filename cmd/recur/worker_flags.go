@@ -18,6 +18,8 @@ import (
 type workerFlags struct {
 	cache            int
 	workflowPollers  int
+	activityPollers  int
+	noEager          bool
 	stickyTimeout    time.Duration
 	maxActivities    int
 	maxWorkflowTasks int
@@ -34,6 +36,10 @@ func (w *workerFlags) register(fs *flag.FlagSet, e *envDefaults) {
 		"workflows kept in memory between their tasks; an evicted job replays its history at its next occurrence (RECUR_WORKFLOW_CACHE)")
 	fs.IntVar(&w.workflowPollers, "workflow-pollers", e.int("RECUR_WORKFLOW_POLLERS", 4),
 		"concurrent long polls for workflow tasks (RECUR_WORKFLOW_POLLERS)")
+	fs.IntVar(&w.activityPollers, "activity-pollers", e.int("RECUR_ACTIVITY_POLLERS", 4),
+		"concurrent long polls for activity tasks (actions the server did not hand back eagerly) (RECUR_ACTIVITY_POLLERS)")
+	fs.BoolVar(&w.noEager, "no-eager-actions", e.bool("RECUR_NO_EAGER_ACTIONS", false),
+		"never ask the server to hand an action back with the workflow task that scheduled it: every action goes through the activity task queue (RECUR_NO_EAGER_ACTIONS)")
 	sticky := clusterStickyTimeout
 	if w.dev {
 		sticky = devStickyTimeout
@@ -41,7 +47,7 @@ func (w *workerFlags) register(fs *flag.FlagSet, e *envDefaults) {
 	fs.DurationVar(&w.stickyTimeout, "sticky-timeout", e.duration("RECUR_STICKY_TIMEOUT", sticky),
 		"how long a workflow task waits for the worker that has its workflow in memory before any worker may take it (RECUR_STICKY_TIMEOUT)")
 	fs.IntVar(&w.maxActivities, "max-concurrent-actions", e.int("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
-		"actions (local activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
+		"actions (activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
 	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", e.int("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
 		"workflow tasks running at once in this worker (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
 	fs.DurationVar(&w.stopTimeout, "stop-timeout", e.duration("RECUR_STOP_TIMEOUT", 30*time.Second),
@@ -89,6 +95,7 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		value int
 	}{
 		{"--workflow-cache", w.cache}, {"--max-concurrent-actions", w.maxActivities}, {"--max-concurrent-workflow-tasks", w.maxWorkflowTasks},
+		{"--activity-pollers", w.activityPollers},
 	} {
 		if f.value < 1 {
 			return sdkworker.Options{}, fmt.Errorf("%s must be at least 1, not %d", f.name, f.value)
@@ -107,8 +114,13 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 	}
 	sdkworker.SetStickyWorkflowCacheSize(w.cache)
 	return sdkworker.Options{
-		MaxConcurrentWorkflowTaskPollers:        w.workflowPollers,
-		StickyScheduleToStartTimeout:            w.stickyTimeout,
+		MaxConcurrentWorkflowTaskPollers:   w.workflowPollers,
+		StickyScheduleToStartTimeout:       w.stickyTimeout,
+		MaxConcurrentActivityTaskPollers:   w.activityPollers,
+		MaxConcurrentActivityExecutionSize: w.maxActivities,
+		DisableEagerActivities:             w.noEager,
+		// The one local activity left (a finished job's retention) is
+		// quick; the actions are activities.
 		MaxConcurrentLocalActivityExecutionSize: w.maxActivities,
 		MaxConcurrentWorkflowTaskExecutionSize:  w.maxWorkflowTasks,
 		// The SDK's default, 0, does not wait: a workflow task whose action

@@ -28,7 +28,7 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 8, opts.MaxConcurrentWorkflowTaskPollers)
 	require.Equal(t, 90*time.Second, opts.StickyScheduleToStartTimeout)
-	require.Equal(t, 50, opts.MaxConcurrentLocalActivityExecutionSize, "actions run as local activities")
+	require.Equal(t, 50, opts.MaxConcurrentActivityExecutionSize, "actions run as activities")
 	require.Equal(t, 70, opts.MaxConcurrentWorkflowTaskExecutionSize)
 	require.Equal(t, 45*time.Second, opts.WorkerStopTimeout)
 	require.Equal(t, 300, w.cache, "from RECUR_WORKFLOW_CACHE")
