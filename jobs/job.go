@@ -177,6 +177,13 @@ const (
 	MaxTimeout     = 10 * time.Minute
 )
 
+// ActionHeartbeatTimeout is how long the server waits for a word from the
+// worker running an action's attempt before it takes the worker for lost
+// and runs the attempt again; the worker speaks every half of it
+// (package worker). An attempt's own timeout is up to MaxTimeout, far
+// longer than a lost worker should keep an occurrence waiting.
+const ActionHeartbeatTimeout = 20 * time.Second
+
 // AttemptTimeout returns the limit of one attempt.
 func (a ActionSpec) AttemptTimeout() time.Duration {
 	if d, err := ParseInterval(a.Timeout); err == nil && a.Timeout != "" {

@@ -25,9 +25,13 @@ func New(c client.Client, acts *activities.Activities, opts sdkworker.Options) s
 }
 
 // Options returns opts as recur's worker needs them: actions' failure
-// messages kept among their encrypted details (failureMessages).
+// messages kept among their encrypted details (failureMessages), and long
+// attempts heartbeating (heartbeats), each heartbeat sent when it is made:
+// the SDK would otherwise hold one back for up to 80% of the heartbeat
+// timeout, leaving a late server too little slack.
 func Options(opts sdkworker.Options) sdkworker.Options {
-	opts.Interceptors = append(opts.Interceptors, &failureMessages{})
+	opts.Interceptors = append(opts.Interceptors, &failureMessages{}, &heartbeats{})
+	opts.MaxHeartbeatThrottleInterval = jobs.ActionHeartbeatTimeout / 2
 	return opts
 }
 

@@ -31,21 +31,23 @@ func Job(ctx workflow.Context, in jobs.JobInput) error {
 }
 
 type job struct {
-	key       jobs.Key
-	firstRun  string         // the first run ID of the workflow's chain, for ETags
-	state     *jobs.JobState // nil until the first PUT; carried across continue-as-new
-	pending   pending
-	running   int                  // occurrences whose actions run now
-	deleted   bool                 // by DELETE, by the collection, or past the retention of a finished job
-	forgotten bool                 // by the collection that deleted it
-	admission admission            // (admission.go)
-	fired     int                  // occurrences fired by this run of the workflow
-	outcome   jobs.ExecutionStatus // of the last run that ended in this run of the workflow
-	runNowIDs runNowIDs
-	retention retention
-	memo      memo  // what the memo holds (memo.go)
-	ahead     ahead // occurrences planned after the next one (plan.go)
-	timer     timer // the durable timer of the next wake-up
+	key        jobs.Key
+	firstRun   string         // the first run ID of the workflow's chain, for ETags
+	state      *jobs.JobState // nil until the first PUT; carried across continue-as-new
+	pending    pending
+	running    int              // occurrences whose actions run now
+	runs       workflow.Context // theirs, which a deletion cancels
+	cancelRuns workflow.CancelFunc
+	deleted    bool                 // by DELETE, by the collection, or past the retention of a finished job
+	forgotten  bool                 // by the collection that deleted it
+	admission  admission            // (admission.go)
+	fired      int                  // occurrences fired by this run of the workflow
+	outcome    jobs.ExecutionStatus // of the last run that ended in this run of the workflow
+	runNowIDs  runNowIDs
+	retention  retention
+	memo       memo  // what the memo holds (memo.go)
+	ahead      ahead // occurrences planned after the next one (plan.go)
+	timer      timer // the durable timer of the next wake-up
 }
 
 // timer is the loop's durable timer: it stays while the wake-up it was
@@ -137,6 +139,9 @@ func (j *job) step(ctx workflow.Context) error {
 	p.runsNow = nil
 	if j.abandoned(ctx) {
 		j.deleted = true // never defined
+	}
+	if j.deleted && j.running > 0 {
+		j.cancelRuns() // nothing more reaches the targets of a job that is gone
 	}
 	if j.state == nil || j.deleted {
 		return nil
@@ -339,10 +344,15 @@ func (j *job) startRun(ctx workflow.Context, nominal time.Time, kind runKind) {
 	j.running++
 	o := occurrence{key: j.key, id: id, nominal: nominal, action: *j.state.Job.Properties.Action,
 		repeat: j.status().ExecutionCount + j.running, kind: kind, started: workflow.Now(ctx)}
-	workflow.Go(ctx, func(ctx workflow.Context) {
+	if j.cancelRuns == nil {
+		j.runs, j.cancelRuns = workflow.WithCancel(ctx)
+	}
+	workflow.Go(j.runs, func(ctx workflow.Context) {
 		e := o.run(ctx)
 		j.running--
-		j.pending.ended = append(j.pending.ended, e)
+		if !e.cancelled {
+			j.pending.ended = append(j.pending.ended, e)
+		}
 	})
 }
 

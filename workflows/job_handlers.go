@@ -320,7 +320,8 @@ func (j *job) preconditions(p jobs.Preconditions) error {
 }
 
 // runNow runs the job once at once, outside its schedule: the loop starts
-// it before anything else, a DELETE that follows included, in this task.
+// it in this task, before anything else (a DELETE that follows cancels it
+// as it cancels every run in flight).
 func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, error) {
 	j.pending.runsNow = append(j.pending.runsNow, workflow.Now(ctx).UTC())
 	return struct{}{}, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -657,4 +658,99 @@ func TestBackfillRunsPastOccurrencesUnderTheirOwnIDs(t *testing.T) {
 	require.Equal(t, 3, backfilled)
 	require.Equal(t, 5, v.Properties.Status.ExecutionCount)
 	require.Equal(t, jobs.Completed, v.Properties.State, "count 2 of the schedule used up; the backfill did not use it")
+}
+
+// TestALostWorkerCostsTheTargetNoAttempt: an attempt lost with its worker
+// (its heartbeat stopped) is given again when it was the last, so that an
+// action without retries still runs; one that loses its worker each time
+// fails after maxWorkerLosses more, and its error action runs.
+func TestALostWorkerCostsTheTargetNoAttempt(t *testing.T) {
+	lost := temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+	for _, tc := range []struct {
+		name     string
+		losses   int // of the main action's first attempts
+		attempts int // of the main action
+		status   jobs.ExecutionStatus
+	}{
+		{"once", 1, 2, jobs.ExecutionCompleted},
+		{"every time", 100, 4, jobs.ExecutionFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+			h := newHarness(t, now)
+			losses := 0
+			h.answer = func(in jobs.HTTPRequestInput, _ int) (jobs.HTTPResponse, error) {
+				if in.ActionName == jobs.MainAction && losses < tc.losses {
+					losses++
+					return jobs.HTTPResponse{}, lost
+				}
+				return jobs.HTTPResponse{StatusCode: 200, Status: "200 OK"}, nil
+			}
+			j := job(now.Add(time.Minute), nil) // one-time
+			j.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "None"}
+			j.Properties.Action.ErrorAction = &jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/error", Method: "POST"}}
+			h.at(0, func() { h.put(j) })
+			h.run(2*time.Hour, jobs.JobInput{Key: key})
+
+			var main int
+			for _, a := range h.attempts {
+				if a.action == jobs.MainAction {
+					main++
+				}
+			}
+			require.Equal(t, tc.attempts, main)
+			rows := h.rows("")
+			require.NotEmpty(t, rows)
+			require.Equal(t, tc.status, rows[0].Status)
+			require.Equal(t, tc.attempts-1, rows[0].RetryCount)
+			if tc.status == jobs.ExecutionFailed {
+				require.Len(t, rows, 2, "the error action runs")
+				require.Equal(t, jobs.ErrorAction, rows[1].ActionName)
+			} else {
+				require.Len(t, rows, 1, "no error action")
+			}
+		})
+	}
+}
+
+// TestADeleteCancelsTheRunInFlight: a job deleted while its action runs
+// ends at once: the run is cancelled (its error action does not run) and
+// the name is free for a new job, where a disable lets the run finish and
+// counts it.
+func TestADeleteCancelsTheRunInFlight(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	start := func(h *harness) {
+		h.slow = func(jobs.HTTPRequestInput) time.Duration { return time.Hour }
+		h.answer = func(jobs.HTTPRequestInput, int) (jobs.HTTPResponse, error) {
+			return jobs.HTTPResponse{StatusCode: 500, Status: "500 Internal Server Error"},
+				temporal.NewNonRetryableApplicationError("500", activities.ErrTypeHTTPStatus, nil)
+		}
+		j := job(now.Add(time.Minute), &recurrence.Recurrence{Frequency: "Hour", Interval: intp(1)})
+		j.Properties.Action.ErrorAction = &jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: "https://example.com/error", Method: "POST"}}
+		h.at(0, func() { h.put(j) })
+	}
+	t.Run("delete", func(t *testing.T) {
+		h := newHarness(t, now)
+		start(h)
+		h.run(10*time.Minute, jobs.JobInput{Key: key})
+		require.Equal(t, now.Add(10*time.Minute), h.env.Now().UTC(), "the workflow ends at the DELETE, not at the action's end")
+		require.Len(t, h.attempts, 1)
+		require.Empty(t, h.rows(""), "a cancelled run records nothing")
+	})
+	t.Run("disable", func(t *testing.T) {
+		h := newHarness(t, now)
+		start(h)
+		var v jobs.Job
+		h.at(10*time.Minute, func() {
+			update(t, h.env, jobs.UpdatePatchJob, jobs.PatchJobRequest{Base: h.view().ETag, Patch: []byte(`{"properties":{"state":"Disabled"}}`)})
+		})
+		h.at(150*time.Minute, func() { v = h.view() }) // both actions took an hour
+		h.run(3*time.Hour, jobs.JobInput{Key: key})
+		require.Equal(t, jobs.Disabled, v.Properties.State)
+		require.Equal(t, 1, v.Properties.Status.ExecutionCount, "the run in flight finished and counts")
+		rows := h.rows("")
+		require.Len(t, rows, 2, "the main action's failure, then the error action, and nothing after the disable")
+		require.Equal(t, jobs.ExecutionFailed, rows[0].Status)
+		require.Equal(t, jobs.ErrorAction, rows[1].ActionName)
+	})
 }

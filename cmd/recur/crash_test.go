@@ -258,14 +258,18 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 	requireHistoryRow(t, p, "during-late", "Postponed", "catch-up window")
 
 	// Crash while an action is in flight: the sink holds the first
-	// delivery until the connection dies with the process. The action is a
-	// local activity of the job's workflow task, which dies with the
-	// process too: the task times out, the restarted worker replays the
-	// job and runs the action again, under the same Idempotency-Key. The
-	// attempt lost with the process left no failure to count.
+	// delivery until the connection dies with the process. The action is an
+	// activity whose heartbeat stops with the process: the restarted server
+	// takes its worker for lost after jobs.ActionHeartbeatTimeout, well
+	// before the attempt's own timeout of a minute, and the action runs
+	// again under the same Idempotency-Key, after the retry interval. The
+	// occurrence completes, its lost attempt counted as a failed one, as
+	// an attempt that timed out is.
 	s.holdNext("/inflight", 1)
 	inflightAt := time.Now().Add(3 * time.Second).Truncate(time.Second)
-	inflight := putFiring(t, p, "inflight", inflightAt, withFixedRetry(sinkJob(s, "inflight", inflightAt, nil), 2))
+	inflightJob := withFixedRetry(sinkJob(s, "inflight", inflightAt, nil), 2)
+	inflightJob["properties"].(map[string]any)["action"].(map[string]any)["timeout"] = "PT1M"
+	inflight := putFiring(t, p, "inflight", inflightAt, inflightJob)
 	key := s.waitHeld(t, 20*time.Second)
 	inflight.requireRuns(t, key)
 	p.kill(t)
@@ -273,7 +277,7 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 
 	require.Eventually(t, func() bool { _, done := s.counts(key); return done == 1 },
 		60*time.Second, 100*time.Millisecond, "the action in flight at the crash is retried and delivered: %v %v\n%s", s.raw, s.completed, p.output)
-	requireCounters(t, p, "inflight", "completed", 1, 0, 0)
+	requireCounters(t, p, "inflight", "completed", 1, 1, 0)
 
 	// Nothing doubled: one completed delivery per occurrence, no other
 	// occurrence delivered, no job lost.
