@@ -40,15 +40,27 @@ func TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate(t *testing.T) {
 			t.Fatalf("%s: the target got no request", what)
 		}
 	}
+	// Each run must end before the next write: under the default
+	// overlapPolicy Skip, a run due while another runs waits for its end
+	// (a backfill) or is postponed (an occurrence).
+	ended := func(runs int) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			status, body := s.do(t, http.MethodGet, jobPath, nil)
+			return status == http.StatusOK && path(body, "properties", "status", "executionCount") == float64(runs)
+		}, 10*time.Second, 50*time.Millisecond, "run %d ended", runs)
+	}
 	status, body = s.do(t, http.MethodPost, jobPath+"/run", nil)
 	require.Equal(t, http.StatusOK, status, body)
 	waitHit("run now")
+	ended(1)
 
 	status, body = s.do(t, http.MethodPost, jobPath+"/backfill", map[string]any{
 		"startTime": past.Format(time.RFC3339), "endTime": past.Format(time.RFC3339)})
 	require.Equal(t, http.StatusAccepted, status, body)
 	require.EqualValues(t, 1, body["queued"])
 	waitHit("a backfill")
+	ended(2)
 
 	delete(job["properties"].(map[string]any), "startTime") // due at once
 	status, body = s.do(t, http.MethodPut, jobPath, job)

@@ -111,16 +111,19 @@ func TestWebUIFiltersFailingJobs(t *testing.T) {
 	rows := occurrenceRows(t, ctx, tc, failingJob)
 	require.Equal(t, "binary/encrypted", string(rows.GetMetadata()["encoding"]))
 	require.NotContains(t, string(rows.GetData()), "Internal Server Error")
-	// The job's event history: each occurrence is a Local Activity event,
-	// whose details, once opened, show the action's outcome.
+	// The job's event history: each occurrence is an HTTP activity, whose
+	// events, once opened, show the action's outcome.
 	d, err := tc.DescribeWorkflowExecution(ctx, failingJob, "")
 	require.NoError(t, err)
 	history := p.UI + "/namespaces/default/workflows/" + url.PathEscape(failingJob) + "/" +
 		d.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
 	require.NoError(t, chromedp.Do(b, chromedp.Navigate(history)))
-	_, err = chromedp.Run(b, chromedp.Poll[chromedp.Void](`document.body.innerText.includes('Local Activity')`,
+	_, err = chromedp.Run(b, chromedp.Poll[chromedp.Void](`/Activity ?Task ?(Completed|Failed)/.test(document.body.innerText)`,
 		chromedp.WithPollingTimeout(30*time.Second)))
-	require.NoError(t, err, "the job's history lists its occurrences")
+	if err != nil {
+		text, _ := chromedp.Run(b, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("the job's history lists no occurrence: %v\n%s", err, browser.Shorten(text, 3000))
+	}
 	// Its memo, decoded, holds the rows of its last occurrence.
 	opened, err := chromedp.Run(b, chromedp.Evaluate[bool](`(() => {
 	  const tab = Array.from(document.querySelectorAll('a, button, [role="tab"]'))

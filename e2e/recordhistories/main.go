@@ -41,7 +41,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-behind-TAG.json and job-unadmitted-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-behind-TAG.json and job-unadmitted-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -63,14 +63,24 @@ func record(dir, tag string) error {
 	}
 	defer st.Stop()
 	c := st.Temporal.GetDefaultClient()
+	holding := make(chan struct{}, 1)
+	release := make(chan struct{})
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/fail") {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/fail"):
 			w.WriteHeader(http.StatusInternalServerError)
 			return
+		case strings.HasSuffix(r.URL.Path, "/hold"):
+			holding <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
 		}
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer target.Close()
+	defer close(release)
 	behind := make(chan error, 1)
 	go func() { behind <- recordBehind(ctx, dir, tag, target.URL) }()
 	unadmitted := make(chan error, 1)
@@ -109,6 +119,30 @@ func record(dir, tag string) error {
 		return err
 	}
 	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return err
+	}
+	// A job deleted while the action of its run now is held by its
+	// target: the DELETE cancels the activity and the workflow ends at
+	// once.
+	held := k
+	held.Job = "held"
+	if err := put(ctx, c, held, jobs.JobWorkflowName, jobs.JobInput{Key: held}, held.JobWorkflowID(), jobs.UpdatePutJob,
+		jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(24 * time.Hour)),
+			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/hold", Method: "POST"}}}}}}); err != nil {
+		return err
+	}
+	if err := put(ctx, c, held, "", nil, held.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{}); err != nil {
+		return err
+	}
+	select {
+	case <-holding:
+	case <-ctx.Done():
+		return fmt.Errorf("job held: its run now never reached the target: %w", ctx.Err())
+	}
+	if err := put(ctx, c, held, "", nil, held.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
+		return err
+	}
+	if err := c.GetWorkflow(ctx, held.JobWorkflowID(), "").Get(ctx, nil); err != nil {
 		return err
 	}
 	// A one-time job that completes and, its retention passed, deletes
@@ -166,6 +200,7 @@ func record(dir, tag string) error {
 		"job":        k.JobWorkflowID(),
 		"job-gone":   gone.JobWorkflowID(),
 		"job-idle":   idle.JobWorkflowID(),
+		"job-held":   held.JobWorkflowID(),
 	}
 	for name, id := range files {
 		if tag != "" {
