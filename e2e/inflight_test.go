@@ -91,8 +91,8 @@ func TestWritesDoNotWaitForARunningAction(t *testing.T) {
 
 	// answered sends a write and requires its answer, which can only come
 	// while the target holds the action (once it holds one): it answers
-	// nothing before the test ends.
-	held := 0
+	// nothing before the test ends. held < 0 checks nothing of the target.
+	held := -1
 	answered := func(want int, method, path string, body any) map[string]any {
 		t.Helper()
 		type answer struct {
@@ -107,7 +107,9 @@ func TestWritesDoNotWaitForARunningAction(t *testing.T) {
 		select {
 		case a := <-done:
 			require.Equal(t, want, a.status, "%s %s: %v", method, path, a.body)
-			require.Equal(t, held, target.holding(), "%s %s: the action still runs", method, path)
+			if held >= 0 {
+				require.Equal(t, held, target.holding(), "%s %s: the action still runs", method, path)
+			}
 			return a.body
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s %s waits for the action in flight", method, path)
@@ -132,13 +134,15 @@ func TestWritesDoNotWaitForARunningAction(t *testing.T) {
 	got := answered(http.StatusAccepted, http.MethodPost, jobPath+"/backfill", map[string]any{
 		"startTime": past.Format(time.RFC3339), "endTime": past.Format(time.RFC3339)})
 	require.EqualValues(t, 0, got["queued"], "nothing is due before the job's start")
+	got = answered(http.StatusOK, http.MethodGet, jobPath, nil)
+	require.Equal(t, "2", path(got, "properties", "action", "request", "headers", "X-Version"), "the redefinition holds while the run goes on")
+	require.Equal(t, "enabled", path(got, "properties", "state"))
+	// (A collection's enable and disable reach its jobs after they answer:
+	// TestReadYourWrites.)
 	answered(http.StatusOK, http.MethodPatch, collectionPath, map[string]any{"properties": map[string]any{
 		"quota": map[string]any{"maxJobCount": 20}}})
 	answered(http.StatusOK, http.MethodPost, collectionPath+"/disable", nil)
 	answered(http.StatusOK, http.MethodPost, collectionPath+"/enable", nil)
-	got = answered(http.StatusOK, http.MethodGet, jobPath, nil)
-	require.Equal(t, "2", path(got, "properties", "action", "request", "headers", "X-Version"), "the redefinition holds while the run goes on")
-	require.Equal(t, "enabled", path(got, "properties", "state"))
 
 	// The DELETE cancels the run: the workflow's run ends at once, and a
 	// PUT of the same name starts a new one.
@@ -150,6 +154,7 @@ func TestWritesDoNotWaitForARunningAction(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond, "the deleted job's workflow ends with its run in flight cancelled")
 	requireActivityCancelled(t, s, k.JobWorkflowID(), runID)
 	answered(http.StatusCreated, http.MethodPut, jobPath, job)
+	held = -1 // its request may reach the target before its answer
 	answered(http.StatusOK, http.MethodPost, jobPath+"/run", nil)
 	second := target.await(t, "run now of the new job")
 	held = 2 // the cancelled run's request stays with the target, which answers none

@@ -191,14 +191,18 @@ func TestACluster(t *testing.T) {
 
 	run("the worker running an action is killed", func(t *testing.T) {
 		s.holdNext("/inflight", 1)
-		job := putSinkJob(t, apis[0], s, "inflight", time.Now().Add(3*time.Second).Truncate(time.Second))
+		due := time.Now().Add(3 * time.Second).Truncate(time.Second)
+		job := putFiring(t, apis[0], "inflight", due, lostWorkerJob(s, "inflight", due))
 		key := s.waitHeld(t, 30*time.Second)
 		job.requireRuns(t, key)
 		i := workerOf(t, workers, s.heldRemote(key))
 		workers[i].kill(t)
-		// The other worker takes the job's workflow task once the dead
-		// one's times out, and runs the action again under the same key.
-		requireCounters(t, apis[1], "inflight", "completed", 1, 0, 0)
+		// The attempt's heartbeat stops with the worker: the server takes
+		// it for lost, and the other worker runs the retry under the same
+		// key. The lost attempt counts as a failed one.
+		require.Eventually(t, func() bool { _, done := s.counts(key); return done == 1 },
+			60*time.Second, 200*time.Millisecond, "the surviving worker retries the action")
+		requireCounters(t, apis[1], "inflight", "completed", 1, 1, 0)
 		_, completed := s.counts(key)
 		require.Equal(t, 1, completed, "one delivery completed; the killed one never did")
 		requireHistoryRow(t, apis[1], "inflight", "Completed", "")

@@ -127,6 +127,17 @@ func withFixedRetry(job map[string]any, n int) map[string]any {
 	return job
 }
 
+// lostWorkerJob is a one-time sink job due at start whose attempts may
+// last a minute, two of them 15 s apart: a test that kills the worker of
+// its attempt in flight sees the retry within a minute only if the
+// heartbeat, not the attempt's timeout, tells the server the worker is
+// lost.
+func lostWorkerJob(s *sink, name string, start time.Time) map[string]any {
+	job := withFixedRetry(sinkJob(s, name, start, nil), 2)
+	job["properties"].(map[string]any)["action"].(map[string]any)["timeout"] = "PT1M"
+	return job
+}
+
 // kill sends SIGKILL: no shutdown, no flush, as a crash or the OOM killer
 // would.
 func (p *devProcess) kill(t *testing.T) {
@@ -267,9 +278,7 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 	// an attempt that timed out is.
 	s.holdNext("/inflight", 1)
 	inflightAt := time.Now().Add(3 * time.Second).Truncate(time.Second)
-	inflightJob := withFixedRetry(sinkJob(s, "inflight", inflightAt, nil), 2)
-	inflightJob["properties"].(map[string]any)["action"].(map[string]any)["timeout"] = "PT1M"
-	inflight := putFiring(t, p, "inflight", inflightAt, inflightJob)
+	inflight := putFiring(t, p, "inflight", inflightAt, lostWorkerJob(s, "inflight", inflightAt))
 	key := s.waitHeld(t, 20*time.Second)
 	inflight.requireRuns(t, key)
 	p.kill(t)

@@ -140,11 +140,7 @@ func TestTwoWorkersOneKilledMidAction(t *testing.T) {
 
 	s.holdNext("/handoff", 1)
 	due := time.Now().Add(3 * time.Second).Truncate(time.Second)
-	// An attempt's timeout of a minute: the heartbeat, not the timeout,
-	// must tell the server that the worker is lost.
-	handoffJob := withFixedRetry(sinkJob(s, "handoff", due, nil), 2)
-	handoffJob["properties"].(map[string]any)["action"].(map[string]any)["timeout"] = "PT1M"
-	handoff := putFiring(t, p, "handoff", due, handoffJob)
+	handoff := putFiring(t, p, "handoff", due, lostWorkerJob(s, "handoff", due))
 	others := []string{"a", "b", "c", "d", "e", "f"}
 	for _, name := range others {
 		code, body = p.do(t, http.MethodPut, crashCollection+"/jobs/"+name, sinkJob(s, name, due.Add(4*time.Second), nil))
