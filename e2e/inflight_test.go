@@ -68,6 +68,23 @@ func (h *holdingTarget) holding() int {
 	return h.held
 }
 
+// putHeldJob creates collectionPath and in it an hourly job, first due in
+// an hour, whose action reaches target with the attempt timeout given and
+// no retries; it returns the job's path and definition.
+func (s *stack) putHeldJob(t *testing.T, target *holdingTarget, name, timeout string) (string, map[string]any) {
+	t.Helper()
+	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, status, body)
+	jobPath := collectionPath + "/jobs/" + name
+	job := httpJob(target.url, map[string]any{"frequency": "Hour"})
+	action := job["properties"].(map[string]any)["action"].(map[string]any)
+	action["timeout"] = timeout
+	action["retryPolicy"] = map[string]any{"retryType": "None"}
+	status, body = s.do(t, http.MethodPut, jobPath, job)
+	require.Equal(t, http.StatusCreated, status, body)
+	return jobPath, job
+}
+
 // TestWritesDoNotWaitForARunningAction: every write on a job and on its
 // collection is answered while the job's action runs against a target that
 // has not answered, and will not before the test ends: an action is an
@@ -79,15 +96,8 @@ func (h *holdingTarget) holding() int {
 func TestWritesDoNotWaitForARunningAction(t *testing.T) {
 	s := newStack(t)
 	target := newHoldingTarget(t)
-	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
-	require.Equal(t, http.StatusCreated, status, body)
-	jobPath := collectionPath + "/jobs/slow"
-	job := httpJob(target.url, map[string]any{"frequency": "Hour"})
+	jobPath, job := s.putHeldJob(t, target, "slow", "PT5M") // longer than the test
 	action := job["properties"].(map[string]any)["action"].(map[string]any)
-	action["timeout"] = "PT5M" // longer than the test
-	action["retryPolicy"] = map[string]any{"retryType": "None"}
-	status, body = s.do(t, http.MethodPut, jobPath, job)
-	require.Equal(t, http.StatusCreated, status, body)
 
 	// answered sends a write and requires its answer, which can only come
 	// while the target holds the action (once it holds one): it answers
@@ -194,16 +204,8 @@ func requireActivityCancelled(t *testing.T, s *stack, workflowID, runID string) 
 func TestAnActionThatNeverAnswersFailsOnItsTimeoutWhileWritesGoOn(t *testing.T) {
 	s := newStack(t)
 	target := newHoldingTarget(t)
-	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
-	require.Equal(t, http.StatusCreated, status, body)
-	jobPath := collectionPath + "/jobs/silent"
-	job := httpJob(target.url, map[string]any{"frequency": "Hour"})
-	action := job["properties"].(map[string]any)["action"].(map[string]any)
-	action["timeout"] = "PT15S"
-	action["retryPolicy"] = map[string]any{"retryType": "None"}
-	status, body = s.do(t, http.MethodPut, jobPath, job)
-	require.Equal(t, http.StatusCreated, status, body)
-	status, body = s.do(t, http.MethodPost, jobPath+"/run", nil)
+	jobPath, _ := s.putHeldJob(t, target, "silent", "PT15S")
+	status, body := s.do(t, http.MethodPost, jobPath+"/run", nil)
 	require.Equal(t, http.StatusOK, status, body)
 	target.await(t, "run now")
 	status, body = s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "Disabled"}})
