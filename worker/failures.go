@@ -11,11 +11,11 @@ import (
 )
 
 // failureMessages moves the message of an action's failure into its
-// details: Temporal records an activity's failure (a local activity's in
-// its marker) with its message in clear, whatever the failure converter, while details are
-// payloads that recur's codec encrypts. The error keeps its type, so that
-// retries and the workflow's reading of it are unchanged; its message
-// becomes the type.
+// details: Temporal records an activity's failure with its message in
+// clear, whatever the failure converter, while details are payloads that
+// recur's codec encrypts. The error keeps its type, so that retries and
+// the workflow's reading of it are unchanged; its message becomes the
+// type.
 type failureMessages struct {
 	interceptor.WorkerInterceptorBase
 }
