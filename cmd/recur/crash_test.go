@@ -133,7 +133,12 @@ func withFixedRetry(job map[string]any, n int) map[string]any {
 // heartbeat, not the attempt's timeout, tells the server the worker is
 // lost.
 func lostWorkerJob(s *sink, name string, start time.Time) map[string]any {
-	job := withFixedRetry(sinkJob(s, name, start, nil), 2)
+	return lostWorkerJobWith(s, name, start, nil)
+}
+
+// lostWorkerJobWith is lostWorkerJob with more properties (a recurrence).
+func lostWorkerJobWith(s *sink, name string, start time.Time, props map[string]any) map[string]any {
+	job := withFixedRetry(sinkJob(s, name, start, props), 2)
 	job["properties"].(map[string]any)["action"].(map[string]any)["timeout"] = "PT1M"
 	return job
 }
@@ -275,22 +280,49 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 	// before the attempt's own timeout of a minute, and the action runs
 	// again under the same Idempotency-Key, after the retry interval. The
 	// occurrence completes, its lost attempt counted as a failed one, as
-	// an attempt that timed out is.
-	s.holdNext("/inflight", 1)
+	// an attempt that timed out is. Two hourly jobs have their first
+	// actions in flight too, one disabled and one deleted before the
+	// crash: the disabled one's run goes on after the restart as the
+	// other's does, and the job stays disabled; the deleted one's run was
+	// cancelled with the DELETE, and nothing of it runs again.
+	hourly := map[string]any{"recurrence": map[string]any{"frequency": "Hour"}}
 	inflightAt := time.Now().Add(3 * time.Second).Truncate(time.Second)
-	inflight := putFiring(t, p, "inflight", inflightAt, lostWorkerJob(s, "inflight", inflightAt))
-	key := s.waitHeld(t, 20*time.Second)
-	inflight.requireRuns(t, key)
+	keys := map[string]string{}
+	for _, name := range []string{"inflight", "disabled-inflight", "deleted-inflight"} {
+		s.holdNext("/"+name, 1)
+		props := hourly
+		if name == "inflight" {
+			props = nil
+		}
+		putFiring(t, p, name, inflightAt, lostWorkerJobWith(s, name, inflightAt, props))
+	}
+	for len(keys) < 3 {
+		k := s.waitHeld(t, 20*time.Second)
+		keys[strings.SplitN(strings.SplitN(k, "@", 2)[0], "/", 4)[3]] = k
+	}
+	key := keys["inflight"]
+	code, body = p.do(t, http.MethodPatch, crashCollection+"/jobs/disabled-inflight", map[string]any{"properties": map[string]any{"state": "Disabled"}})
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = p.do(t, http.MethodDelete, crashCollection+"/jobs/deleted-inflight", nil)
+	require.Equal(t, http.StatusOK, code, body)
 	p.kill(t)
 	p = startDev(t, bin, dataDir)
 
-	require.Eventually(t, func() bool { _, done := s.counts(key); return done == 1 },
-		60*time.Second, 100*time.Millisecond, "the action in flight at the crash is retried and delivered: %v %v\n%s", s.raw, s.completed, p.output)
+	require.Eventually(t, func() bool {
+		_, done := s.counts(key)
+		_, disabledDone := s.counts(keys["disabled-inflight"])
+		return done == 1 && disabledDone == 1
+	}, 60*time.Second, 100*time.Millisecond, "the actions in flight at the crash are retried and delivered: %v %v\n%s", s.raw, s.completed, p.output)
 	requireCounters(t, p, "inflight", "completed", 1, 1, 0)
+	requireCounters(t, p, "disabled-inflight", "disabled", 1, 1, 0)
+	code, body = p.do(t, http.MethodGet, crashCollection+"/jobs/deleted-inflight", nil)
+	require.Equal(t, http.StatusNotFound, code, body)
+	raw, done := s.counts(keys["deleted-inflight"])
+	require.Equal(t, [2]int{1, 0}, [2]int{raw, done}, "the deleted job's run is not sent again")
 
 	// Nothing doubled: one completed delivery per occurrence, no other
 	// occurrence delivered, no job lost.
-	for _, name := range []string{"before", "during", "minutely", "inflight"} {
+	for _, name := range []string{"before", "during", "minutely", "inflight", "disabled-inflight"} {
 		keys := s.keysOf(name)
 		require.Len(t, keys, 1, "%s: %v", name, keys)
 		_, completed := s.counts(keys[0])
@@ -301,7 +333,7 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 	s.report(t)
 	code, body = p.do(t, http.MethodGet, crashCollection+"/jobs", nil)
 	require.Equal(t, http.StatusOK, code, body)
-	require.Len(t, body["value"], 6, "no job is lost: %v", body)
+	require.Len(t, body["value"], 7, "no job is lost, the deleted one is gone: %v", body)
 	p.stop(t, syscall.SIGTERM)
 }
 
