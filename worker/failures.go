@@ -45,5 +45,6 @@ func (i *failureMessagesInbound) ExecuteActivity(ctx context.Context, in *interc
 		NonRetryable:   appErr.NonRetryable(),
 		Details:        []any{resp},
 		NextRetryDelay: appErr.NextRetryDelay(),
+		Category:       appErr.Category(),
 	})
 }

@@ -19,8 +19,8 @@ func failingAction(context.Context) (jobs.HTTPResponse, error) {
 }
 
 // TestFailureMessagesTravelInTheDetails: the message of an action's
-// failure, which Temporal would keep in clear in a local activity's
-// marker, is in its details; the error keeps its type and retry verdict.
+// failure, which Temporal would keep in clear in the activity's failure,
+// is in its details; the error keeps its type and retry verdict.
 func TestFailureMessagesTravelInTheDetails(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -36,4 +36,19 @@ func TestFailureMessagesTravelInTheDetails(t *testing.T) {
 	require.NoError(t, appErr.Details(&resp))
 	require.Equal(t, "POST https://example.com/hooks/T0KEN: 500", resp.Message)
 	require.Equal(t, 500, resp.StatusCode)
+}
+
+func cancelledAction(context.Context) (jobs.HTTPResponse, error) { return jobs.HTTPResponse{}, errCancelled }
+
+// TestABenignFailureStaysBenign: moving a failure's message keeps its
+// category, so that a cancelled attempt is still logged at debug level.
+func TestABenignFailureStaysBenign(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.SetWorkerOptions(Options(sdkworker.Options{}))
+	env.RegisterActivity(cancelledAction)
+	_, err := env.ExecuteActivity(cancelledAction)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "%v", err)
+	require.Equal(t, temporal.ApplicationErrorCategoryBenign, appErr.Category())
 }
