@@ -38,7 +38,9 @@ func TestFailureMessagesTravelInTheDetails(t *testing.T) {
 	require.Equal(t, 500, resp.StatusCode)
 }
 
-func cancelledAction(context.Context) (jobs.HTTPResponse, error) { return jobs.HTTPResponse{}, errCancelled }
+func cancelledAction(context.Context) (jobs.HTTPResponse, error) {
+	return jobs.HTTPResponse{}, errCancelled
+}
 
 // TestABenignFailureStaysBenign: moving a failure's message keeps its
 // category, so that a cancelled attempt is still logged at debug level.
