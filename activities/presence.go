@@ -15,7 +15,7 @@ import (
 // presenceLookups bounds the describes JobPresence has in flight.
 const presenceLookups = 16
 
-// JobPresence is a local activity of the collection workflow: it says, of
+// JobPresence is an activity of the collection workflow: it says, of
 // each job workflow ID, whether its workflow runs and whether the job is
 // defined (its memo holds its view), for the names the collection reserved
 // ahead of their PUTs (workflows/reservation.go). It asks Temporal through

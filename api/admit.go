@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -34,6 +35,19 @@ func (s *Server) admission(ctx context.Context, k jobs.Key, job jobs.Job) (*jobs
 	}
 	return answer.Admission, nil
 }
+
+// admitAttempt bounds one try of an admission. An update the collection's
+// workflow took as it continued as new is aborted, and the wait for its
+// outcome may never end: the admissions are asked again, in an update of
+// their own. One the first try made counts once, and is answered without
+// an admission (its PUT's job asks the collection itself).
+const admitAttempt = 10 * time.Second
+
+// errAdmissionLost is a try of an admission that outlived admitAttempt.
+var errAdmissionLost = errors.New("the collection did not answer the admission in time")
+
+// admissionLost reports whether an admission is to be asked again.
+func admissionLost(err error) bool { return aborted(err) || errors.Is(err, errAdmissionLost) }
 
 // admissions gathers the admissions asked of each collection while one
 // waits for its turn (the update gate) into one update: a burst of PUTs
@@ -103,7 +117,15 @@ func (a *admissions) send(s *Server, id string, b *admitBatch) {
 	opts := updateOptions(jobs.UpdateAdmit, jobs.AdmitRequest{Jobs: reqs})
 	opts.WorkflowID = id
 	var answers []jobs.AdmitAnswer
-	err = retrying(ctx, aborted, func() error { return s.updateRunning(ctx, opts, &answers) })
+	err = retrying(ctx, admissionLost, func() error {
+		actx, cancel := context.WithTimeout(ctx, admitAttempt)
+		defer cancel()
+		err := s.updateRunning(actx, opts, &answers)
+		if err != nil && actx.Err() != nil && ctx.Err() == nil {
+			return errAdmissionLost
+		}
+		return err
+	})
 	if err == nil && len(answers) != len(reqs) {
 		err = fmt.Errorf("collection %s answered %d admissions of %d", id, len(answers), len(reqs))
 	}

@@ -144,6 +144,7 @@ func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
 		c.forget(req)
 		return
 	}
+	c.updates++
 	err, _ := c.admit(req)
 	answer := jobs.AdmitAnswer{Seq: req.Seq, Error: err}
 	if answer.Error == nil {
@@ -244,7 +245,6 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 // allows. A job it holds already does not count twice: added says whether
 // the name is new.
 func (c *collection) admit(req jobs.MembershipRequest) (err *jobs.Error, added bool) {
-	c.updates++
 	if c.Collection == nil || c.deleted {
 		return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + c.Key.Collection + " was not found"}, false
 	}

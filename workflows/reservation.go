@@ -31,7 +31,7 @@ import (
 const reservationGrace = 20 * time.Second
 
 // reservationBatch is how long the collection lets reservations fall due
-// before it looks at their jobs, so that one local activity looks at those
+// before it looks at their jobs, so that one activity looks at those
 // of many creations.
 const reservationBatch = 5 * time.Second
 
@@ -45,8 +45,11 @@ func (c *collection) validateAdmit(ctx workflow.Context, _ jobs.AdmitRequest) er
 // name new to the collection is reserved and answered with the admission
 // its PUT carries; a name it holds already is answered without one, and
 // that PUT's job asks the collection itself (it is defined, or a job of
-// that name may be on its way out, whose leave must come first).
+// that name may be on its way out, whose leave must come first). The
+// update counts once toward continuing as new, whatever its admissions:
+// its events are two.
 func (c *collection) admitAhead(ctx workflow.Context, req jobs.AdmitRequest) ([]jobs.AdmitAnswer, error) {
+	c.updates++
 	answers := make([]jobs.AdmitAnswer, len(req.Jobs))
 	until := workflow.Now(ctx).Add(reservationGrace)
 	for i, r := range req.Jobs {
@@ -124,13 +127,16 @@ func (c *collection) checkReservations(ctx workflow.Context) {
 			k.Job = r.Job
 			ids[i] = k.JobWorkflowID()
 		}
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			ScheduleToCloseTimeout: time.Minute,
-			RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+		// An activity, not a local one: the workflow task that schedules it
+		// completes at once, and the admissions that arrive while it looks
+		// are answered meanwhile.
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Minute,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 		})
 		var presence []jobs.JobPresence
 		c.checking = true
-		err := workflow.ExecuteLocalActivity(lctx, acts.JobPresence, ids).Get(ctx, &presence)
+		err := workflow.ExecuteActivity(actx, acts.JobPresence, ids).Get(ctx, &presence)
 		c.checking = false
 		if err == nil && len(presence) != len(due) {
 			err = temporal.NewApplicationError("job presence: answers do not match the jobs asked", "")
