@@ -27,9 +27,10 @@ import (
 const maxCollectionUpdates = 500
 
 // Collection is the workflow that owns a job collection: its definition
-// and the names of its jobs. Every definition of a job is admitted by it
-// (MembershipRequest), one at a time, so quota checks are atomic under
-// concurrent PUTs.
+// and the names of its jobs. Every definition of a job is admitted by it,
+// ahead of a new job's PUT (AdmitRequest, reservation.go) or at the job's
+// request (MembershipRequest), one at a time, so quota checks are atomic
+// under concurrent PUTs.
 func Collection(ctx workflow.Context, in jobs.CollectionInput) error {
 	c := &collection{CollectionInput: in, firstRun: workflow.GetInfo(ctx).FirstRunID}
 	return c.run(ctx)

@@ -11,7 +11,9 @@ import (
 
 // Message handlers change the job's state and leave the rest to the loop
 // (j.pending), so that the loop sees each change at its next step. Only a
-// PUT blocks, while its collection admits the definition.
+// PUT blocks, while its collection admits the definition (unless the PUT
+// carries its admission), and a DELETE, until its collection has the
+// request to forget the job.
 
 func (j *job) register(ctx workflow.Context) error {
 	j.describe(ctx)
