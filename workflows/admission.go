@@ -62,7 +62,7 @@ const admissionMargin = 5 * time.Second
 // terms allow def; it returns whether the collection is disabled, or why
 // it refused.
 func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (collectionDisabled bool, err error) {
-	gap, err := shortestGap(ctx, def, created(ctx))
+	gap, err := shortestGap(ctx, def, creationTime(ctx))
 	if err != nil {
 		return false, err
 	}

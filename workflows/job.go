@@ -164,7 +164,7 @@ func (j *job) start(ctx workflow.Context) error {
 		j.state.Buffered = nil
 		j.startRun(ctx, next, scheduled)
 	}
-	if next, ok := j.due(); ok && !j.startOf(next).After(workflow.Now(ctx)) && j.ending(ctx) == nil {
+	if next, ok := j.nextNominal(); ok && !j.jitteredStart(next).After(workflow.Now(ctx)) && j.ending(ctx) == nil {
 		if err := j.takeDue(ctx, next); err != nil {
 			return err
 		}
@@ -239,20 +239,20 @@ func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
 		}
 		return time.Time{}, false
 	}
-	if next, ok := j.due(); ok {
-		return j.startOf(next), true
+	if next, ok := j.nextNominal(); ok {
+		return j.jitteredStart(next), true
 	}
 	return j.expiry(ctx)
 }
 
-// startOf is when the occurrence due at nominal starts: later by its
+// jitteredStart is when the occurrence due at nominal starts: later by its
 // jitter offset, if the job has a jitter.
-func (j *job) startOf(nominal time.Time) time.Time {
+func (j *job) jitteredStart(nominal time.Time) time.Time {
 	return j.state.Job.Properties.StartOf(j.key.JobWorkflowID(), nominal)
 }
 
-// due returns the next nominal run time when the job is waiting for one.
-func (j *job) due() (time.Time, bool) {
+// nextNominal returns the next nominal run time when the job is waiting for one.
+func (j *job) nextNominal() (time.Time, bool) {
 	if j.state == nil || j.deleted || j.state.Job.Properties.State != jobs.Enabled || j.state.Next == nil {
 		return time.Time{}, false
 	}
@@ -286,8 +286,8 @@ func (j *job) takeDue(ctx workflow.Context, nominal time.Time) error {
 				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, plan.Skipped)
 			}
 			j.postpone(ctx, o, reason)
-		case now.Sub(j.startOf(o)) > window:
-			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(j.startOf(o)).Round(time.Second), window))
+		case now.Sub(j.jitteredStart(o)) > window:
+			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(j.jitteredStart(o)).Round(time.Second), window))
 		default:
 			j.runOrPostpone(ctx, o)
 		}

@@ -121,8 +121,8 @@ func (j *job) view() jobs.Job {
 	return job
 }
 
-// created is C: the workflow's clock at the update, in whole seconds.
-func created(ctx workflow.Context) time.Time { return workflow.Now(ctx).UTC().Truncate(time.Second) }
+// creationTime is C: the workflow's clock at the update, in whole seconds.
+func creationTime(ctx workflow.Context) time.Time { return workflow.Now(ctx).UTC().Truncate(time.Second) }
 
 // validatePut rejects bad definitions before they reach history, and any
 // change to a job that has ended: completed and faulted are final.
@@ -138,7 +138,7 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	if err := j.writable(req.Preconditions); err != nil {
 		return err
 	}
-	return toWire(req.Job.AcceptNew(j.key, created(ctx)))
+	return toWire(req.Job.AcceptNew(j.key, creationTime(ctx)))
 }
 
 // validatePatch is validatePut for a PATCH, which needs the job defined
@@ -157,7 +157,7 @@ func (j *job) validatePatch(ctx workflow.Context, req jobs.PatchJobRequest) erro
 	if err != nil {
 		return err
 	}
-	return toWire(def.AcceptNew(j.key, created(ctx)))
+	return toWire(def.AcceptNew(j.key, creationTime(ctx)))
 }
 
 // writable refuses a write the preconditions refuse, and any to a job
@@ -235,7 +235,7 @@ func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJob
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	if err := def.Accept(j.key, created(ctx)); err != nil {
+	if err := def.Accept(j.key, creationTime(ctx)); err != nil {
 		return jobs.PutJobResult{}, toWire(err)
 	}
 	return j.redefine(ctx, def, req.Preconditions, req.Base, nil)
@@ -274,7 +274,7 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 
 // define makes def the job's definition, planned from now.
 func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
-	c := created(ctx)
+	c := creationTime(ctx)
 	if err := def.Accept(j.key, c); err != nil {
 		return jobs.Job{}, toWire(err)
 	}

@@ -31,9 +31,9 @@ type catchUpPlan struct {
 	Next    *time.Time  // the first occurrence after now; nil when none is left
 }
 
-// due adds an occurrence that fell due: listed while there is room, else
+// add adds an occurrence that fell due: listed while there is room, else
 // counted, the most recent always listed last.
-func (p *catchUpPlan) due(t time.Time) {
+func (p *catchUpPlan) add(t time.Time) {
 	if len(p.Due) < maxListed {
 		p.Due = append(p.Due, t)
 		return
@@ -77,7 +77,7 @@ func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan
 		p := catchUpPlan{Due: []time.Time{nominal}}
 		times := j.ahead.Times
 		for len(times) > 0 && !times[0].After(now) {
-			p.due(times[0])
+			p.add(times[0])
 			times = times[1:]
 		}
 		if len(times) > 0 {
@@ -95,7 +95,7 @@ func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan
 		}
 		t, ok := r.Next(nominal)
 		for steps := 0; ok && !t.After(now) && steps < maxCatchUpSteps; steps++ {
-			out.Plan.due(t)
+			out.Plan.add(t)
 			t, ok = r.Next(t)
 		}
 		if !ok {
