@@ -122,7 +122,9 @@ func (j *job) view() jobs.Job {
 }
 
 // creationTime is C: the workflow's clock at the update, in whole seconds.
-func creationTime(ctx workflow.Context) time.Time { return workflow.Now(ctx).UTC().Truncate(time.Second) }
+func creationTime(ctx workflow.Context) time.Time {
+	return workflow.Now(ctx).UTC().Truncate(time.Second)
+}
 
 // validatePut rejects bad definitions before they reach history, and any
 // change to a job that has ended: completed and faulted are final.
