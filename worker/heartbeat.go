@@ -33,7 +33,7 @@ type heartbeatsInbound struct {
 
 func (i *heartbeatsInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	info := activity.GetInfo(ctx)
-	if info.HeartbeatTimeout <= 0 || info.IsLocalActivity {
+	if info.HeartbeatTimeout <= 0 { // a local activity has none
 		return i.Next.ExecuteActivity(ctx, in)
 	}
 	done := make(chan struct{})
