@@ -41,14 +41,9 @@ func (j *job) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: j.validateDelete}); err != nil {
 		return err
 	}
-	ch := workflow.GetSignalChannel(ctx, jobs.SignalCollection)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			var sig jobs.CollectionSignal
-			ch.Receive(ctx, &sig)
-			j.onCollection(ctx, sig)
-		}
-	})
+	if err := workflow.SetUpdateHandler(ctx, jobs.UpdateCollectionChanged, j.onCollection); err != nil {
+		return err
+	}
 	admitted := workflow.GetSignalChannel(ctx, jobs.SignalAdmitted)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -69,28 +64,31 @@ func collectionDisabledReason(k jobs.Key) string {
 // onCollection applies what the job's collection did: a deleted
 // collection deletes the job; enabling or disabling it enables or
 // disables the job, unless the job has ended (final states stay) or it
-// heard of a newer change of the collection already.
-func (j *job) onCollection(ctx workflow.Context, sig jobs.CollectionSignal) {
-	if sig.Terms != nil && !j.admission.heard(*sig.Terms) {
-		sig.State = ""
+// heard of a newer change of the collection already. It has no validator:
+// a change always applies, and a job that is not defined yet keeps only a
+// deletion.
+func (j *job) onCollection(ctx workflow.Context, change jobs.CollectionChange) (struct{}, error) {
+	if change.Terms != nil && !j.admission.heard(*change.Terms) {
+		change.State = ""
 	}
 	switch {
-	case sig.Deleted:
+	case change.Deleted:
 		j.deleted, j.forgotten = true, true
 		j.pending.changed = true
 	case j.state == nil:
-	case sig.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
+	case change.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
 		p := &j.state.Job.Properties
 		p.State, p.StateReason = jobs.Disabled, collectionDisabledReason(j.key)
 		j.revise()
 		j.pending.changed = true
-	case sig.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
+	case change.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
 		def := j.state.Job
 		def.Properties.State = jobs.Enabled
 		if _, err := j.define(ctx, def); err != nil {
 			workflow.GetLogger(ctx).Error("enable job", "error", err)
 		}
 	}
+	return struct{}{}, nil
 }
 
 func (j *job) query() (jobs.JobView, error) {
