@@ -13,10 +13,12 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
-// tellsInFlight bounds the updates TellJobs has in flight: enough that a
-// collection of a hundred jobs is told in a few rounds, few enough that a
-// collection of thousands does not crowd out the API's own writes.
-const tellsInFlight = 16
+// tellsInFlight bounds the updates TellJobs has in flight. Each takes a
+// workflow task of its job, queued on the worker's task queue ahead of
+// the collection's own tasks: more in flight tell no faster on a busy
+// server (the updates' writes queue in its database) and make the
+// collection's next write wait behind them.
+const tellsInFlight = 4
 
 // tellPause is the first pause before a job's update is sent again after
 // the server aborted it (its workflow was closing, or continuing as new).

@@ -2,13 +2,17 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -79,8 +83,11 @@ func (s *Server) answerOperation(ctx context.Context, c *gin.Context, k jobs.Key
 	defer cancel()
 	err := h.Get(wait, nil)
 	switch {
-	case err != nil && wait.Err() != nil && ctx.Err() == nil:
-		// The wait ran out, not the request nor Temporal: it runs on.
+	case err != nil && ctx.Err() == nil && (wait.Err() != nil || deadlineExceeded(err)):
+		// The wait ran out, not the request: the operation runs on. The
+		// wait's deadline travels to Temporal with the poll, which may
+		// answer that it passed a moment before the wait's own timer
+		// does; a Temporal that is down answers the Location's poll.
 		c.Header("Location", baseURL(c)+k.CollectionID()+"/operations/"+operationID(h.RunID(), h.UpdateID())+
 			"?api-version="+APIVersion)
 		c.Header("Retry-After", operationRetryAfter)
@@ -91,6 +98,14 @@ func (s *Server) answerOperation(ctx context.Context, c *gin.Context, k jobs.Key
 	}
 	c.Status(http.StatusOK)
 	return nil
+}
+
+// deadlineExceeded reports whether err says a deadline passed: the
+// context's, or Temporal's answer that the call's deadline did.
+func deadlineExceeded(err error) bool {
+	var deadline *serviceerror.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) ||
+		grpcstatus.Code(err) == codes.DeadlineExceeded
 }
 
 // An operation's ID names the update and the run of the collection's
