@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -83,7 +84,8 @@ func (j *job) onCollection(ctx workflow.Context, change jobs.CollectionChange) (
 		j.pending.changed = true
 	case change.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
 		def := j.state.Job
-		def.Properties.State = jobs.Enabled
+		// An enabled job has nothing to explain (jobs.Job.Accept).
+		def.Properties.State, def.Properties.StateReason = jobs.Enabled, ""
 		if _, err := j.define(ctx, def); err != nil {
 			workflow.GetLogger(ctx).Error("enable job", "error", err)
 		}
@@ -224,19 +226,60 @@ func (j *job) defined() error {
 // from its next occurrence; the status counters stay. A disabled job
 // enabled again resumes at the next occurrence to come.
 func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResult, error) {
-	return j.redefine(ctx, req.Job, req.Preconditions, "")
-}
-
-// patch redefines the job as put does, with its definition patched.
-func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJobResult, error) {
-	def, err := j.patched(req.Patch)
+	def, err := j.accept(ctx, func() (jobs.Job, error) { return req.Job, nil })
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	if err := def.Accept(j.key, creationTime(ctx)); err != nil {
-		return jobs.PutJobResult{}, toWire(err)
+	return j.redefine(ctx, def, req.Preconditions, "")
+}
+
+// patch redefines the job as put does, with its definition patched: the
+// workflow merges the patch, since it alone holds the definition's
+// secrets.
+func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJobResult, error) {
+	def, err := j.accept(ctx, func() (jobs.Job, error) { return j.patched(req.Patch) })
+	if err != nil {
+		return jobs.PutJobResult{}, err
 	}
 	return j.redefine(ctx, def, req.Preconditions, req.Base)
+}
+
+// accepted is a write's definition in its accepted form, or why it was
+// refused, as accept records it.
+type accepted struct {
+	Job   jobs.Job
+	Error *jobs.Error `json:",omitempty"`
+}
+
+// accept returns the definition def gives, accepted (normalized and
+// validated) in a side effect: the accepted form enters history, and a
+// replay takes it from there without validating again, so that a
+// validator made stricter after a write was recorded never changes what
+// the write did. The validator has refused the writes it refuses today
+// before they reach history.
+func (j *job) accept(ctx workflow.Context, def func() (jobs.Job, error)) (jobs.Job, error) {
+	var out accepted
+	err := workflow.SideEffect(ctx, func(ctx workflow.Context) any {
+		job, err := def()
+		if err == nil {
+			err = job.Accept(j.key, creationTime(ctx))
+		}
+		if err != nil {
+			e, ok := jobs.FromApplicationError(err)
+			if !ok && !errors.As(err, &e) {
+				e = &jobs.Error{Code: jobs.CodeInvalidRequest, Message: err.Error()}
+			}
+			return accepted{Error: e}
+		}
+		return accepted{Job: job}
+	}).Get(&out)
+	switch {
+	case err != nil:
+		return jobs.Job{}, err
+	case out.Error != nil:
+		return jobs.Job{}, out.Error.ToApplicationError()
+	}
+	return out.Job, nil
 }
 
 // redefine makes def the job's definition once its collection has
@@ -269,12 +312,11 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 	return jobs.PutJobResult{Job: job, Created: created}, err
 }
 
-// define makes def the job's definition, planned from now.
+// define makes def, in its accepted form, the job's definition, planned
+// from now. It validates nothing: the write was validated before it
+// entered history.
 func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 	c := creationTime(ctx)
-	if err := def.Accept(j.key, c); err != nil {
-		return jobs.Job{}, toWire(err)
-	}
 	old := j.state
 	j.state = &jobs.JobState{Job: def, Created: c}
 	if old != nil {

@@ -114,6 +114,11 @@ func record(dir, tag string) error {
 	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
 		return err
 	}
+	// A PATCH before its run: the workflow merges it and records the
+	// accepted form, as it does a PUT's.
+	if err := patch(ctx, c, k, `{"properties":{"action":{"request":{"headers":{"X-Patched":"1"}}}}}`); err != nil {
+		return err
+	}
 	if err := waitRuns(ctx, c, k, 1); err != nil {
 		return err
 	}
@@ -243,6 +248,20 @@ func put(ctx context.Context, c client.Client, k jobs.Key, workflow string, inpu
 		return fmt.Errorf("%s on %s: %w", update, id, err)
 	}
 	return handle.Get(ctx, nil)
+}
+
+// patch sends job k a PATCH of its current definition, as the API does.
+func patch(ctx context.Context, c client.Client, k jobs.Key, merge string) error {
+	v, err := c.QueryWorkflow(ctx, k.JobWorkflowID(), "", jobs.QueryJob)
+	if err != nil {
+		return err
+	}
+	var view jobs.JobView
+	if err := v.Get(&view); err != nil {
+		return err
+	}
+	return put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdatePatchJob,
+		jobs.PatchJobRequest{Patch: []byte(merge), Base: view.Job.ETag})
 }
 
 // kindOf returns the search attributes the API starts workflow with.
