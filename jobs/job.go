@@ -264,10 +264,10 @@ func (j *Job) Accept(k Key, created time.Time) error {
 	return p.validateJitter(rule, created)
 }
 
-// AcceptNew is Accept for a definition a client gives now (PUT, PATCH):
-// on top, it refuses what Accept takes only so that the definitions
-// stored before a rule keep loading (a job workflow continued as new
-// carries its definition in its input).
+// AcceptNew is Accept for a definition a client gives now (PUT, PATCH),
+// with the rules Accept leaves out: userinfo in URIs, the ranges of time
+// spans. The API, the job workflow's validator and its handler's side
+// effect apply it to every write.
 func (j *Job) AcceptNew(k Key, created time.Time) error {
 	if err := j.Properties.checkUserinfo(); err != nil {
 		return err

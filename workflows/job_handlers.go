@@ -262,7 +262,7 @@ func (j *job) accept(ctx workflow.Context, def func() (jobs.Job, error)) (jobs.J
 	err := workflow.SideEffect(ctx, func(ctx workflow.Context) any {
 		job, err := def()
 		if err == nil {
-			err = job.Accept(j.key, creationTime(ctx))
+			err = job.AcceptNew(j.key, creationTime(ctx))
 		}
 		if err != nil {
 			e, ok := jobs.FromApplicationError(err)
