@@ -317,15 +317,17 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 // entered history.
 func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 	c := creationTime(ctx)
-	old := j.state
-	j.state = &jobs.JobState{Job: def, Created: c}
-	if old != nil {
-		j.state.Job.Properties.Status = old.Job.Properties.Status
-		j.state.ConsecutiveFaults = old.ConsecutiveFaults
-		j.state.Handled = old.Handled
-		j.state.Revision = old.Revision
-		j.state.Backfill = old.Backfill
+	if j.state == nil {
+		j.state = &jobs.JobState{}
 	}
+	// A redefinition keeps the job's state (its status, the occurrences
+	// handled, buffered and queued, its revision) but what planning from
+	// a new C starts again: the runs counted toward count, and the next
+	// occurrence (set below).
+	st := j.state
+	status := st.Job.Properties.Status
+	st.Job, st.Created, st.Runs = def, c, 0
+	st.Job.Properties.Status = status
 	j.revise()
 	next, err := j.first(ctx, c)
 	if err != nil {
