@@ -38,7 +38,7 @@ type Stack struct {
 	// clients, worker, workflows and activities report into it.
 	Metrics *metrics.Set
 
-	worker worker.Worker
+	workers []worker.Worker // of jobs.TaskQueue, then of its attempts
 }
 
 // Config configures a stack.
@@ -127,20 +127,30 @@ func StartWith(cfg Config) (*Stack, error) {
 		_ = set.Close()
 		return nil, fmt.Errorf("register search attributes: %w", err)
 	}
+	acts := activities.New(Egress)
+	acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
+	for _, opt := range opts {
+		opt(acts)
+	}
 	w := ts.NewWorkerWithOptions(jobs.TaskQueue, func(r worker.Registry) {
-		acts := activities.New(Egress)
-		acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
-		for _, opt := range opts {
-			opt(acts)
-		}
 		recurworker.Register(r, acts)
 	}, recurworker.Options(worker.Options{}))
-	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set, worker: w}, nil
+	workers := []worker.Worker{w}
+	if acts.Attempts != nil {
+		// The worker of the process's attempts, as recurworker.New makes it.
+		aw := ts.NewWorkerWithOptions(acts.Attempts.Queue(), func(r worker.Registry) {
+			r.RegisterActivity(acts)
+		}, recurworker.Options(worker.Options{DisableWorkflowWorker: true}))
+		workers = append(workers, aw)
+	}
+	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set, workers: workers}, nil
 }
 
 // StopWorkers stops the stack's worker: its API and Temporal go on.
 func (s *Stack) StopWorkers() {
-	s.worker.Stop()
+	for _, w := range s.workers {
+		w.Stop()
+	}
 }
 
 // Stop stops the API and the server.
