@@ -206,7 +206,8 @@ func (a *Activities) performer(in jobs.ActionInput) func(context.Context) (jobs.
 // AwaitAttempt waits for the first attempt FirstAttempt handed off and
 // returns its answer, as the attempt's activity would have. It runs on the
 // queue of the process that holds the attempt; cancelled (its job was
-// deleted), it cancels the attempt.
+// deleted, or its worker stops past its stop timeout), it cancels the
+// attempt.
 func (a *Activities) AwaitAttempt(ctx context.Context, in jobs.AwaitAttemptInput) (jobs.HTTPResponse, error) {
 	var at *heldAttempt
 	if a.Attempts != nil {
@@ -220,7 +221,11 @@ func (a *Activities) AwaitAttempt(ctx context.Context, in jobs.AwaitAttemptInput
 		a.Attempts.drop(in.ID, at)
 		return at.resp, at.err
 	case <-ctx.Done():
+		// Cancelled by the server (its job was deleted: the worker package
+		// reports that as such), or its worker stops: the attempt, cut
+		// short, gave no answer of the target's, and is lost as with a
+		// worker that died.
 		a.Attempts.drop(in.ID, at)
-		return jobs.HTTPResponse{}, ctx.Err()
+		return jobs.HTTPResponse{}, temporal.NewNonRetryableApplicationError("the attempt was cut short: its worker process stops", ErrTypeAttemptLost, ctx.Err())
 	}
 }

@@ -117,6 +117,9 @@ func TestAnAwaitCancelledCancelsTheAttempt(t *testing.T) {
 	defer cancel()
 	_, err = a.AwaitAttempt(ctx, jobs.AwaitAttemptInput{ID: out.ID})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	var appErr *temporal.ApplicationError
+	require.True(t, errors.As(err, &appErr), "%v", err)
+	require.Equal(t, ErrTypeAttemptLost, appErr.Type(), "an attempt cut short is lost with its worker")
 	require.Eventually(t, func() bool { return tg.abandoned.Load() == 1 }, 5*time.Second, 10*time.Millisecond)
 	require.Equal(t, 0, a.Attempts.running())
 }
