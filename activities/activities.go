@@ -53,6 +53,10 @@ type Activities struct {
 	// FinishedRetention is how long a completed or faulted job is kept
 	// before it deletes itself; 0 keeps it until DELETE.
 	FinishedRetention time.Duration
+	// Attempts holds the first attempts of occurrences that outlast the
+	// local activity starting them; nil makes that local activity decline,
+	// and every attempt an activity of its own.
+	Attempts *Attempts
 
 	// Caches of outbound authentication; their zero values are ready.
 	tokens tokenCache
@@ -60,10 +64,12 @@ type Activities struct {
 }
 
 // New returns Activities whose outbound calls reach only what policy
-// allows, and that keep finished jobs jobs.DefaultFinishedRetention; each
-// attempt's time limit comes with its input.
+// allows, that keep finished jobs jobs.DefaultFinishedRetention, and whose
+// first attempts wait DefaultActionBudget for an answer before they are
+// handed off; each attempt's time limit comes with its input.
 func New(policy egress.Policy) *Activities {
-	return &Activities{Client: policy.Client(), Authority: DefaultAuthority, FinishedRetention: jobs.DefaultFinishedRetention}
+	return &Activities{Client: policy.Client(), Authority: DefaultAuthority, FinishedRetention: jobs.DefaultFinishedRetention,
+		Attempts: NewAttempts(DefaultActionBudget)}
 }
 
 // FinishedJobRetention is a local activity: it tells a job workflow the

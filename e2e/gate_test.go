@@ -8,18 +8,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/jobs"
 )
 
-// TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate: an action is an
-// activity, a command of the workflow task that schedules it, which
-// Temporal records together with that task's acceptance of an update, or
-// not at all (a task it loses takes its commands with it). So a run now, a
-// backfill and a redefinition whose first occurrence is due at once each
-// schedule their action in the very task that accepted them, with no
-// timer in between, and the action starts once that task is durable.
+// TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate: an action's
+// first attempt is a local activity of the workflow task that runs it,
+// whose marker Temporal records together with that task's acceptance of an
+// update (a task it loses is run again, and the attempt sent again under
+// its idempotency key). So a run now, a backfill and a redefinition whose
+// first occurrence is due at once each start their action in the very
+// task that accepted them, with no timer in between.
 func TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate(t *testing.T) {
 	s := newStack(t)
 	target, got := newTarget(t)
@@ -70,7 +69,7 @@ func TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate(t *testing.T) {
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "gated"}
 	var accepted, ran map[int64]bool
 	require.Eventually(t, func() bool {
-		accepted, ran = completions(t, s.temporal.GetDefaultClient(), k.JobWorkflowID())
+		accepted, ran = s.completions(t, k.JobWorkflowID())
 		return len(ran) == 3
 	}, 10*time.Second, 50*time.Millisecond, "three actions scheduled")
 	require.Len(t, accepted, 4, "the first PUT, the run now, the backfill and the redefinition each accepted in a task")
@@ -82,13 +81,14 @@ func TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate(t *testing.T) {
 // completions returns, by the event ID of the workflow task completion
 // that wrote them, the completions of the workflow's present run that
 // accept an update of those that may start actions (the run now, PUT and
-// backfill) and those that schedule an action.
-func completions(t *testing.T, c client.Client, workflowID string) (accepted, ran map[int64]bool) {
+// backfill) and those that start an action (its first attempt's local
+// activity, or an activity).
+func (s *stack) completions(t *testing.T, workflowID string) (accepted, ran map[int64]bool) {
 	t.Helper()
 	accepted, ran = map[int64]bool{}, map[int64]bool{}
 	starts := map[string]bool{jobs.UpdateRunNow: true, jobs.UpdatePutJob: true, jobs.UpdateBackfill: true}
 	var task int64
-	iter := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	iter := s.temporal.GetDefaultClient().GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		e, err := iter.Next()
 		require.NoError(t, err)
@@ -101,6 +101,10 @@ func completions(t *testing.T, c client.Client, workflowID string) (accepted, ra
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			ran[task] = true
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if s.localActivity(e) == "FirstAttempt" {
+				ran[task] = true
+			}
 		}
 	}
 	return accepted, ran

@@ -160,7 +160,8 @@ func TestMetricsAndLogs(t *testing.T) {
 	require.Less(t, lateness.GetSampleSum(), 2*20.0, "each run started within 20 s of its nominal time")
 	require.Greater(t, sum(families, "temporal_request_total"), 0.0, "the SDK's own series are in the same registry")
 	require.Greater(t, sum(families, "temporal_workflow_task_execution_latency_seconds"), 0.0)
-	require.Greater(t, sum(families, "temporal_activity_execution_latency_seconds"), 0.0, "actions run as activities")
+	require.Greater(t, sum(families, "temporal_activity_execution_latency_seconds")+sum(families, "temporal_local_activity_execution_latency_seconds"), 0.0,
+		"actions run as local activities, and activities past their budget")
 
 	requests := "recur_api_request_duration_seconds"
 	require.Equal(t, 3.0, sum(families, requests, "method", "PUT", "route", jobRoute, "status", "201"))

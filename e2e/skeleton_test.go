@@ -14,11 +14,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 )
@@ -185,14 +187,14 @@ func TestJobFiresEndToEnd(t *testing.T) {
 		status, job = s.do(t, http.MethodGet, jobPath, nil)
 		return status == http.StatusOK && path(job, "properties", "state") == "completed"
 	}, 20*time.Second, 200*time.Millisecond, "job: %v", job)
-	// The occurrence ran as an activity of the job's workflow: it has no
-	// workflow of its own. Its events precede the workflow task that
+	// The occurrence ran as a local activity of the job's workflow (its
+	// target answers within the budget): it has no workflow of its own. Its events precede the workflow task that
 	// completes the job, so they are there once GET says completed.
 	c := s.temporal.GetDefaultClient()
 	_, err := c.DescribeWorkflowExecution(context.Background(), "job:sub1/rg1/coll1/once@"+start.Format(time.RFC3339), "")
 	var notFound *serviceerror.NotFound
 	require.ErrorAs(t, err, &notFound)
-	require.True(t, hasActivity(t, c, "job:sub1/rg1/coll1/once", "HTTP"),
+	require.True(t, s.hasActivity(t, "job:sub1/rg1/coll1/once", "FirstAttempt"),
 		"the job's history records the action")
 	require.EqualValues(t, 1, path(job, "properties", "status", "executionCount"))
 	require.NotEmpty(t, path(job, "properties", "status", "lastExecutionTime"))
@@ -330,16 +332,37 @@ func TestPatchDisablesAndEnablesAndRunNowRunsOnce(t *testing.T) {
 }
 
 // hasActivity reports whether the workflow's history records an activity
-// of the given type.
-func hasActivity(t *testing.T, c client.Client, workflowID, activityType string) bool {
+// of the given type, or a local activity's marker of it.
+func (s *stack) hasActivity(t *testing.T, workflowID, activityType string) bool {
 	t.Helper()
-	iter := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	iter := s.temporal.GetDefaultClient().GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for iter.HasNext() {
 		e, err := iter.Next()
 		require.NoError(t, err)
 		if a := e.GetActivityTaskScheduledEventAttributes(); a.GetActivityType().GetName() == activityType {
 			return true
 		}
+		if s.localActivity(e) == activityType {
+			return true
+		}
 	}
 	return false
+}
+
+// localActivity returns the type of the local activity whose marker e
+// is, "" when e is none.
+func (s *stack) localActivity(e *historypb.HistoryEvent) string {
+	m := e.GetMarkerRecordedEventAttributes()
+	if m.GetMarkerName() != "LocalActivity" {
+		return ""
+	}
+	var data struct{ ActivityType string }
+	dc := converter.GetDefaultDataConverter()
+	if s.recur.Keys != nil {
+		dc = codec.DataConverter(s.recur.Keys)
+	}
+	if p := m.GetDetails()["data"].GetPayloads(); len(p) == 0 || dc.FromPayload(p[0], &data) != nil {
+		return ""
+	}
+	return data.ActivityType
 }

@@ -111,14 +111,14 @@ func TestWebUIFiltersFailingJobs(t *testing.T) {
 	rows := occurrenceRows(t, ctx, tc, failingJob)
 	require.Equal(t, "binary/encrypted", string(rows.GetMetadata()["encoding"]))
 	require.NotContains(t, string(rows.GetData()), "Internal Server Error")
-	// The job's event history: each occurrence is an HTTP activity, whose
-	// events, once opened, show the action's outcome.
+	// The job's event history: each occurrence's first attempt is a local
+	// activity (an activity when its target answers past the budget).
 	d, err := tc.DescribeWorkflowExecution(ctx, failingJob, "")
 	require.NoError(t, err)
 	history := p.UI + "/namespaces/default/workflows/" + url.PathEscape(failingJob) + "/" +
 		d.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
 	require.NoError(t, chromedp.Do(b, chromedp.Navigate(history)))
-	_, err = chromedp.Run(b, chromedp.Poll[chromedp.Void](`/Activity ?Task ?(Completed|Failed)/.test(document.body.innerText)`,
+	_, err = chromedp.Run(b, chromedp.Poll[chromedp.Void](`/Activity ?Task ?(Completed|Failed)|Local ?Activity/.test(document.body.innerText)`,
 		chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
 		text, _ := chromedp.Run(b, chromedp.Evaluate[string](`document.body.innerText`))

@@ -396,6 +396,35 @@ type HTTPRequestInput struct {
 	Timeout      time.Duration // of one attempt
 }
 
+// FirstAttemptInput is the argument of the local activity that makes an
+// occurrence's first attempt of its main action: the HTTP activity's
+// argument for an HTTP(S) action, the other activities' otherwise.
+type FirstAttemptInput struct {
+	HTTP   *HTTPRequestInput `json:",omitempty"`
+	Action *ActionInput      `json:",omitempty"`
+}
+
+// FirstAttempt is what that local activity returns when the attempt did
+// not fail: its answer, or where the attempt went on running when the
+// answer did not come within the worker's budget.
+type FirstAttempt struct {
+	Response HTTPResponse
+	// Queue and ID, when Queue is set, name the attempt still running in
+	// the worker process that started it: Queue is the task queue only
+	// that process polls, ID the attempt's key in its registry.
+	Queue string `json:",omitempty"`
+	ID    string `json:",omitempty"`
+	// Declined says the worker starts no attempt in a local activity
+	// (its budget is 0): nothing was sent.
+	Declined bool `json:",omitempty"`
+}
+
+// AwaitAttemptInput is the argument of the activity that waits, in the
+// worker process that started it, for a first attempt handed off.
+type AwaitAttemptInput struct {
+	ID string
+}
+
 // HTTPResponse is what the HTTP activity returns: status and at most
 // MaxResponseBody bytes of the body.
 type HTTPResponse struct {

@@ -17,11 +17,60 @@ import (
 // occurrence's actions are activities of its job's workflow on that queue
 // (workflows/occurrence.go), which the server may hand back with the
 // workflow task that scheduled them (eager execution, unless opts disable
-// it). The caller starts and stops it.
+// it). With acts.Attempts, it also polls that registry's queue, where
+// the first attempts this process started and handed off are awaited. The
+// caller starts and stops it.
 func New(c client.Client, acts *activities.Activities, opts sdkworker.Options) sdkworker.Worker {
 	w := sdkworker.New(c, jobs.TaskQueue, Options(opts))
 	Register(w, acts)
+	if acts.Attempts == nil {
+		return w
+	}
+	return &pair{Worker: w, attempts: Attempts(c, acts, opts)}
+}
+
+// Attempts returns the worker of acts.Attempts's queue: activities only,
+// polled by this process alone.
+func Attempts(c client.Client, acts *activities.Activities, opts sdkworker.Options) sdkworker.Worker {
+	opts = Options(opts)
+	opts.DisableWorkflowWorker = true
+	w := sdkworker.New(c, acts.Attempts.Queue(), opts)
+	w.RegisterActivity(acts)
 	return w
+}
+
+// pair is the worker of jobs.TaskQueue and that of its process's attempts,
+// started and stopped together.
+type pair struct {
+	sdkworker.Worker
+	attempts sdkworker.Worker
+}
+
+func (p *pair) Start() error {
+	if err := p.attempts.Start(); err != nil {
+		return err
+	}
+	if err := p.Worker.Start(); err != nil {
+		p.attempts.Stop()
+		return err
+	}
+	return nil
+}
+
+func (p *pair) Run(interruptCh <-chan any) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	<-interruptCh
+	p.Stop()
+	return nil
+}
+
+// Stop stops the workflow worker first: it starts no attempt after the
+// attempts worker stopped awaiting them.
+func (p *pair) Stop() {
+	p.Worker.Stop()
+	p.attempts.Stop()
 }
 
 // Options returns opts as recur's worker needs them: actions' failure

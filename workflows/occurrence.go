@@ -115,24 +115,125 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 	}
 }
 
-// perform runs the activity of an action and returns its answer (a
+// perform runs an action's attempts and returns the last one's answer (a
 // failure's from its details), its error unwrapped of the SDK's
 // ActivityError (whose message names event IDs and the worker's identity)
-// and how many attempts it made. The last attempt lost with its worker is
-// given again, as one attempt more: a lost worker is no answer of the
-// target's.
+// and how many attempts it made. The main action's first attempt starts
+// in a local activity (first); the attempts after it are one activity
+// with the retry policy (attempts).
 func (o occurrence) perform(ctx workflow.Context, spec jobs.ActionSpec, name string, opts workflow.ActivityOptions) (resp jobs.HTTPResponse, attempts int, err error) {
-	for lost := 0; ; lost++ {
+	if name != jobs.MainAction {
+		return o.attempts(ctx, spec, name, opts, 0)
+	}
+	resp, declined, err := o.first(ctx, spec, name, opts)
+	if declined {
+		return o.attempts(ctx, spec, name, opts, 0)
+	}
+	policy := opts.RetryPolicy
+	lost := workerLost(err) || attemptLost(err)
+	var appErr *temporal.ApplicationError
+	switch {
+	case err == nil, ctx.Err() != nil:
+		return resp, 1, err
+	case policy.MaximumAttempts == 1 && lost:
+		// A lost worker is no answer of the target's: the attempt is given
+		// again, as attempts gives a lost last attempt.
+		return o.lostAgain(ctx, spec, name, lastAttempt(opts), 1, 1)
+	case policy.MaximumAttempts == 1, !lost && errors.As(err, &appErr) && appErr.NonRetryable():
+		return resp, 1, err
+	}
+	// The retry policy's first interval, then its other attempts, each
+	// interval after that as the policy would have made it.
+	if err := workflow.Sleep(ctx, policy.InitialInterval); err != nil {
+		return resp, 1, err
+	}
+	return o.attempts(ctx, spec, name, afterFirst(opts), 1)
+}
+
+// first makes the main action's first attempt in a local activity, which
+// answers within the worker's budget or hands the attempt, still running,
+// to an activity on the queue of the worker process that started it
+// (activities.FirstAttempt). The workflow task that runs the local
+// activity takes no write meanwhile: the budget bounds how long a write
+// waits for an action. declined says the worker starts no attempt so:
+// nothing was sent. A lost await (its process died: nobody polls the
+// queue, or its heartbeat stopped) fails like a lost worker's attempt.
+func (o occurrence) first(ctx workflow.Context, spec jobs.ActionSpec, name string, opts workflow.ActivityOptions) (resp jobs.HTTPResponse, declined bool, err error) {
+	in := jobs.FirstAttemptInput{}
+	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
+		in.HTTP = &jobs.HTTPRequestInput{
+			ActionName: name, Request: *spec.Request, OccurrenceID: o.id,
+			Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
+		}
+	} else {
+		in.Action = &jobs.ActionInput{
+			ActionName: name, Spec: spec, OccurrenceID: o.id,
+			Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
+		}
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		// The local activity returns after the worker's budget; this bounds
+		// only a worker too busy to run it.
+		StartToCloseTimeout: jobs.ActionHeartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:             opts.Summary,
+	})
+	var started jobs.FirstAttempt
+	err = workflow.ExecuteLocalActivity(lctx, acts.FirstAttempt, in).Get(ctx, &started)
+	switch {
+	case err != nil:
+		resp, err = answer(jobs.HTTPResponse{}, err)
+		return resp, false, err
+	case started.Declined:
+		return jobs.HTTPResponse{}, true, nil
+	case started.Queue == "":
+		return started.Response, false, nil
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue: started.Queue,
+		// The queue's process polls it at once; nobody polls it once that
+		// process is gone.
+		ScheduleToStartTimeout: jobs.ActionHeartbeatTimeout,
+		StartToCloseTimeout:    opts.StartToCloseTimeout,
+		HeartbeatTimeout:       opts.HeartbeatTimeout,
+		// Only that process holds the attempt: another try finds it lost.
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:     opts.Summary,
+	})
+	err = workflow.ExecuteActivity(actx, acts.AwaitAttempt, jobs.AwaitAttemptInput{ID: started.ID}).Get(ctx, &resp)
+	resp, err = answer(resp, err)
+	return resp, false, err
+}
+
+// answer returns an attempt's answer, resp or, when it failed, that of
+// the details of err, and err unwrapped of the SDK's ActivityError.
+func answer(resp jobs.HTTPResponse, err error) (jobs.HTTPResponse, error) {
+	var actErr *temporal.ActivityError
+	if errors.As(err, &actErr) && errors.Unwrap(actErr) != nil {
+		err = errors.Unwrap(actErr)
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.HasDetails() {
+		_ = appErr.Details(&resp)
+	}
+	return resp, err
+}
+
+// attempts runs the activity of an action with the retry policy of opts,
+// after made attempts, and returns its last answer and the attempts made
+// in all. The last attempt lost with its worker is given again, as one
+// attempt more: a lost worker is no answer of the target's.
+func (o occurrence) attempts(ctx workflow.Context, spec jobs.ActionSpec, name string, opts workflow.ActivityOptions, made int) (resp jobs.HTTPResponse, attempts int, err error) {
+	return o.lostAgain(ctx, spec, name, opts, made, 0)
+}
+
+// lostAgain is attempts after lost attempts lost with their worker.
+func (o occurrence) lostAgain(ctx workflow.Context, spec jobs.ActionSpec, name string, opts workflow.ActivityOptions, made, lost int) (resp jobs.HTTPResponse, attempts int, err error) {
+	attempts = made
+	for ; ; lost++ {
 		resp = jobs.HTTPResponse{}
 		err = o.activity(workflow.WithActivityOptions(ctx, opts), spec, name).Get(ctx, &resp)
-		var actErr *temporal.ActivityError
-		if errors.As(err, &actErr) && errors.Unwrap(actErr) != nil {
-			err = errors.Unwrap(actErr)
-		}
-		var appErr *temporal.ApplicationError
-		if errors.As(err, &appErr) && appErr.HasDetails() {
-			_ = appErr.Details(&resp)
-		}
+		resp, err = answer(resp, err)
 		if !workerLost(err) {
 			return resp, attempts + max(resp.Attempt, 1), err
 		}
@@ -209,6 +310,33 @@ func workerLost(err error) bool {
 		return true
 	}
 	return false
+}
+
+// attemptLost reports whether the await of a first attempt found the
+// attempt gone from its process (activities.ErrTypeAttemptLost), or found
+// no process polling the queue: the attempt was lost with its worker.
+func attemptLost(err error) bool {
+	var timeout *temporal.TimeoutError
+	if errors.As(err, &timeout) {
+		return timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
+	}
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeAttemptLost
+}
+
+// afterFirst is opts for the attempts after the first: one fewer, the
+// first of their intervals the policy's second, and their sum the
+// schedule-to-close timeout's measure.
+func afterFirst(opts workflow.ActivityOptions) workflow.ActivityOptions {
+	policy := *opts.RetryPolicy
+	if policy.MaximumAttempts > 0 { // 0 is unlimited
+		policy.MaximumAttempts--
+	}
+	policy.InitialInterval = min(time.Duration(float64(policy.InitialInterval)*policy.BackoffCoefficient), policy.MaximumInterval)
+	opts.RetryPolicy = &policy
+	attempts := time.Duration(max(policy.MaximumAttempts, 1))
+	opts.ScheduleToCloseTimeout = attempts*opts.StartToCloseTimeout + (attempts-1)*policy.MaximumInterval + time.Minute
+	return opts
 }
 
 // lastAttempt is opts for the one attempt given again after a worker was

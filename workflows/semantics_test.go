@@ -34,8 +34,10 @@ type harness struct {
 
 	mu       sync.Mutex
 	attempts []attempt
-	upserts  []map[string]any // of the memo, in order
-	answer   func(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error)
+	// activities are the types of the activities started, in order.
+	activities []string
+	upserts    []map[string]any // of the memo, in order
+	answer     func(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error)
 	// slow says how long an attempt takes, in workflow time; nil for
 	// none. delay is what it said of the attempt starting.
 	slow  func(in jobs.HTTPRequestInput) time.Duration
@@ -64,6 +66,9 @@ func newHarness(t *testing.T, now time.Time) *harness {
 	// The listener runs on the environment's own goroutine, where its
 	// clock reads true; an activity runs on another one.
 	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		h.mu.Lock()
+		h.activities = append(h.activities, info.ActivityType.Name)
+		h.mu.Unlock()
 		var in jobs.HTTPRequestInput
 		if info.ActivityType.Name == "HTTP" && args.Get(&in) == nil {
 			h.mu.Lock()
@@ -77,26 +82,30 @@ func newHarness(t *testing.T, now time.Time) *harness {
 	})
 	h.env.OnActivity(acts.HTTP, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in jobs.HTTPRequestInput) (jobs.HTTPResponse, error) {
-			n := int(activity.GetInfo(ctx).Attempt)
-			resp, err := h.answer(in, n)
-			resp.Attempt = n
-			if err != nil {
-				var appErr *temporal.ApplicationError
-				if errors.As(err, &appErr) {
-					// Failures carry the response as details, as the real activity does.
-					if appErr.NonRetryable() {
-						return resp, temporal.NewNonRetryableApplicationError(appErr.Message(), appErr.Type(), nil, resp)
-					}
-					return resp, temporal.NewApplicationError(appErr.Message(), appErr.Type(), resp)
-				}
-			}
-			return resp, err
+			return h.respond(in, int(activity.GetInfo(ctx).Attempt))
 		}).AfterFn(func() time.Duration {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		return h.delay
 	})
 	return h
+}
+
+// respond is h.answer to attempt n, as the HTTP activity returns it.
+func (h *harness) respond(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error) {
+	resp, err := h.answer(in, n)
+	resp.Attempt = n
+	if err != nil {
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) {
+			// Failures carry the response as details, as the real activity does.
+			if appErr.NonRetryable() {
+				return resp, temporal.NewNonRetryableApplicationError(appErr.Message(), appErr.Type(), nil, resp)
+			}
+			return resp, temporal.NewApplicationError(appErr.Message(), appErr.Type(), resp)
+		}
+	}
+	return resp, err
 }
 
 // at schedules f at offset d of workflow time.

@@ -122,7 +122,7 @@ func (c *common) roles(r roles) roles {
 	r.authority, r.storageQueue, r.serviceBus = c.authority, c.storageQueue, c.serviceBus
 	r.egress, r.workflowTargets = c.egress.policy, c.egress.workflowTargets
 	r.apiConfig = c.apiConfig
-	r.workerOptions, r.finishedRetention = c.workerOptions, c.work.finishedRetention
+	r.workerOptions, r.finishedRetention, r.actionBudget = c.workerOptions, c.work.finishedRetention, c.work.actionBudget
 	r.limits = c.limits
 	return r
 }

@@ -274,9 +274,12 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 	requireHistoryRow(t, p, "during-late", "Postponed", "catch-up window")
 
 	// Crash while an action is in flight: the sink holds the first
-	// delivery until the connection dies with the process. The action is an
-	// activity whose heartbeat stops with the process: the restarted server
-	// takes its worker for lost after jobs.ActionHeartbeatTimeout, well
+	// delivery until the connection dies with the process. Past its local
+	// activity's budget the attempt is awaited by an activity on the
+	// process's own queue, whose heartbeat stops with the process: the
+	// restarted server takes its worker for lost after
+	// jobs.ActionHeartbeatTimeout (the restarted process polls a queue of
+	// its own, so no worker picks the await up again), well
 	// before the attempt's own timeout of a minute, and the action runs
 	// again under the same Idempotency-Key, after the retry interval. The
 	// occurrence completes, its lost attempt counted as a failed one, as

@@ -149,15 +149,22 @@ func TestTwoWorkersOneKilledMidAction(t *testing.T) {
 	key := s.waitHeld(t, 20*time.Second)
 	handoff.requireRuns(t, key)
 
-	// The worker that holds the action is the last to have started its
-	// activity's attempt.
+	// The worker that holds the action is the one awaiting it: past its
+	// local activity's budget, the attempt is awaited by an activity on the
+	// queue of the process that sent it, which becomes pending once the
+	// budget is spent.
 	cl, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "recur-cluster"})
 	require.NoError(t, err)
 	defer cl.Close()
-	desc, err := cl.DescribeWorkflowExecution(context.Background(), "job:s/rg/c/handoff", "")
-	require.NoError(t, err)
-	require.Len(t, desc.GetPendingActivities(), 1, "the action in flight")
-	identity := desc.GetPendingActivities()[0].GetLastWorkerIdentity()
+	var identity string
+	require.Eventually(t, func() bool {
+		desc, err := cl.DescribeWorkflowExecution(context.Background(), "job:s/rg/c/handoff", "")
+		if err != nil || len(desc.GetPendingActivities()) != 1 {
+			return false
+		}
+		identity = desc.GetPendingActivities()[0].GetLastWorkerIdentity()
+		return identity != ""
+	}, 10*time.Second, 50*time.Millisecond, "the action in flight is awaited, as one pending activity")
 	pid, err := strconv.Atoi(strings.SplitN(identity, "@", 2)[0])
 	require.NoError(t, err, "identity %q", identity)
 	victim, ok := workers[pid]

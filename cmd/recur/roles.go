@@ -54,6 +54,9 @@ type roles struct {
 	// is how long completed and faulted jobs are kept.
 	workerOptions     sdkworker.Options
 	finishedRetention time.Duration
+	// actionBudget is how long a first attempt waits for its answer in a
+	// local activity; 0 runs none there (worker_flags.go).
+	actionBudget time.Duration
 	// limits cap the API's connections (http.go).
 	limits connlimit.Limits
 }
@@ -106,6 +109,10 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		acts.StorageQueueEndpoint, acts.ServiceBusEndpoint = r.storageQueue, r.serviceBus
 		acts.WorkflowTargets, acts.FinishedRetention = r.workflowTargets, r.finishedRetention
+		acts.Attempts = nil
+		if r.actionBudget > 0 {
+			acts.Attempts = activities.NewAttempts(r.actionBudget)
+		}
 		plain, err := plainClient(c, namespace, r.metrics, log)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/temporalserver"
 )
@@ -26,6 +27,10 @@ type workerFlags struct {
 	stopTimeout      time.Duration
 	// finishedRetention is how long completed and faulted jobs are kept.
 	finishedRetention time.Duration
+	// actionBudget is how long an occurrence's first attempt runs in its
+	// workflow task before it is handed off; 0 makes every attempt an
+	// activity.
+	actionBudget time.Duration
 	// dev is recur dev's worker, its server's only one: its sticky
 	// timeout defaults to devStickyTimeout.
 	dev bool
@@ -52,6 +57,8 @@ func (w *workerFlags) register(fs *flag.FlagSet, e *envDefaults) {
 		"workflow tasks running at once in this worker (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
 	fs.DurationVar(&w.stopTimeout, "stop-timeout", e.duration("RECUR_STOP_TIMEOUT", 30*time.Second),
 		"how long a stopping worker waits for the workflow tasks and actions it has started (RECUR_STOP_TIMEOUT)")
+	fs.DurationVar(&w.actionBudget, "action-budget", e.duration("RECUR_ACTION_BUDGET", activities.DefaultActionBudget),
+		"how long an occurrence's first attempt may hold its job's workflow task (and the writes to the job) before it goes on as an activity of this process; 0 makes every attempt an activity (RECUR_ACTION_BUDGET)")
 	w.finishedRetention = jobs.DefaultFinishedRetention
 	e.value("RECUR_FINISHED_JOB_RETENTION", retentionFlag{&w.finishedRetention})
 	fs.Var(retentionFlag{&w.finishedRetention}, "finished-job-retention",
@@ -87,6 +94,9 @@ func (w *workerFlags) historyCache() int {
 }
 
 func (w *workerFlags) options() (sdkworker.Options, error) {
+	if w.actionBudget < 0 || w.actionBudget > time.Second {
+		return sdkworker.Options{}, fmt.Errorf("--action-budget must be between 0 and 1s, not %s", w.actionBudget)
+	}
 	if w.finishedRetention < 0 {
 		return sdkworker.Options{}, fmt.Errorf("--finished-job-retention must be 0 (keep) or more, not %s", w.finishedRetention)
 	}

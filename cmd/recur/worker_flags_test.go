@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/temporalserver"
 )
@@ -184,5 +185,40 @@ func TestBadEnvironmentStopsAtStart(t *testing.T) {
 				require.Contains(t, stderr.String(), variable+`="yes please"`)
 			}
 		})
+	}
+}
+
+// TestActionBudgetFlag: --action-budget defaults to the activities'
+// budget, takes RECUR_ACTION_BUDGET, and refuses a budget that would hold
+// a job's workflow task (and its writes) for more than a second.
+func TestActionBudgetFlag(t *testing.T) {
+	parse := func(args ...string) (workerFlags, error) {
+		var w workerFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var envs envDefaults
+		w.register(fs, &envs)
+		if err := envs.err(); err != nil {
+			return w, err
+		}
+		if err := fs.Parse(args); err != nil {
+			return w, err
+		}
+		_, err := w.options()
+		return w, err
+	}
+	w, err := parse()
+	require.NoError(t, err)
+	require.Equal(t, activities.DefaultActionBudget, w.actionBudget)
+	w, err = parse("--action-budget", "0")
+	require.NoError(t, err)
+	require.Zero(t, w.actionBudget, "0 makes every attempt an activity")
+	t.Setenv("RECUR_ACTION_BUDGET", "250ms")
+	w, err = parse()
+	require.NoError(t, err)
+	require.Equal(t, 250*time.Millisecond, w.actionBudget)
+	for _, bad := range []string{"-1ms", "2s"} {
+		_, err = parse("--action-budget", bad)
+		require.ErrorContains(t, err, "--action-budget must be between 0 and 1s", bad)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -38,8 +39,11 @@ type Stack struct {
 	// clients, worker, workflows and activities report into it.
 	Metrics *metrics.Set
 
-	worker   worker.Worker
-	register func(worker.Registry)
+	worker     worker.Worker // recur's, of jobs.TaskQueue and of its attempts
+	stopWorker func()        // stops it, once
+	// newActivities makes the activities of one worker process,
+	// configured as the stack's Config says.
+	newActivities func() *activities.Activities
 }
 
 // Config configures a stack.
@@ -128,47 +132,52 @@ func StartWith(cfg Config) (*Stack, error) {
 		_ = set.Close()
 		return nil, fmt.Errorf("register search attributes: %w", err)
 	}
-	register := func(r worker.Registry) {
+	newActivities := func() *activities.Activities {
 		acts := activities.New(Egress)
 		acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
 		for _, opt := range opts {
 			opt(acts)
 		}
-		recurworker.Register(r, acts)
+		return acts
 	}
-	w := ts.NewWorkerWithOptions(jobs.TaskQueue, register, workerOptions())
-	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set, worker: w, register: register}, nil
+	w, err := startWorker(c, newActivities())
+	if err != nil {
+		ts.Stop()
+		_ = set.Close()
+		return nil, fmt.Errorf("start the worker: %w", err)
+	}
+	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set,
+		worker: w, stopWorker: sync.OnceFunc(w.Stop), newActivities: newActivities}, nil
 }
 
-// workerOptions are those of every worker of a stack: recur's, with the
-// panic policy temporaltest gives its own, so that a workflow that panics
-// or turns non-deterministic fails at once.
-func workerOptions() worker.Options {
-	return recurworker.Options(worker.Options{WorkflowPanicPolicy: worker.FailWorkflow})
+// startWorker starts recur's worker with acts, as recur does (the worker of
+// jobs.TaskQueue and that of its process's attempts), with the panic
+// policy temporaltest gives its own workers, so that a workflow that
+// panics or turns non-deterministic fails at once.
+func startWorker(c client.Client, acts *activities.Activities) (worker.Worker, error) {
+	w := recurworker.New(c, acts, worker.Options{WorkflowPanicPolicy: worker.FailWorkflow})
+	return w, w.Start()
 }
 
 // StopWorkers stops the stack's worker: its API and Temporal go on.
 func (s *Stack) StopWorkers() {
-	s.worker.Stop()
+	s.stopWorker()
 }
 
 // StartWorker starts one more worker like the stack's own (recur's
-// workflows and activities, configured alike, on jobs.TaskQueue) that
+// workflows and activities, configured alike, with attempts of its own)
+// that
 // polls through c: a tool that dials Temporal its own way, through a
 // proxy it can cut, gets a worker it can lose. The caller stops it; the
 // stack's Stop does not.
 func (s *Stack) StartWorker(c client.Client) (worker.Worker, error) {
-	w := worker.New(c, jobs.TaskQueue, workerOptions())
-	s.register(w)
-	if err := w.Start(); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return startWorker(c, s.newActivities())
 }
 
-// Stop stops the API and the server.
+// Stop stops the API, the stack's worker and the server.
 func (s *Stack) Stop() {
 	s.API.Close()
+	s.stopWorker()
 	s.Temporal.Stop()
 	_ = s.Metrics.Close()
 }
