@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -50,3 +51,62 @@ func TestACreatedJobWakesForNothing(t *testing.T) {
 // admitPatience is workflows.admitPatience, how long a job waits for its
 // collection's answer before it asks again.
 const admitPatience = 10 * time.Second
+
+// putFullCollection creates collectionPath with room for n jobs.
+func (s *stack) putFullCollection(t *testing.T, n int) {
+	t.Helper()
+	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{
+		"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": n}}})
+	require.Equal(t, http.StatusCreated, status, body)
+}
+
+// TestAnAdmissionNoPutTookIsGivenUp: the API asked the collection to
+// admit a job and died before it sent the PUT (here, the admission is
+// asked of Temporal directly): the name holds the collection's one slot
+// for a grace, then the collection finds no workflow of that job and
+// gives the name up, and another job fits.
+func TestAnAdmissionNoPutTookIsGivenUp(t *testing.T) {
+	s := newStack(t)
+	s.putFullCollection(t, 1)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "ghost"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := s.temporal.GetDefaultClient().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateAdmit, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{{Job: "ghost", ShortestGap: time.Hour}}}},
+	})
+	require.NoError(t, err)
+	var answers []jobs.AdmitAnswer
+	require.NoError(t, h.Get(ctx, &answers))
+	require.Len(t, answers, 1)
+	require.Nil(t, answers[0].Error)
+	require.NotNil(t, answers[0].Admission)
+	admitted := time.Now()
+
+	job := httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"})
+	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/real", job)
+	require.Equal(t, http.StatusConflict, status, "the reserved name holds the slot: %v", body)
+	require.Eventually(t, func() bool {
+		status, _ := s.do(t, http.MethodPut, collectionPath+"/jobs/real", job)
+		return status == http.StatusCreated
+	}, time.Minute, time.Second, "the slot is free again after the grace")
+	t.Logf("the slot was free again %s after the admission", time.Since(admitted).Round(time.Second))
+	status, _ = s.do(t, http.MethodGet, collectionPath+"/jobs/ghost", nil)
+	require.Equal(t, http.StatusNotFound, status)
+}
+
+// TestADeletedJobsSlotIsFreeAtOnce: a job created and deleted at once
+// (its name still reserved) frees its slot by the time the DELETE has
+// answered: the PUT of another job right after it fits.
+func TestADeletedJobsSlotIsFreeAtOnce(t *testing.T) {
+	s := newStack(t)
+	s.putFullCollection(t, 1)
+	job := httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"})
+	for i := range 5 {
+		name := collectionPath + "/jobs/" + string(rune('a'+i))
+		status, body := s.do(t, http.MethodPut, name, job)
+		require.Equal(t, http.StatusCreated, status, body)
+		status, body = s.do(t, http.MethodDelete, name, nil)
+		require.Equal(t, http.StatusOK, status, body)
+	}
+}

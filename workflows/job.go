@@ -41,7 +41,7 @@ type job struct {
 	runs       workflow.Context // theirs, which a deletion cancels
 	cancelRuns workflow.CancelFunc
 	deleted    bool                 // by DELETE, by the collection, or past the retention of a finished job
-	forgotten  bool                 // by the collection that deleted it
+	forgotten  bool                 // by the collection that deleted it, or asked to be (leave)
 	admission  admission            // (admission.go)
 	fired      int                  // occurrences fired by this run of the workflow
 	outcome    jobs.ExecutionStatus // of the last run that ended in this run of the workflow

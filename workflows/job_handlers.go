@@ -11,7 +11,9 @@ import (
 
 // Message handlers change the job's state and leave the rest to the loop
 // (j.pending), so that the loop sees each change at its next step. Only a
-// PUT blocks, while its collection admits the definition.
+// PUT blocks, while its collection admits the definition (unless the PUT
+// carries its admission), and a DELETE, until its collection has the
+// request to forget the job.
 
 func (j *job) register(ctx workflow.Context) error {
 	j.describe(ctx)
@@ -226,7 +228,7 @@ func (j *job) defined() error {
 // from its next occurrence; the status counters stay. A disabled job
 // enabled again resumes at the next occurrence to come.
 func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResult, error) {
-	return j.redefine(ctx, req.Job, req.Preconditions, "")
+	return j.redefine(ctx, req.Job, req.Preconditions, "", req.Admission)
 }
 
 // patch redefines the job as put does, with its definition patched.
@@ -238,14 +240,15 @@ func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJob
 	if err := def.Accept(j.key, creationTime(ctx)); err != nil {
 		return jobs.PutJobResult{}, toWire(err)
 	}
-	return j.redefine(ctx, def, req.Preconditions, req.Base)
+	return j.redefine(ctx, def, req.Preconditions, req.Base, nil)
 }
 
 // redefine makes def the job's definition once its collection has
-// admitted it, if the job still takes it then: its preconditions, and the
-// base of a patch (none for a PUT).
-func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions, base string) (jobs.PutJobResult, error) {
-	collectionDisabled, err := j.admit(ctx, def)
+// admitted it (or with adm, the admission a PUT carries), if the job still
+// takes it then: its preconditions, and the base of a patch (none for a
+// PUT).
+func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions, base string, adm *jobs.Admission) (jobs.PutJobResult, error) {
+	collectionDisabled, err := j.admit(ctx, def, adm)
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
@@ -329,8 +332,13 @@ func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, erro
 	return struct{}{}, nil
 }
 
-func (j *job) delete(workflow.Context, jobs.DeleteJobRequest) (struct{}, error) {
+// delete deletes the job, and answers once its collection has the
+// request to forget it: a PUT sent after the answer finds its slot free,
+// though the collection admits new jobs ahead of their PUTs (an update,
+// which would come before a leave still on its way).
+func (j *job) delete(ctx workflow.Context, _ jobs.DeleteJobRequest) (struct{}, error) {
 	j.deleted = true
 	j.pending.changed = true
+	j.leave(ctx)
 	return struct{}{}, nil
 }

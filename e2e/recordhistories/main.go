@@ -158,19 +158,33 @@ func record(dir, tag string) error {
 		return fmt.Errorf("job gone never deleted itself: %w", err)
 	}
 	time.Sleep(time.Second) // the collection's task that takes the signal
-	// A job far from its first run, redefined without asking its
-	// collection again (its terms allow it), which the collection tells of
-	// a PUT that disables it, an enable, and the collection's DELETE,
-	// which ends the collection's workflow.
+	// A job far from its first run, admitted by its collection ahead of
+	// its PUT, as the API asks, beside a name whose PUT never comes (the
+	// collection gives it up once it looks), and redefined without asking
+	// its collection again (its terms allow it), which the collection
+	// tells of a PUT that disables it, an enable, and the collection's
+	// DELETE, which ends the collection's workflow.
 	idle := k
 	idle.Job = "idle"
+	var answers []jobs.AdmitAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateAdmit, jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{
+		{Job: idle.Job}, {Job: "never-put"}}}, &answers); err != nil {
+		return err
+	}
+	if len(answers) != 2 || answers[0].Admission == nil {
+		return fmt.Errorf("the collection did not admit job idle ahead: %+v", answers)
+	}
+	admission := answers[0].Admission
 	for _, later := range []time.Duration{24 * time.Hour, 25 * time.Hour} {
 		if err := put(ctx, c, idle, jobs.JobWorkflowName, jobs.JobInput{Key: idle}, idle.JobWorkflowID(), jobs.UpdatePutJob,
 			jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(later)),
-				Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}}}); err != nil {
+				Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}},
+				Admission: admission}); err != nil {
 			return err
 		}
+		admission = nil
 	}
+	time.Sleep(reservationsLooked) // the collection looks at the jobs it reserved names for
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
 		jobs.PutCollectionRequest{Collection: jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionDisabled}}}); err != nil {
 		return err
@@ -211,6 +225,22 @@ func record(dir, tag string) error {
 		}
 	}
 	return nil
+}
+
+// reservationsLooked is how long after admitting a name ahead of its PUT
+// the collection has looked at its job: workflows.reservationGrace and
+// reservationBatch, and a margin.
+const reservationsLooked = 28 * time.Second
+
+// updateInto sends an update to a running workflow and decodes its result
+// into result.
+func updateInto(ctx context.Context, c client.Client, id, update string, arg, result any) error {
+	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: update, Args: []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return err
+	}
+	return handle.Get(ctx, result)
 }
 
 // put sends an update, with start when workflow is set.
