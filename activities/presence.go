@@ -8,6 +8,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -46,4 +47,35 @@ func (a *Activities) JobPresence(ctx context.Context, workflowIDs []string) ([]j
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// HoldReservedNames is an activity of a collection being deleted: it
+// tells each job of req that it is deleted (jobs.SignalCollection) and
+// holds its workflow until its reservation's Until, starting the workflow
+// when it does not run yet, so that a PUT carrying the collection's
+// admission of that name meets a deleted job and is refused instead of
+// defining one in a collection that is gone (workflows/reservation.go).
+// A signal sent twice, when an attempt is retried, changes nothing.
+func (a *Activities) HoldReservedNames(ctx context.Context, req jobs.HoldRequest) error {
+	c := activity.GetClient(ctx)
+	errs := make([]error, len(req.Jobs))
+	sem := make(chan struct{}, presenceLookups)
+	var wg sync.WaitGroup
+	for i, r := range req.Jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			k := req.Collection
+			k.Job = r.Job
+			sig := jobs.CollectionSignal{Deleted: true, HoldUntil: r.Until}
+			_, errs[i] = c.SignalWithStartWorkflow(ctx, k.JobWorkflowID(), jobs.SignalCollection, sig, client.StartWorkflowOptions{
+				ID:                    k.JobWorkflowID(),
+				TaskQueue:             jobs.TaskQueue,
+				TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
+				StaticSummary:         "Job `" + k.JobID() + "`, deleted with its collection before its PUT arrived.",
+			}, jobs.JobWorkflowName, jobs.JobInput{Key: k})
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

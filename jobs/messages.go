@@ -214,6 +214,21 @@ type CollectionSignal struct {
 	State   State            `json:",omitempty"`
 	Terms   *CollectionTerms `json:",omitempty"`
 	Deleted bool             `json:",omitempty"`
+	// HoldUntil, with Deleted, keeps the deleted job's workflow running
+	// until then: the collection admitted the name ahead of a PUT that may
+	// carry the admission until then (Admission.Until), and a PUT that
+	// finds the deleted workflow running is refused, where one that finds
+	// none would start a job that takes the admission.
+	HoldUntil time.Time `json:",omitempty"`
+}
+
+// HoldRequest asks that the jobs a deleted collection reserved, whose
+// admissions a PUT may still carry, be told they are deleted, each
+// workflow started if it does not run yet, and held until its
+// reservation's Until (CollectionSignal.HoldUntil).
+type HoldRequest struct {
+	Collection Key
+	Jobs       []Reservation
 }
 
 // CollectionInput starts a collection workflow, or continues one as new

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -55,7 +54,8 @@ type collection struct {
 	// checkNow wakes checkReservations before its time: a reservation
 	// fell due at once (forget).
 	checkNow bool
-	checking bool // checkReservations waits for its local activity
+	checking bool // checkReservations waits for its activity
+	holding  int  // holds of a deleted collection's reservations on their way (hold)
 }
 
 // tell is one message to the jobs named; done is set once it is
@@ -86,7 +86,7 @@ func (c *collection) run(ctx workflow.Context) error {
 			c.handle(ctx, req)
 		}
 		if err := workflow.Await(ctx, func() bool {
-			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0 && len(c.namesChanged) == 0
+			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0 && len(c.namesChanged) == 0 && c.holding == 0
 		}); err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (c *collection) register(ctx workflow.Context) error {
 // handle admits or forgets a job, and answers an admission.
 func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
 	if req.Leave {
-		c.forget(req)
+		c.forget(ctx, req)
 		return
 	}
 	c.updates++
@@ -272,15 +272,19 @@ func (c *collection) admit(req jobs.MembershipRequest) (err *jobs.Error, added b
 // forget drops a job from the collection: a DELETE's, or that of a
 // finished job past its retention, or of one never defined, as the job
 // asks. A name reserved still, whose job was never defined, may be held
-// by a job that took the admission after the one that asks ended (its
-// requests were on their way while the API asked the admission):
+// by a job that takes the admission after the one that asks ended (its
+// requests were on their way while the API asked the admission): the
+// reservation stays until no job may take its admission, and then
 // checkReservations looks at once. A defined job held the name itself.
-func (c *collection) forget(req jobs.MembershipRequest) {
+func (c *collection) forget(ctx workflow.Context, req jobs.MembershipRequest) {
 	c.updates++
 	if i := c.reserved(req.Job); i >= 0 {
 		if !req.Defined {
-			c.Reserved[i].Until = time.Time{}
-			c.checkNow = true
+			// Looking before Until could find no workflow of a PUT that
+			// is on its way with the admission, and give its name up.
+			if !c.Reserved[i].Until.After(workflow.Now(ctx)) {
+				c.checkNow = true
+			}
 			return
 		}
 		c.Reserved = slices.Delete(c.Reserved, i, i+1)
@@ -338,12 +342,21 @@ func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequ
 
 // delete deletes every job of the collection, then the collection: its
 // workflow ends once this update has answered. The collection is gone
-// from the start, so that no job joins it while its jobs are told.
+// from the start, so that no job joins it while its jobs are told. A
+// name reserved whose admission a PUT may still carry is held (hold)
+// rather than told: its job's workflow may not run yet.
 func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest) (struct{}, error) {
-	names := c.Jobs
+	held := c.outstanding(ctx)
+	names := slices.DeleteFunc(slices.Clone(c.Jobs), func(name string) bool {
+		return slices.ContainsFunc(held, func(r jobs.Reservation) bool { return r.Job == name })
+	})
 	c.Jobs, c.Reserved, c.deleted = nil, nil, true
 	c.publish(ctx)
-	return struct{}{}, c.tellJobs(ctx, names, jobs.CollectionSignal{Deleted: true}).Get(ctx, nil)
+	holds := c.hold(ctx, held)
+	if err := c.tellJobs(ctx, names, jobs.CollectionSignal{Deleted: true}).Get(ctx, nil); err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, holds.Get(ctx, nil)
 }
 
 // tellJobs queues sig for the jobs named, behind the messages queued

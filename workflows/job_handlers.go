@@ -79,6 +79,9 @@ func (j *job) onCollection(ctx workflow.Context, sig jobs.CollectionSignal) {
 	switch {
 	case sig.Deleted:
 		j.deleted, j.forgotten = true, true
+		if sig.HoldUntil.After(j.holdUntil) {
+			j.holdUntil = sig.HoldUntil
+		}
 		j.pending.changed = true
 	case j.state == nil:
 	case sig.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:

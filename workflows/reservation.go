@@ -164,3 +164,42 @@ func (c *collection) checkReservations(ctx workflow.Context) {
 		}
 	}
 }
+
+// outstanding returns the reservations whose admissions a PUT may still
+// carry: a job takes an admission until admissionMargin before its Until,
+// by its own clock, which the margin allows to be that far ahead of the
+// collection's or behind it.
+func (c *collection) outstanding(ctx workflow.Context) []jobs.Reservation {
+	now := workflow.Now(ctx)
+	return slices.DeleteFunc(slices.Clone(c.Reserved), func(r jobs.Reservation) bool { return !r.Until.After(now) })
+}
+
+// hold tells the jobs of a deleted collection's reservations rs that they
+// are deleted, in an activity that starts a job's workflow when it does
+// not run yet (the PUT carrying the admission has not reached it), and
+// holds each until its reservation's Until: a PUT with the admission then
+// meets a deleted job and is refused, and asks its collection again, which
+// is gone. A signal to a workflow that does not run would be lost, and
+// the PUT would define the job in a collection that no longer exists. The
+// future is set once every job is held; the workflow ends only then.
+func (c *collection) hold(ctx workflow.Context, rs []jobs.Reservation) workflow.Future {
+	f, done := workflow.NewFuture(ctx)
+	if len(rs) == 0 {
+		done.Set(nil, nil)
+		return f
+	}
+	// Retried until it succeeds: a job that took an admission must hear
+	// of the deletion, however long Temporal takes to accept the signals.
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
+	})
+	held := workflow.ExecuteActivity(actx, acts.HoldReservedNames, jobs.HoldRequest{Collection: c.Key, Jobs: rs})
+	c.holding++
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		err := held.Get(ctx, nil)
+		c.holding--
+		done.Set(nil, err)
+	})
+	return f
+}
