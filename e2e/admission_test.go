@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -109,4 +110,61 @@ func TestADeletedJobsSlotIsFreeAtOnce(t *testing.T) {
 		status, body = s.do(t, http.MethodDelete, name, nil)
 		require.Equal(t, http.StatusOK, status, body)
 	}
+}
+
+// TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection: the collection
+// admits a job ahead of its PUT (asked of Temporal directly, as the API
+// asks it), is deleted before the PUT reaches the job, and then the PUT
+// carrying that admission arrives (sent as the API sends it, an
+// update-with-start of the job's workflow). The collection held the name:
+// the job's workflow runs, deleted, and refuses the PUT, whose job never
+// exists; the held workflow ends once no PUT may take the admission.
+func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
+	s := newStack(t)
+	s.putCollection(t)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "late"}
+	c := s.temporal.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateAdmit, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{{Job: k.Job, ShortestGap: time.Hour}}}},
+	})
+	require.NoError(t, err)
+	var answers []jobs.AdmitAnswer
+	require.NoError(t, h.Get(ctx, &answers))
+	require.Len(t, answers, 1)
+	adm := answers[0].Admission
+	require.NotNil(t, adm)
+
+	status, body := s.do(t, http.MethodDelete, collectionPath, nil)
+	require.Equal(t, http.StatusOK, status, body)
+
+	raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.NoError(t, err)
+	var def jobs.Job
+	require.NoError(t, json.Unmarshal(raw, &def))
+	require.NoError(t, def.AcceptNew(k, time.Now().UTC()))
+	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: k})
+	put, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: jobs.UpdatePutJob, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{jobs.PutJobRequest{Job: def, Admission: adm}}},
+	})
+	if err == nil {
+		err = put.Get(ctx, nil)
+	}
+	e, ok := jobs.FromApplicationError(err)
+	require.True(t, ok, "the PUT is refused: %v", err)
+	require.Equal(t, jobs.CodeNotFound, e.Code, "%v", err)
+
+	status, body = s.do(t, http.MethodGet, collectionPath+"/jobs/late", nil)
+	require.Equal(t, http.StatusNotFound, status, "the job outlives its deleted collection: %v", body)
+	require.Eventually(t, func() bool {
+		d, err := c.DescribeWorkflowExecution(ctx, k.JobWorkflowID(), "")
+		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+	}, 40*time.Second, 500*time.Millisecond, "the held workflow ends once the admission has lapsed")
+	require.False(t, time.Now().Before(adm.Until.Add(-5*time.Second)), "it ended before the admission lapsed (%s)", adm.Until)
 }
