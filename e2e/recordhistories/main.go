@@ -41,7 +41,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-behind-TAG.json and job-unadmitted-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json and job-unadmitted-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -189,19 +189,38 @@ func record(dir, tag string) error {
 		jobs.PutCollectionRequest{Collection: jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionDisabled}}}); err != nil {
 		return err
 	}
-	for _, u := range []struct {
-		name string
-		arg  any
-	}{
-		{jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled}},
-		{jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}},
-	} {
-		if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), u.name, u.arg); err != nil {
-			return err
-		}
+	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled}); err != nil {
+		return err
+	}
+	// A name admitted ahead of a PUT that has not reached its job when
+	// the collection is deleted: the DELETE holds it, starting its job's
+	// workflow, deleted, which refuses the PUT and ends once the
+	// admission has lapsed.
+	doomed := k
+	doomed.Job = "doomed"
+	answers = nil
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateAdmit, jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{
+		{Job: doomed.Job}}}, &answers); err != nil {
+		return err
+	}
+	if len(answers) != 1 || answers[0].Admission == nil {
+		return fmt.Errorf("the collection did not admit job doomed ahead: %+v", answers)
+	}
+	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}); err != nil {
+		return err
+	}
+	err = put(ctx, c, doomed, jobs.JobWorkflowName, jobs.JobInput{Key: doomed}, doomed.JobWorkflowID(), jobs.UpdatePutJob,
+		jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(time.Hour)),
+			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/doomed", Method: "POST"}}}}},
+			Admission: answers[0].Admission})
+	if e, ok := jobs.FromApplicationError(err); !ok || e.Code != jobs.CodeNotFound {
+		return fmt.Errorf("the PUT of job doomed after its collection's DELETE: %v, not NotFound", err)
 	}
 	if err := c.GetWorkflow(ctx, idle.JobWorkflowID(), "").Get(ctx, nil); err != nil {
 		return fmt.Errorf("job idle never ended with its collection: %w", err)
+	}
+	if err := c.GetWorkflow(ctx, doomed.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return fmt.Errorf("job doomed never ended: %w", err)
 	}
 	if err := <-behind; err != nil {
 		return fmt.Errorf("the job behind: %w", err)
@@ -215,6 +234,7 @@ func record(dir, tag string) error {
 		"job-gone":   gone.JobWorkflowID(),
 		"job-idle":   idle.JobWorkflowID(),
 		"job-held":   held.JobWorkflowID(),
+		"job-doomed": doomed.JobWorkflowID(),
 	}
 	for name, id := range files {
 		if tag != "" {
