@@ -67,7 +67,7 @@ func (a *Activities) HoldReservedNames(ctx context.Context, req jobs.HoldRequest
 			defer func() { <-sem }()
 			k := req.Collection
 			k.Job = r.Job
-			sig := jobs.CollectionSignal{Deleted: true, HoldUntil: r.Until}
+			sig := jobs.CollectionSignal{Deleted: true, HoldUntil: r.Until, Gen: r.Gen}
 			_, errs[i] = c.SignalWithStartWorkflow(ctx, k.JobWorkflowID(), jobs.SignalCollection, sig, client.StartWorkflowOptions{
 				ID:                    k.JobWorkflowID(),
 				TaskQueue:             jobs.TaskQueue,

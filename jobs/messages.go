@@ -120,6 +120,7 @@ type AdmitRequest struct {
 type Admission struct {
 	Terms CollectionTerms
 	Until time.Time
+	Gen   int `json:",omitempty"` // its Reservation's
 }
 
 // Reservation is a name a collection admitted ahead of its job's PUT
@@ -220,6 +221,9 @@ type CollectionSignal struct {
 	// finds the deleted workflow running is refused, where one that finds
 	// none would start a job that takes the admission.
 	HoldUntil time.Time `json:",omitempty"`
+	// Gen is the held Reservation's: a job that took that admission
+	// itself has had the PUT that carried it, and ends at once.
+	Gen int `json:",omitempty"`
 }
 
 // HoldRequest asks that the jobs a deleted collection reserved, whose

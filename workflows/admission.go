@@ -36,6 +36,7 @@ type admission struct {
 	// slot outlives it.
 	unanswered int  // requests sent whose answers the job has not taken
 	admitted   bool // an answer admitted the job
+	took       int  // the Gen of the admission ahead the job took, 0 for none
 	// terms are the newest the job heard of, by revision; nil until its
 	// first admission in this run.
 	terms *jobs.CollectionTerms
@@ -73,6 +74,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 		// long as this workflow runs (collection.go, checkReservations):
 		// from here the job asks to be forgotten when it ends.
 		a.admitted, admitted = true, true
+		a.took = adm.Gen
 		a.heard(adm.Terms)
 	}
 	if t := a.terms; t != nil && (j.state != nil || admitted) && !j.deleted && t.Check(gap, j.key.Collection) == nil {

@@ -79,7 +79,9 @@ func (j *job) onCollection(ctx workflow.Context, sig jobs.CollectionSignal) {
 	switch {
 	case sig.Deleted:
 		j.deleted, j.forgotten = true, true
-		if sig.HoldUntil.After(j.holdUntil) {
+		// A job that took the held admission had the PUT that carried
+		// it: no other PUT carries it, and the job ends at once.
+		if sig.HoldUntil.After(j.holdUntil) && (sig.Gen == 0 || sig.Gen != j.admission.took) {
 			j.holdUntil = sig.HoldUntil
 		}
 		j.pending.changed = true

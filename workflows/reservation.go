@@ -71,7 +71,7 @@ func (c *collection) admitAhead(ctx workflow.Context, req jobs.AdmitRequest) ([]
 		if added {
 			c.Reservations++
 			c.Reserved = append(c.Reserved, jobs.Reservation{Job: r.Job, Gen: c.Reservations, Until: until})
-			answers[i].Admission = &jobs.Admission{Terms: answers[i].Terms, Until: until}
+			answers[i].Admission = &jobs.Admission{Terms: answers[i].Terms, Until: until, Gen: c.Reservations}
 		}
 	}
 	return answers, nil

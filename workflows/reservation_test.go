@@ -106,7 +106,9 @@ func TestACollectionReservesTheNamesItAdmitsAhead(t *testing.T) {
 // it (a signal to a workflow that does not run is lost; a hold starts the
 // workflow) before the PUT, which the job must refuse; its workflow runs
 // deleted until the admission has lapsed, so that no later run takes it.
-// In the other order, the PUT defines the job and the hold deletes it.
+// In the other order, the PUT defines the job and the hold deletes it; a
+// job another PUT defined first (admitted by signal) is held, and refuses
+// the PUT with the admission.
 func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	env := newEnv(t)
@@ -123,7 +125,7 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 			for _, r := range req.Jobs {
 				require.Equal(t, key.CollectionKey(), req.Collection)
 				if r.Job == "n" {
-					delivered = append(delivered, jobs.CollectionSignal{Deleted: true, HoldUntil: r.Until})
+					delivered = append(delivered, jobs.CollectionSignal{Deleted: true, HoldUntil: r.Until, Gen: r.Gen})
 				}
 			}
 			return nil
@@ -179,26 +181,47 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 		require.Empty(t, h.collection.requests, "the job asks its deleted collection nothing: %v", h.collection.requests)
 	})
 
-	// The PUT first: it defines the job, which the hold deletes; a PUT
-	// sent again with the same admission meets the held workflow.
+	// The PUT first: it defines the job, which the hold deletes; the job
+	// had the one PUT that carries the admission, and ends at once.
 	t.Run("the PUT, then held", func(t *testing.T) {
 		h := newHarness(t, now.Add(3*time.Second))
-		var first, again error
-		var before, after jobs.JobView
-		h.at(0, func() { put(h, &first) })
+		var err error
+		var before jobs.JobView
+		h.at(0, func() { put(h, &err) })
 		h.at(time.Second, func() { before = h.query() })
 		h.at(2*time.Second, func() { signal(h) })
-		h.at(3*time.Second, func() { after = h.query(); put(h, &again) })
 		h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: n})
 		require.True(t, h.env.IsWorkflowCompleted())
 		require.NoError(t, h.env.GetWorkflowError())
-		require.NoError(t, first)
+		require.NoError(t, err)
 		require.False(t, before.Deleted)
-		require.True(t, after.Deleted, "the job is deleted with its collection")
-		e, ok := jobs.FromApplicationError(again)
-		require.True(t, ok, "%v", again)
+		last := h.upserts[len(h.upserts)-1][jobs.MemoJob].(jobs.JobView)
+		require.True(t, last.Deleted, "the job is deleted with its collection")
+		require.Equal(t, now.Add(5*time.Second), h.env.Now().UTC(), "its workflow ends with the hold")
+		require.Empty(t, h.collection.requests, "the job asks its deleted collection nothing: %v", h.collection.requests)
+	})
+
+	// Another PUT of the name, without the admission (the collection held
+	// the name for the first), defined the job by asking the collection;
+	// the hold deletes it and keeps its workflow, so that the PUT with the
+	// admission, still on its way, is refused.
+	t.Run("another PUT, held, then the PUT", func(t *testing.T) {
+		h := newHarness(t, now.Add(3*time.Second))
+		var other, err error
+		h.at(0, func() {
+			updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &other)
+		})
+		h.at(2*time.Second, func() { signal(h) })
+		h.at(3*time.Second, func() { put(h, &err) })
+		h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: n})
+		require.True(t, h.env.IsWorkflowCompleted())
+		require.NoError(t, h.env.GetWorkflowError())
+		require.NoError(t, other)
+		e, ok := jobs.FromApplicationError(err)
+		require.True(t, ok, "the PUT is refused: %v", err)
 		require.Equal(t, jobs.CodeNotFound, e.Code)
-		require.False(t, h.env.Now().Before(adm.Until.Add(-5*time.Second)))
+		require.False(t, h.env.Now().Before(adm.Until.Add(-5*time.Second)),
+			"the workflow ends at %s, before the admission lapses (%s)", h.env.Now(), adm.Until)
 	})
 }
 
