@@ -15,12 +15,11 @@ import (
 // task that takes the PUT: without it, the job's workflow asks its
 // collection by signal and waits for the answer, three workflow tasks of
 // the job instead of one. It returns nil, asking nothing, for a job whose
-// workflow this process saw running, when seen says that workflow may be
-// the job's (a redefinition: the job's terms mostly allow it), and when
-// the collection holds the name already; the job then asks itself if it
-// must. A refusal is the collection's error.
-func (s *Server) admission(ctx context.Context, k jobs.Key, job jobs.Job, seen bool) (*jobs.Admission, error) {
-	if _, ok := s.runs.get(k.JobWorkflowID()); ok && seen {
+// workflow this process saw running (a redefinition: the job's terms
+// mostly allow it), and when the collection holds the name already; the
+// job then asks itself if it must. A refusal is the collection's error.
+func (s *Server) admission(ctx context.Context, k jobs.Key, job jobs.Job) (*jobs.Admission, error) {
+	if _, ok := s.runs.get(k.JobWorkflowID()); ok {
 		return nil, nil
 	}
 	req := jobs.MembershipRequest{Job: k.Job, ShortestGap: jobs.ShortestGap(job, time.Now().UTC().Truncate(time.Second))}

@@ -148,20 +148,11 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 		return err
 	}
 	var res jobs.PutJobResult
-	seen := true // the job's workflow this process saw running may be the job's
-	// A workflow on its way out mostly ends within a few tries; one held
-	// for a deleted collection's admission (workflows/reservation.go, hold)
-	// runs on for up to its reservation's grace, which a pause that
-	// doubles up to a second waits out in a few dozen tries.
-	err = backingOff(ctx, isNotFound, retryPause, time.Second, func() error {
-		adm, err := s.admission(ctx, k, job, seen)
+	err = retrying(ctx, isNotFound, func() error {
+		adm, err := s.admission(ctx, k, job)
 		if err != nil {
 			return err
 		}
-		// A next try follows a NotFound: the workflow this process saw is
-		// on its way out and no longer answers for the job, so it asks the
-		// collection.
-		seen = false
 		return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
 			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm}, &res)
 	})
