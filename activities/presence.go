@@ -50,16 +50,18 @@ func (a *Activities) JobPresence(ctx context.Context, workflowIDs []string) ([]j
 }
 
 // HoldReservedNames is an activity of a collection being deleted: it
-// tells each job of req that it is deleted (jobs.SignalCollection) and
-// holds its workflow until its reservation's Until, starting the workflow
+// tells each job of req that it is deleted and holds its workflow until
+// its reservation's Until, by the update every change of the collection
+// is (jobs.UpdateCollectionChanged), sent with start: the workflow starts
 // when it does not run yet, so that a PUT carrying the collection's
 // admission of that name meets a deleted job and is refused instead of
 // defining one in a collection that is gone (workflows/reservation.go).
-// A signal sent twice, when an attempt is retried, changes nothing.
+// It returns once every job shows it, as TellJobs does. An update sent
+// again, when an attempt is retried, changes nothing.
 func (a *Activities) HoldReservedNames(ctx context.Context, req jobs.HoldRequest) error {
 	c := activity.GetClient(ctx)
 	errs := make([]error, len(req.Jobs))
-	sem := make(chan struct{}, presenceLookups)
+	sem := make(chan struct{}, tellsInFlight)
 	var wg sync.WaitGroup
 	for i, r := range req.Jobs {
 		sem <- struct{}{}
@@ -67,13 +69,27 @@ func (a *Activities) HoldReservedNames(ctx context.Context, req jobs.HoldRequest
 			defer func() { <-sem }()
 			k := req.Collection
 			k.Job = r.Job
-			sig := jobs.CollectionSignal{Deleted: true, HoldUntil: r.Until, Gen: r.Gen}
-			_, errs[i] = c.SignalWithStartWorkflow(ctx, k.JobWorkflowID(), jobs.SignalCollection, sig, client.StartWorkflowOptions{
-				ID:                    k.JobWorkflowID(),
-				TaskQueue:             jobs.TaskQueue,
-				TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
-				StaticSummary:         "Job `" + k.JobID() + "`, deleted with its collection before its PUT arrived.",
-			}, jobs.JobWorkflowName, jobs.JobInput{Key: k})
+			update := client.UpdateWorkflowOptions{WorkflowID: k.JobWorkflowID(), UpdateID: req.UpdateID,
+				UpdateName:   jobs.UpdateCollectionChanged,
+				Args:         []any{jobs.CollectionChange{Deleted: true, HoldUntil: r.Until, Gen: r.Gen}},
+				WaitForStage: client.WorkflowUpdateStageCompleted}
+			start := client.StartWorkflowOptions{
+				ID:                       k.JobWorkflowID(),
+				TaskQueue:                jobs.TaskQueue,
+				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+				TypedSearchAttributes:    k.SearchAttributes(jobs.KindJob),
+				StaticSummary:            "Job `" + k.JobID() + "`, deleted with its collection before its PUT arrived.",
+			}
+			errs[i] = untilReady(ctx, func() error {
+				h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+					StartWorkflowOperation: c.NewWithStartWorkflowOperation(start, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
+					UpdateOptions:          update,
+				})
+				if err == nil {
+					err = h.Get(ctx, nil)
+				}
+				return err
+			})
 		})
 	}
 	wg.Wait()

@@ -2,31 +2,43 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/recurhq/recur/jobs"
 )
 
 const (
 	// DefaultOperationWait is how long DELETE, enable and disable of a
-	// collection wait for its workflow to finish before they answer 202.
-	DefaultOperationWait = 10 * time.Second
+	// collection wait for every job to take the change before they answer
+	// 202: a collection of a few jobs answers 200, and no write of a
+	// collection waits longer than a write of a job much.
+	DefaultOperationWait = 150 * time.Millisecond
 	// operationPollWait is how long a poll of an operation's Location
-	// waits for its end before it answers 202 again.
+	// waits for its end before it answers 202 again: a client that polls
+	// soon is answered as soon as the operation ends.
 	operationPollWait = 2 * time.Second
+	// operationRetryAfter is the Retry-After of an operation's 202, in
+	// seconds: a job takes the change in a few milliseconds, so most
+	// operations have ended by then. Azure's SDKs wait their own default
+	// (30 s) when it is zero.
+	operationRetryAfter = "1"
 )
 
 // collectionOperation runs one of Azure's long-running operations on a
 // collection (delete, enable, disable) as a named update of its workflow.
-// The workflow tells every job before the update completes, which for a
-// collection of many jobs takes longer than a request should: the answer
-// is 200 when it completes within the operation wait, and otherwise 202
+// The update completes once every job has taken the change (a GET of the
+// job shows it), which takes a workflow task of each job: the answer is
+// 200 when it completes within the operation wait, and otherwise 202
 // with a Location to poll, as ARM's long-running operations do. Refusals
 // (a missing collection, a failed If-Match) come from the update's
 // validator and answer at once.
@@ -71,11 +83,14 @@ func (s *Server) answerOperation(ctx context.Context, c *gin.Context, k jobs.Key
 	defer cancel()
 	err := h.Get(wait, nil)
 	switch {
-	case err != nil && wait.Err() != nil && ctx.Err() == nil:
-		// The wait ran out, not the request nor Temporal: it runs on.
+	case err != nil && ctx.Err() == nil && (wait.Err() != nil || deadlineExceeded(err)):
+		// The wait ran out, not the request: the operation runs on. The
+		// wait's deadline travels to Temporal with the poll, which may
+		// answer that it passed a moment before the wait's own timer
+		// does; a Temporal that is down answers the Location's poll.
 		c.Header("Location", baseURL(c)+k.CollectionID()+"/operations/"+operationID(h.RunID(), h.UpdateID())+
 			"?api-version="+APIVersion)
-		c.Header("Retry-After", retryAfterSeconds)
+		c.Header("Retry-After", operationRetryAfter)
 		c.Status(http.StatusAccepted)
 		return nil
 	case err != nil:
@@ -83,6 +98,14 @@ func (s *Server) answerOperation(ctx context.Context, c *gin.Context, k jobs.Key
 	}
 	c.Status(http.StatusOK)
 	return nil
+}
+
+// deadlineExceeded reports whether err says a deadline passed: the
+// context's, or Temporal's answer that the call's deadline did.
+func deadlineExceeded(err error) bool {
+	var deadline *serviceerror.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) ||
+		grpcstatus.Code(err) == codes.DeadlineExceeded
 }
 
 // An operation's ID names the update and the run of the collection's

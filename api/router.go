@@ -60,8 +60,8 @@ type Options struct {
 	// so it is eventually consistent (collectionRoom).
 	MaxCollectionsPerSubscription int
 	// OperationWait is how long a collection's DELETE, enable or disable
-	// waits for its jobs to be told before it answers 202 with a Location
-	// to poll; zero is DefaultOperationWait.
+	// waits for its jobs to take the change before it answers 202 with a
+	// Location to poll; zero is DefaultOperationWait.
 	OperationWait time.Duration
 }
 

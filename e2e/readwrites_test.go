@@ -25,11 +25,8 @@ import (
 // not the job's action runs meanwhile.
 //
 // A collection's enable, disable and DELETE show at once on the
-// collection's GET, not on its jobs': the operation answers once its
-// signal is recorded in each job's workflow, and the job takes it in a
-// task of its own, so a job's GET right after the 200 may still show
-// the job as it was (docs/api.md: "each job follows within moments of
-// being told"). The test waits for the jobs to follow (follows).
+// collection's GET, and on its jobs' once the operation has ended: its
+// 200, or the 200 of the Location its 202 names (follows).
 //
 // The lists are not read-your-writes, and the test does not hold them
 // to it. A job list takes the job names from the collection's memo and
@@ -174,26 +171,20 @@ func (r *rwResource) revised(t *testing.T) map[string]any {
 	return got
 }
 
-// follows waits until a GET of a job shows the state its collection's
-// operation gave it, with a new ETag, or for "" that it is gone. The
-// operation answers once its signal is recorded in each job's workflow,
-// not once the job has taken it in a task of its own: right after it, a
-// job's GET may still answer the job as it was (TestReadYourWrites).
+// follows requires a GET of a job right after its collection's operation
+// has ended to show the state the operation gave it, with a new ETag, or
+// for "" that it is gone: the operation ends once every job took it, in
+// the workflow task that writes the job's memo.
 func (r *rwResource) follows(t *testing.T, state string) {
 	t.Helper()
-	before := r.etag
-	var a rwAnswer
-	require.Eventually(t, func() bool {
-		a = r.s.rw(t, http.MethodGet, r.path, nil, "")
-		if state == "" {
-			return a.status == http.StatusNotFound
-		}
-		return a.status == http.StatusOK && path(a.body, "properties", "state") == state
-	}, 20*time.Second, 20*time.Millisecond, "%s follows its collection: want %q; last answer %d %s", r.path, state, a.status, a.raw)
-	if state != "" {
-		r.read(t)
-		require.NotEqual(t, before, r.etag, "%s: a change of state gives a new ETag", r.path)
+	if state == "" {
+		r.gone(t)
+		return
 	}
+	before := r.etag
+	got := r.read(t)
+	require.Equal(t, state, path(got, "properties", "state"), "%s right after its collection's operation", r.path)
+	require.NotEqual(t, before, r.etag, "%s: a change of state gives a new ETag", r.path)
 }
 
 // operation requires a collection's DELETE, enable or disable to have
@@ -369,8 +360,7 @@ func readYourWrites(t *testing.T, running bool) {
 	require.Equal(t, "enabled", path(job.defined(t, a), "properties", "state"))
 
 	// Disabling the collection disables its jobs, which gives them new
-	// ETags; enabling it enables them again. The jobs follow their
-	// collection's operation rather than show it at once (follows).
+	// ETags; enabling it enables them again.
 	s.operation(t, s.rw(t, http.MethodPost, collectionPath+"/disable", nil, ""))
 	require.Equal(t, "disabled", path(coll.revised(t), "properties", "state"))
 	job.follows(t, "disabled")

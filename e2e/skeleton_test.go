@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func newStackWith(t testing.TB, cfg recurtest.Config) *stack {
 const collectionPath = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/coll1"
 
 // do sends a request with api-version and returns the status and the
-// decoded JSON body (nil when empty).
+// decoded JSON body (nil when empty): an operation's, once it has ended.
 func (s *stack) do(t testing.TB, method, path string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
@@ -62,6 +63,16 @@ func (s *stack) do(t testing.TB, method, path string, body any) (int, map[string
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
+	deadline := time.Now().Add(30 * time.Second)
+	// An operation's 202 (a collection's DELETE, enable, disable) is
+	// followed to its end, as Azure's SDKs do; its Location's GET waits up
+	// to two seconds itself for the end.
+	for resp.StatusCode == http.StatusAccepted && strings.Contains(resp.Header.Get("Location"), "/operations/") {
+		resp.Body.Close()
+		require.True(t, time.Now().Before(deadline), "%s %s: the operation still runs after 30 s", method, path)
+		resp, err = http.Get(resp.Header.Get("Location"))
+		require.NoError(t, err)
+	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)

@@ -233,8 +233,8 @@ const (
 // is dropped. A definition meets it wherever it enters: in the API, so
 // that a bad one is answered before Temporal sees it (AcceptNew); in the
 // job workflow's update validator, which trusts no caller (AcceptNew);
-// and in its update handler, whose result is the stored definition and
-// which runs again on every replay.
+// and in its update handler, in a side effect whose recorded result is
+// the stored definition: a replay reads it and never runs Accept.
 func (j *Job) Accept(k Key, created time.Time) error {
 	j.ID, j.Type, j.Name = k.JobID(), "Microsoft.Scheduler/jobCollections/jobs", k.Collection+"/"+k.Job
 	p := &j.Properties
@@ -264,11 +264,10 @@ func (j *Job) Accept(k Key, created time.Time) error {
 	return p.validateJitter(rule, created)
 }
 
-// AcceptNew is Accept for a definition a client gives now (PUT, PATCH):
-// on top, it refuses what Accept takes only so that the definitions
-// stored before a rule keep replaying. A job workflow's update handler
-// runs Accept again on every replay; its validator, which calls
-// AcceptNew, never runs on replay.
+// AcceptNew is Accept for a definition a client gives now (PUT, PATCH),
+// with the rules Accept leaves out: userinfo in URIs, the ranges of time
+// spans. The API, the job workflow's validator and its handler's side
+// effect apply it to every write.
 func (j *Job) AcceptNew(k Key, created time.Time) error {
 	if err := j.Properties.checkUserinfo(); err != nil {
 		return err

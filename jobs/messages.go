@@ -50,8 +50,9 @@ const (
 	UpdateDeleteJob = "deleteJob" // DeleteJobRequest -> struct{}
 	UpdateRunNow    = "runNow"    // RunNowRequest -> struct{}
 	UpdateBackfill  = "backfill"  // BackfillRequest -> BackfillResult
-	// SignalCollection tells a job what its collection did (CollectionSignal).
-	SignalCollection = "collection"
+	// UpdateCollectionChanged tells a job what its collection did
+	// (CollectionChange -> struct{}); it completes once the job shows it.
+	UpdateCollectionChanged = "collectionChanged"
 	// SignalAdmitted answers a job's MembershipRequest (AdmitAnswer).
 	SignalAdmitted = "admitted"
 	QueryJob       = "job"     // -> JobView
@@ -145,7 +146,7 @@ type JobPresence struct {
 // collection, at one revision of the collection: a definition into a
 // disabled (or suspended) collection takes effect disabled, and none may
 // run more often than MaxRecurrence. A job admitted once keeps the newest
-// terms it heard of (by Revision, from an answer or a CollectionSignal)
+// terms it heard of (by Revision, from an answer or a CollectionChange)
 // and takes a new definition they allow without asking its collection
 // again.
 type CollectionTerms struct {
@@ -208,10 +209,11 @@ type DeleteCollectionRequest struct {
 	Preconditions
 }
 
-// CollectionSignal is what a collection sends its jobs: a new state
+// CollectionChange is what a collection tells its jobs: a new state
 // (Enabled or Disabled, see JobsState; none when only its terms changed)
-// with its new terms, or that they are deleted.
-type CollectionSignal struct {
+// with its new terms, or that they are deleted. A job takes the same
+// change twice as once, and one older than the terms it heard not at all.
+type CollectionChange struct {
 	State   State            `json:",omitempty"`
 	Terms   *CollectionTerms `json:",omitempty"`
 	Deleted bool             `json:",omitempty"`
@@ -229,10 +231,23 @@ type CollectionSignal struct {
 // HoldRequest asks that the jobs a deleted collection reserved, whose
 // admissions a PUT may still carry, be told they are deleted, each
 // workflow started if it does not run yet, and held until its
-// reservation's Until (CollectionSignal.HoldUntil).
+// reservation's Until (CollectionChange.HoldUntil), each by an update of
+// ID UpdateID, as TellJobsRequest's.
 type HoldRequest struct {
 	Collection Key
 	Jobs       []Reservation
+	UpdateID   string `json:",omitempty"`
+}
+
+// TellJobsRequest has the TellJobs activity tell the jobs of a
+// collection what it did, each as an update of ID UpdateID: a retried
+// attempt sends the same updates again, which a job that took them
+// already answers without taking them twice.
+type TellJobsRequest struct {
+	Collection Key // the collection's key; Job is empty
+	Jobs       []string
+	Change     CollectionChange
+	UpdateID   string
 }
 
 // CollectionInput starts a collection workflow, or continues one as new

@@ -78,7 +78,7 @@ func TestADefinitionIsAdmittedUnlessItsCollectionsTermsAllowIt(t *testing.T) {
 	h.at(2*time.Second, func() { h.put(job(now.Add(time.Hour), every(10))) })
 	h.at(3*time.Second, func() { h.put(job(now.Add(time.Hour), every(5))) })
 	h.at(4*time.Second, func() {
-		h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{Terms: &jobs.CollectionTerms{
+		update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{Terms: &jobs.CollectionTerms{
 			Revision: 2, MaxRecurrence: &jobs.MaxRecurrence{Frequency: "Minute", Interval: 1}}})
 	})
 	h.at(5*time.Second, func() { h.put(job(now.Add(time.Hour), every(2))) })
@@ -103,7 +103,7 @@ func TestAnOlderMessageOfTheCollectionDoesNotUndoANewerAnswer(t *testing.T) {
 	h.collection.terms = jobs.CollectionTerms{Revision: 3, Disabled: true}
 	h.at(0, func() { h.put(job(now.Add(time.Minute), &recurrence.Recurrence{Frequency: "Hour"})) })
 	h.at(time.Second, func() {
-		h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Enabled, Terms: &jobs.CollectionTerms{Revision: 2}})
+		update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: jobs.Enabled, Terms: &jobs.CollectionTerms{Revision: 2}})
 	})
 	var view jobs.Job
 	h.at(time.Hour+30*time.Minute, func() { view = h.view() })
@@ -119,7 +119,7 @@ func TestAJobItsCollectionDeletedDoesNotAskToBeForgotten(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
 	h.at(0, func() { h.put(job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})) })
-	h.at(time.Minute, func() { h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{Deleted: true}) })
+	h.at(time.Minute, func() { update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{Deleted: true}) })
 	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
@@ -172,7 +172,7 @@ func TestADefinitionIntoADisabledCollectionTakesEffectDisabled(t *testing.T) {
 	var defined jobs.Job
 	h.at(time.Hour+30*time.Minute, func() {
 		defined = h.view()
-		h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Enabled, Terms: &jobs.CollectionTerms{Revision: 2}})
+		update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: jobs.Enabled, Terms: &jobs.CollectionTerms{Revision: 2}})
 	})
 	h.run(3*time.Hour+30*time.Minute, jobs.JobInput{Key: key})
 	require.Equal(t, jobs.Disabled, defined.Properties.State)

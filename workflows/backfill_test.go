@@ -59,7 +59,7 @@ func TestABackfillOfADisabledJobIsRefused(t *testing.T) {
 		// The job hears the disable's terms before the state change the
 		// collection sends with them takes effect on it.
 		h.at(time.Second, func() {
-			h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{Terms: &jobs.CollectionTerms{Revision: 2, Disabled: true}})
+			update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{Terms: &jobs.CollectionTerms{Revision: 2, Disabled: true}})
 		})
 		var n int
 		var err error

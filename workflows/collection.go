@@ -15,7 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
@@ -58,12 +60,12 @@ type collection struct {
 	holding  int  // holds of a deleted collection's reservations on their way (hold)
 }
 
-// tell is one message to the jobs named; done is set once it is
-// delivered to each (or their workflows have ended).
+// tell is one change to tell the jobs named; done is set once each shows
+// it (or its workflow has ended).
 type tell struct {
-	names []string
-	sig   jobs.CollectionSignal
-	done  workflow.Settable
+	names  []string
+	change jobs.CollectionChange
+	done   workflow.Settable
 }
 
 func (c *collection) run(ctx workflow.Context) error {
@@ -231,11 +233,11 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 		// knows does not ask again. Azure's PUT and PATCH have no 202,
 		// so they answer without waiting for a collection of many jobs
 		// to be told; a redefinition meanwhile meets the terms before.
-		sig := jobs.CollectionSignal{Terms: &terms}
+		change := jobs.CollectionChange{Terms: &terms}
 		if stateChanged {
-			sig.State = jobs.JobsState(req.Collection.Properties.State)
+			change.State = jobs.JobsState(req.Collection.Properties.State)
 		}
-		c.tellJobs(ctx, c.Jobs, sig)
+		c.tellJobs(ctx, c.Jobs, change)
 	}
 	err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.Collection.Properties.State))
 	return jobs.PutResult{Collection: *c.Collection, Created: created}, err
@@ -331,7 +333,7 @@ func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequ
 	c.revise()
 	c.publish(ctx)
 	terms := c.terms()
-	told := c.tellJobs(ctx, c.Jobs, jobs.CollectionSignal{State: jobs.State(req.State), Terms: &terms})
+	told := c.tellJobs(ctx, c.Jobs, jobs.CollectionChange{State: jobs.State(req.State), Terms: &terms})
 	if err := workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(req.State)); err != nil {
 		return struct{}{}, err
 	}
@@ -353,40 +355,51 @@ func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest
 	c.Jobs, c.Reserved, c.deleted = nil, nil, true
 	c.publish(ctx)
 	holds := c.hold(ctx, held)
-	if err := c.tellJobs(ctx, names, jobs.CollectionSignal{Deleted: true}).Get(ctx, nil); err != nil {
+	if err := c.tellJobs(ctx, names, jobs.CollectionChange{Deleted: true}).Get(ctx, nil); err != nil {
 		return struct{}{}, err
 	}
 	return struct{}{}, holds.Get(ctx, nil)
 }
 
-// tellJobs queues sig for the jobs named, behind the messages queued
-// before it, and returns a future set once it is delivered. It keeps its
+// tellJobs queues change for the jobs named, behind the changes queued
+// before it, and returns a future set once each job shows it. It keeps its
 // own copy of names: the collection's list changes in place (admit,
-// forget) while the signals travel.
-func (c *collection) tellJobs(ctx workflow.Context, names []string, sig jobs.CollectionSignal) workflow.Future {
+// forget) while the jobs are told.
+func (c *collection) tellJobs(ctx workflow.Context, names []string, change jobs.CollectionChange) workflow.Future {
 	f, done := workflow.NewFuture(ctx)
-	c.tells = append(c.tells, tell{names: slices.Clone(names), sig: sig, done: done})
+	c.tells = append(c.tells, tell{names: slices.Clone(names), change: change, done: done})
 	return f
 }
 
-// sendTells delivers the queued messages, one after the other: each is
-// signalled to all its jobs at once, and the next waits until every
-// signal of it is delivered; a job whose workflow has ended is skipped.
+// tellOptions are those of the TellJobs activity: a worker lost while it
+// tells is found by its heartbeat, and the jobs are told again until they
+// all have been.
+var tellOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 10 * time.Minute,
+	HeartbeatTimeout:    jobs.ActionHeartbeatTimeout,
+	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
+	Summary:             "tell the jobs",
+}
+
+// sendTells delivers the queued messages, one after the other, each by
+// one activity that tells all its jobs and ends once each shows it: a
+// collection of a hundred jobs costs its history three events a message,
+// not two a job, and a GET of a job after the collection's operation has
+// ended shows what it did.
 func (c *collection) sendTells(ctx workflow.Context) {
-	for {
+	ctx = workflow.WithActivityOptions(ctx, tellOptions)
+	for n := 1; ; n++ {
 		if err := workflow.Await(ctx, func() bool { return len(c.tells) > 0 }); err != nil {
 			return
 		}
 		t := c.tells[0]
-		futures := make([]workflow.Future, len(t.names))
-		for i, name := range t.names {
-			k := c.Key
-			k.Job = name
-			futures[i] = workflow.SignalExternalWorkflow(ctx, k.JobWorkflowID(), "", jobs.SignalCollection, t.sig)
-		}
-		for i, f := range futures {
-			if err := f.Get(ctx, nil); err != nil {
-				workflow.GetLogger(ctx).Warn("signal job", "job", t.names[i], "error", err)
+		if len(t.names) > 0 {
+			req := jobs.TellJobsRequest{Collection: c.Key, Jobs: t.names, Change: t.change,
+				UpdateID: fmt.Sprintf("%s.%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, n)}
+			if err := workflow.ExecuteActivity(ctx, acts.TellJobs, req).Get(ctx, nil); err != nil {
+				// It is retried until it succeeds: only the end of the run
+				// cancels it.
+				return
 			}
 		}
 		c.tells = c.tells[1:]

@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,17 +33,18 @@ func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
 		defer mu.Unlock()
 		log = append(log, s)
 	}
-	// Each signal takes a moment to be delivered, as on a busy server.
-	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", jobs.SignalCollection, mock.Anything).
-		After(50 * time.Millisecond).Return(func(_, id, _, _ string, arg any) error {
-		sig := arg.(jobs.CollectionSignal)
-		what := strings.ToLower(string(sig.State))
-		if sig.Deleted {
-			what = "deleted"
-		}
-		record(what + " " + id[strings.LastIndex(id, "/")+1:])
-		return nil
-	})
+	// Telling the jobs takes a moment, as on a busy server.
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).After(50 * time.Millisecond).Return(
+		func(_ context.Context, req jobs.TellJobsRequest) error {
+			what := strings.ToLower(string(req.Change.State))
+			if req.Change.Deleted {
+				what = "deleted"
+			}
+			for _, name := range req.Jobs {
+				record(what + " " + name)
+			}
+			return nil
+		})
 	answered := func(name string) *testsuite.TestUpdateCallback {
 		return &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { t.Errorf("%s rejected: %v", name, err) },
@@ -93,6 +95,7 @@ func TestACollectionKeepsItsJobsNamesInItsMemo(t *testing.T) {
 	env := newEnv(t)
 	worker.Register(env, &activities.Activities{})
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil)
 	var upserts []map[string]any
 	env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
 		fields := args.Get(0).(map[string]any)
@@ -153,11 +156,13 @@ func TestACollectionKeepsItsJobsNamesInItsMemo(t *testing.T) {
 func TestACollectionTellsItsJobsOfNewTerms(t *testing.T) {
 	env := newEnv(t)
 	worker.Register(env, &activities.Activities{})
-	var told []jobs.CollectionSignal
-	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", jobs.SignalCollection, mock.Anything).
-		Return(func(_, _, _, _ string, arg any) error {
-			if sig := arg.(jobs.CollectionSignal); !sig.Deleted {
-				told = append(told, sig)
+	var told []jobs.CollectionChange
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req jobs.TellJobsRequest) error {
+			if !req.Change.Deleted {
+				for range req.Jobs {
+					told = append(told, req.Change)
+				}
 			}
 			return nil
 		})
@@ -185,6 +190,6 @@ func TestACollectionTellsItsJobsOfNewTerms(t *testing.T) {
 		Jobs: []string{"a", "b"}})
 	require.NoError(t, env.GetWorkflowError())
 
-	want := jobs.CollectionSignal{Terms: &jobs.CollectionTerms{Revision: 1, MaxRecurrence: &jobs.MaxRecurrence{Frequency: "Hour", Interval: 1}}}
-	require.Equal(t, []jobs.CollectionSignal{want, want}, told)
+	want := jobs.CollectionChange{Terms: &jobs.CollectionTerms{Revision: 1, MaxRecurrence: &jobs.MaxRecurrence{Frequency: "Hour", Interval: 1}}}
+	require.Equal(t, []jobs.CollectionChange{want, want}, told)
 }

@@ -41,7 +41,7 @@ func TestCurrentDetailsFollowTheJob(t *testing.T) {
 	})
 	h.at(2*time.Second, func() { got["defined"] = h.currentDetails() })
 	h.at(7*time.Minute, func() { got["ran"] = h.currentDetails() })
-	h.at(8*time.Minute, func() { h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Disabled}) })
+	h.at(8*time.Minute, func() { update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: jobs.Disabled}) })
 	h.at(9*time.Minute, func() { got["disabled"] = h.currentDetails() })
 	h.run(10*time.Minute, jobs.JobInput{Key: key})
 

@@ -153,7 +153,8 @@ func (j *job) step(ctx workflow.Context) error {
 		return err
 	}
 	j.settle()
-	if until, ok := j.expiry(ctx); ok && !until.After(workflow.Now(ctx)) {
+	j.retain(ctx)
+	if until, ok := j.expiry(); ok && !until.After(workflow.Now(ctx)) {
 		j.expire()
 	}
 	return nil
@@ -255,7 +256,7 @@ func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
 	if next, ok := j.nextNominal(); ok {
 		return j.jitteredStart(next), true
 	}
-	return j.expiry(ctx)
+	return j.expiry()
 }
 
 // jitteredStart is when the occurrence due at nominal starts: later by its

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -43,14 +44,9 @@ func (j *job) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: j.validateDelete}); err != nil {
 		return err
 	}
-	ch := workflow.GetSignalChannel(ctx, jobs.SignalCollection)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			var sig jobs.CollectionSignal
-			ch.Receive(ctx, &sig)
-			j.onCollection(ctx, sig)
-		}
-	})
+	if err := workflow.SetUpdateHandler(ctx, jobs.UpdateCollectionChanged, j.onCollection); err != nil {
+		return err
+	}
 	admitted := workflow.GetSignalChannel(ctx, jobs.SignalAdmitted)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -71,33 +67,37 @@ func collectionDisabledReason(k jobs.Key) string {
 // onCollection applies what the job's collection did: a deleted
 // collection deletes the job; enabling or disabling it enables or
 // disables the job, unless the job has ended (final states stay) or it
-// heard of a newer change of the collection already.
-func (j *job) onCollection(ctx workflow.Context, sig jobs.CollectionSignal) {
-	if sig.Terms != nil && !j.admission.heard(*sig.Terms) {
-		sig.State = ""
+// heard of a newer change of the collection already. It has no validator:
+// a change always applies, and a job that is not defined yet keeps only a
+// deletion.
+func (j *job) onCollection(ctx workflow.Context, change jobs.CollectionChange) (struct{}, error) {
+	if change.Terms != nil && !j.admission.heard(*change.Terms) {
+		change.State = ""
 	}
 	switch {
-	case sig.Deleted:
+	case change.Deleted:
 		j.deleted, j.forgotten = true, true
 		// A job that took the held admission had the PUT that carried
 		// it: no other PUT carries it, and the job ends at once.
-		if sig.HoldUntil.After(j.holdUntil) && (sig.Gen == 0 || sig.Gen != j.admission.took) {
-			j.holdUntil = sig.HoldUntil
+		if change.HoldUntil.After(j.holdUntil) && (change.Gen == 0 || change.Gen != j.admission.took) {
+			j.holdUntil = change.HoldUntil
 		}
 		j.pending.changed = true
 	case j.state == nil:
-	case sig.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
+	case change.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
 		p := &j.state.Job.Properties
 		p.State, p.StateReason = jobs.Disabled, collectionDisabledReason(j.key)
 		j.revise()
 		j.pending.changed = true
-	case sig.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
+	case change.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
 		def := j.state.Job
-		def.Properties.State = jobs.Enabled
+		// An enabled job has nothing to explain (jobs.Job.Accept).
+		def.Properties.State, def.Properties.StateReason = jobs.Enabled, ""
 		if _, err := j.define(ctx, def); err != nil {
 			workflow.GetLogger(ctx).Error("enable job", "error", err)
 		}
 	}
+	return struct{}{}, nil
 }
 
 func (j *job) query() (jobs.JobView, error) {
@@ -233,19 +233,60 @@ func (j *job) defined() error {
 // from its next occurrence; the status counters stay. A disabled job
 // enabled again resumes at the next occurrence to come.
 func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResult, error) {
-	return j.redefine(ctx, req.Job, req.Preconditions, "", req.Admission)
-}
-
-// patch redefines the job as put does, with its definition patched.
-func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJobResult, error) {
-	def, err := j.patched(req.Patch)
+	def, err := j.accept(ctx, func() (jobs.Job, error) { return req.Job, nil })
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	if err := def.Accept(j.key, creationTime(ctx)); err != nil {
-		return jobs.PutJobResult{}, toWire(err)
+	return j.redefine(ctx, def, req.Preconditions, "", req.Admission)
+}
+
+// patch redefines the job as put does, with its definition patched: the
+// workflow merges the patch, since it alone holds the definition's
+// secrets.
+func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJobResult, error) {
+	def, err := j.accept(ctx, func() (jobs.Job, error) { return j.patched(req.Patch) })
+	if err != nil {
+		return jobs.PutJobResult{}, err
 	}
 	return j.redefine(ctx, def, req.Preconditions, req.Base, nil)
+}
+
+// accepted is a write's definition in its accepted form, or why it was
+// refused, as accept records it.
+type accepted struct {
+	Job   jobs.Job
+	Error *jobs.Error `json:",omitempty"`
+}
+
+// accept returns the definition def gives, accepted (normalized and
+// validated) in a side effect: the accepted form enters history, and a
+// replay takes it from there without validating again, so that a
+// validator made stricter after a write was recorded never changes what
+// the write did. The validator has refused the writes it refuses today
+// before they reach history.
+func (j *job) accept(ctx workflow.Context, def func() (jobs.Job, error)) (jobs.Job, error) {
+	var out accepted
+	err := workflow.SideEffect(ctx, func(ctx workflow.Context) any {
+		job, err := def()
+		if err == nil {
+			err = job.AcceptNew(j.key, creationTime(ctx))
+		}
+		if err != nil {
+			e, ok := jobs.FromApplicationError(err)
+			if !ok && !errors.As(err, &e) {
+				e = &jobs.Error{Code: jobs.CodeInvalidRequest, Message: err.Error()}
+			}
+			return accepted{Error: e}
+		}
+		return accepted{Job: job}
+	}).Get(&out)
+	switch {
+	case err != nil:
+		return jobs.Job{}, err
+	case out.Error != nil:
+		return jobs.Job{}, out.Error.ToApplicationError()
+	}
+	return out.Job, nil
 }
 
 // redefine makes def the job's definition once its collection has
@@ -279,21 +320,22 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 	return jobs.PutJobResult{Job: job, Created: created}, err
 }
 
-// define makes def the job's definition, planned from now.
+// define makes def, in its accepted form, the job's definition, planned
+// from now. It validates nothing: the write was validated before it
+// entered history.
 func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 	c := creationTime(ctx)
-	if err := def.Accept(j.key, c); err != nil {
-		return jobs.Job{}, toWire(err)
+	if j.state == nil {
+		j.state = &jobs.JobState{}
 	}
-	old := j.state
-	j.state = &jobs.JobState{Job: def, Created: c}
-	if old != nil {
-		j.state.Job.Properties.Status = old.Job.Properties.Status
-		j.state.ConsecutiveFaults = old.ConsecutiveFaults
-		j.state.Handled = old.Handled
-		j.state.Revision = old.Revision
-		j.state.Backfill = old.Backfill
-	}
+	// A redefinition keeps the job's state (its status, the occurrences
+	// handled, buffered and queued, its revision) but what planning from
+	// a new C starts again: the runs counted toward count, and the next
+	// occurrence (set below).
+	st := j.state
+	status := st.Job.Properties.Status
+	st.Job, st.Created, st.Runs = def, c, 0
+	st.Job.Properties.Status = status
 	j.revise()
 	next, err := j.first(ctx, c)
 	if err != nil {

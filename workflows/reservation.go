@@ -179,9 +179,10 @@ func (c *collection) outstanding(ctx workflow.Context) []jobs.Reservation {
 // not run yet (the PUT carrying the admission has not reached it), and
 // holds each until its reservation's Until: a PUT with the admission then
 // meets a deleted job and is refused, and asks its collection again, which
-// is gone. A signal to a workflow that does not run would be lost, and
-// the PUT would define the job in a collection that no longer exists. The
-// future is set once every job is held; the workflow ends only then.
+// is gone. TellJobs skips a workflow that does not run yet, and the PUT
+// would then start one that defines the job in a collection that no
+// longer exists. The future is set once every job is held; the workflow
+// ends only then.
 func (c *collection) hold(ctx workflow.Context, rs []jobs.Reservation) workflow.Future {
 	f, done := workflow.NewFuture(ctx)
 	if len(rs) == 0 {
@@ -194,7 +195,8 @@ func (c *collection) hold(ctx workflow.Context, rs []jobs.Reservation) workflow.
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
 	})
-	held := workflow.ExecuteActivity(actx, acts.HoldReservedNames, jobs.HoldRequest{Collection: c.Key, Jobs: rs})
+	held := workflow.ExecuteActivity(actx, acts.HoldReservedNames, jobs.HoldRequest{Collection: c.Key, Jobs: rs,
+		UpdateID: workflow.GetInfo(ctx).WorkflowExecution.RunID + ".hold"})
 	c.holding++
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		err := held.Get(ctx, nil)

@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -31,6 +30,8 @@ func TestACollectionReservesTheNamesItAdmitsAhead(t *testing.T) {
 	env := newEnv(t)
 	worker.Register(env, &activities.Activities{})
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(acts.HoldReservedNames, mock.Anything, mock.Anything).Return(nil).Maybe()
 	id := func(name string) string { k := key; k.Job = name; return k.JobWorkflowID() }
 	var looked [][]string
 	env.OnActivity(acts.JobPresence, mock.Anything, mock.Anything).Return(
@@ -103,8 +104,8 @@ func TestACollectionReservesTheNamesItAdmitsAhead(t *testing.T) {
 // collection admits "n" ahead of its PUT and is deleted before the job's
 // workflow runs; then the PUT carrying that admission reaches the job.
 // What the collection sent the job reaches it as the server would deliver
-// it (a signal to a workflow that does not run is lost; a hold starts the
-// workflow) before the PUT, which the job must refuse; its workflow runs
+// it (a hold starts the workflow with its update; a TellJobs update finds
+// no workflow that does not run) before the PUT, which the job must refuse; its workflow runs
 // deleted until the admission has lapsed, so that no later run takes it.
 // In the other order, the PUT defines the job and the hold deletes it; a
 // job another PUT defined first (admitted by signal) is held, and refuses
@@ -116,16 +117,19 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 	worker.Register(env, &activities.Activities{})
 	n := key
 	n.Job = "n"
-	var delivered []jobs.CollectionSignal // what reaches n's workflow, which does not run yet
-	env.OnSignalExternalWorkflow(mock.Anything, n.JobWorkflowID(), "", jobs.SignalCollection, mock.Anything).Return(
-		errors.New("workflow not found")).Maybe()
+	var delivered []jobs.CollectionChange // what reaches n's workflow, which does not run yet
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req jobs.TellJobsRequest) error {
+			require.NotContains(t, req.Jobs, "n", "n's workflow does not run: only its hold reaches it")
+			return nil
+		}).Maybe()
 	env.OnActivity(acts.JobPresence, mock.Anything, mock.Anything).Return([]jobs.JobPresence{{}}, nil).Maybe()
 	env.OnActivity(acts.HoldReservedNames, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, req jobs.HoldRequest) error {
 			for _, r := range req.Jobs {
 				require.Equal(t, key.CollectionKey(), req.Collection)
 				if r.Job == "n" {
-					delivered = append(delivered, jobs.CollectionSignal{Deleted: true, HoldUntil: r.Until, Gen: r.Gen})
+					delivered = append(delivered, jobs.CollectionChange{Deleted: true, HoldUntil: r.Until, Gen: r.Gen})
 				}
 			}
 			return nil
@@ -157,8 +161,8 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"}), Admission: adm}, into)
 	}
 	signal := func(h *harness) {
-		for _, sig := range delivered {
-			h.env.SignalWorkflow(jobs.SignalCollection, sig)
+		for _, change := range delivered {
+			update(h.t, h.env, jobs.UpdateCollectionChanged, change)
 		}
 	}
 
@@ -247,10 +251,12 @@ func TestADeletedCollectionHoldsTheReservationsItCarried(t *testing.T) {
 	worker.Register(env, &activities.Activities{})
 	id := func(name string) string { k := key; k.Job = name; return k.JobWorkflowID() }
 	var told []string
-	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", jobs.SignalCollection, mock.Anything).Return(
-		func(_, wid, _, _ string, arg any) error {
-			require.True(t, arg.(jobs.CollectionSignal).Deleted)
-			told = append(told, wid)
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req jobs.TellJobsRequest) error {
+			require.True(t, req.Change.Deleted)
+			for _, name := range req.Jobs {
+				told = append(told, id(name))
+			}
 			return nil
 		})
 	env.OnActivity(acts.JobPresence, mock.Anything, mock.Anything).Return([]jobs.JobPresence{{}}, nil).After(3 * time.Second)
@@ -279,6 +285,9 @@ func TestADeletedCollectionHoldsTheReservationsItCarried(t *testing.T) {
 		Reserved: []jobs.Reservation{{Job: "old", Gen: 1, Until: now.Add(-6 * time.Second)}, {Job: "n", Gen: 2, Until: until}},
 	})
 	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, held, 1)
+	require.NotEmpty(t, held[0].UpdateID, "a retried attempt sends the same updates")
+	held[0].UpdateID = ""
 	require.Equal(t, []jobs.HoldRequest{{Collection: key.CollectionKey(), Jobs: []jobs.Reservation{{Job: "n", Gen: 2, Until: until}}}}, held)
 	require.ElementsMatch(t, []string{id("a"), id("old")}, told)
 	require.Equal(t, now.Add(time.Second), heldAt.UTC(), "held at the DELETE")
@@ -327,6 +336,8 @@ func TestALeaveDoesNotFreeANameReservedForAPutOnItsWay(t *testing.T) {
 	coll := jobs.Collection{Properties: jobs.CollectionProperties{Quota: &jobs.Quota{MaxJobCount: &one}}}
 	require.NoError(t, coll.Accept(key.CollectionKey()))
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(acts.HoldReservedNames, mock.Anything, mock.Anything).Return(nil).Maybe()
 	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
 	require.NoError(t, env.GetWorkflowError())
 	require.NotNil(t, first[0].Admission)

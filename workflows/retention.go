@@ -10,7 +10,7 @@ import (
 
 // retention is what a finished job knows of its own end.
 type retention struct {
-	known bool      // asked since the job last finished
+	known bool      // asked once the job finished (it stays finished)
 	until time.Time // when it deletes itself; zero to keep it
 }
 
@@ -23,23 +23,31 @@ func (j *job) finished() bool {
 	return (st == jobs.Completed || st == jobs.Faulted) && j.running == 0
 }
 
-// expiry returns when the finished job deletes itself, if it does: its
-// finish time plus the retention the worker says, asked once per finish.
-func (j *job) expiry(ctx workflow.Context) (time.Time, bool) {
-	if !j.finished() {
+// retain notes when a finished job deletes itself, once: its finish time
+// plus the retention the worker says. step calls it, so that the planner
+// (wake) only reads j.retention.until.
+func (j *job) retain(ctx workflow.Context) {
+	if !j.finished() || j.retention.known {
+		return
+	}
+	j.retention.known = true
+	if j.state.Finished == nil {
+		now := workflow.Now(ctx)
+		j.state.Finished = &now
+	}
+	if d := finishedRetention(ctx); d > 0 {
+		j.retention.until = j.state.Finished.Add(d)
+	}
+}
+
+// expiry returns when the finished job deletes itself, if it does: what
+// retain noted, while the job is finished (a run now of a finished job
+// keeps it until the run ends).
+func (j *job) expiry() (time.Time, bool) {
+	if !j.finished() || j.retention.until.IsZero() {
 		return time.Time{}, false
 	}
-	if !j.retention.known {
-		j.retention.known = true
-		if j.state.Finished == nil {
-			now := workflow.Now(ctx)
-			j.state.Finished = &now
-		}
-		if d := finishedRetention(ctx); d > 0 {
-			j.retention.until = j.state.Finished.Add(d)
-		}
-	}
-	return j.retention.until, !j.retention.until.IsZero()
+	return j.retention.until, true
 }
 
 // finishedRetention asks the worker how long finished jobs are kept; when

@@ -78,10 +78,10 @@ func TestDisabledJobsAndRetentionZeroAreKept(t *testing.T) {
 		gone := keepFor(h, sixtyDays)
 		h.at(0, func() { h.put(job(now.Add(24*time.Hour), &recurrence.Recurrence{Frequency: "Day"})) })
 		h.at(time.Hour, func() {
-			h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Disabled})
+			update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: jobs.Disabled})
 		})
 		h.at(90*24*time.Hour, func() {
-			h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: jobs.Enabled})
+			update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: jobs.Enabled})
 		})
 		var v jobs.Job
 		h.at(92*24*time.Hour, func() { v = h.view() })

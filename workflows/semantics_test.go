@@ -417,6 +417,25 @@ func TestOverlapBufferOneRunsTheOccurrenceAfterThePreviousRun(t *testing.T) {
 	require.Equal(t, first.Add(75*time.Second), second, "the buffered occurrence runs when the first run ends")
 }
 
+// TestARedefinitionKeepsTheBufferedOccurrence: a PUT while a BufferOne
+// job's run runs and its next occurrence waits for it keeps that
+// occurrence, which runs when the run ends: it was due, and counted, under
+// the definition before.
+func TestARedefinitionKeepsTheBufferedOccurrence(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	j := slowFirstRun(h, now, 10)
+	j.Properties.OverlapPolicy = jobs.OverlapBufferOne
+	h.at(0, func() { h.put(j) })
+	redefined := j
+	redefined.Properties.Action = &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http",
+		Request: &jobs.HTTPRequest{URI: "https://example.com/v2", Method: "POST"}}}
+	h.at(70*time.Second, func() { h.put(redefined) })
+	h.run(150*time.Second, jobs.JobInput{Key: key})
+	require.Equal(t, occurrences("2026-06-01T12:00:00Z", "2026-06-01T12:01:00Z", "2026-06-01T12:02:00Z"), h.ids(),
+		"12:01, buffered at the PUT, runs when 12:00's run ends")
+}
+
 func TestCatchUpAfterAThreeDayOutageRunsOnlyTheMostRecentOccurrence(t *testing.T) {
 	// The workflow resumes with its state as it was three days ago: the
 	// next occurrence planned then is long past.

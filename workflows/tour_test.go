@@ -46,7 +46,7 @@ func TestAJobsTourBlocksAtEveryTurn(t *testing.T) {
 	h.at(2*time.Hour, patch(jobs.Enabled))
 	collection := func(rev int, state jobs.State) func() {
 		return func() {
-			h.env.SignalWorkflow(jobs.SignalCollection, jobs.CollectionSignal{State: state,
+			update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: state,
 				Terms: &jobs.CollectionTerms{Revision: rev, Disabled: state == jobs.Disabled}})
 		}
 	}
@@ -85,8 +85,7 @@ func TestACollectionsTourBlocksAtEveryTurn(t *testing.T) {
 		worker.Register(env, &activities.Activities{})
 		env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", jobs.SignalAdmitted, mock.Anything).
 			After(100 * time.Millisecond).Return(func(string, string, string, string, any) error { answers++; return nil })
-		env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", jobs.SignalCollection, mock.Anything).
-			After(time.Second).Return(nil)
+		env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).After(time.Second).Return(nil)
 		env.OnUpsertMemo(mock.Anything).Return(nil)
 		return env
 	}

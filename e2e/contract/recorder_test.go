@@ -38,6 +38,7 @@ var armError = &schema{
 type exchange struct {
 	Method, Path string
 	Status       int
+	Location     string     // the Location header, where a 202 names one
 	Op           *operation // nil when no operation of the contract matches
 	Body         []byte
 	Violations   []violation
@@ -60,7 +61,8 @@ func (e *exchange) conforms() bool {
 // checkResponse validates one answer: a 2xx against the schema of its
 // operation's response for that status, a 4xx or 5xx against armError.
 func (sp *spec) checkResponse(method, path string, status int, header http.Header, body []byte) *exchange {
-	e := &exchange{Method: method, Path: path, Status: status, Op: sp.operation(method, path), Body: body}
+	e := &exchange{Method: method, Path: path, Status: status, Op: sp.operation(method, path), Body: body,
+		Location: header.Get("Location")}
 	var want *schema
 	switch {
 	case status >= 400:

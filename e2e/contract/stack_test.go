@@ -104,11 +104,41 @@ func (s *stack) send(t *testing.T, method, url string, body any) (int, map[strin
 	return resp.StatusCode, out, e
 }
 
-// do is call without the exchange.
+// do is call without the exchange. An operation's 202 (a collection's
+// DELETE, enable, disable) is followed to its end, as Azure's SDKs do:
+// do answers what the operation's Location answers once it is not 202.
+// The Location is recur's, not the contract's, and is read around the
+// recorder.
 func (s *stack) do(t *testing.T, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	status, out, _ := s.call(t, method, path, body)
-	return status, out
+	status, out, e := s.call(t, method, path, body)
+	if status != http.StatusAccepted || !strings.Contains(e.Location, "/operations/") {
+		return status, out
+	}
+	return followOperation(t, e.Location)
+}
+
+// followOperation polls an operation's Location until it answers
+// otherwise than 202, for up to 30 s, and returns that answer.
+func followOperation(t *testing.T, location string) (int, map[string]any) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(location)
+		require.NoError(t, err)
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		if resp.StatusCode != http.StatusAccepted {
+			var out map[string]any
+			if len(data) > 0 {
+				require.NoError(t, json.Unmarshal(data, &out), string(data))
+			}
+			return resp.StatusCode, out
+		}
+		require.True(t, time.Now().Before(deadline), "the operation at %s still runs after 30 s", location)
+		// The Location's GET waits up to two seconds itself for the end.
+	}
 }
 
 func lines(vs []violation) string {

@@ -16,18 +16,24 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -41,7 +47,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json and job-unadmitted-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json and job-lost-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -85,6 +91,8 @@ func record(dir, tag string) error {
 	go func() { behind <- recordBehind(ctx, dir, tag, target.URL) }()
 	unadmitted := make(chan error, 1)
 	go func() { unadmitted <- recordUnadmitted(ctx, c, dir, tag, target.URL) }()
+	lost := make(chan error, 1)
+	go func() { lost <- recordLost(ctx, dir, tag) }()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
@@ -104,6 +112,11 @@ func record(dir, tag string) error {
 		Recurrence: &recurrence.Recurrence{Frequency: "Hour", Count: &count},
 	}}
 	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
+		return err
+	}
+	// A PATCH before its run: the workflow merges it and records the
+	// accepted form, as it does a PUT's.
+	if err := patch(ctx, c, k, `{"properties":{"action":{"request":{"headers":{"X-Patched":"1"}}}}}`); err != nil {
 		return err
 	}
 	if err := waitRuns(ctx, c, k, 1); err != nil {
@@ -228,6 +241,9 @@ func record(dir, tag string) error {
 	if err := <-unadmitted; err != nil {
 		return fmt.Errorf("the job never admitted: %w", err)
 	}
+	if err := <-lost; err != nil {
+		return fmt.Errorf("the job whose worker was lost: %w", err)
+	}
 	files := map[string]string{
 		"collection": k.CollectionWorkflowID(),
 		"job":        k.JobWorkflowID(),
@@ -282,6 +298,20 @@ func put(ctx context.Context, c client.Client, k jobs.Key, workflow string, inpu
 		return fmt.Errorf("%s on %s: %w", update, id, err)
 	}
 	return handle.Get(ctx, nil)
+}
+
+// patch sends job k a PATCH of its current definition, as the API does.
+func patch(ctx context.Context, c client.Client, k jobs.Key, merge string) error {
+	v, err := c.QueryWorkflow(ctx, k.JobWorkflowID(), "", jobs.QueryJob)
+	if err != nil {
+		return err
+	}
+	var view jobs.JobView
+	if err := v.Get(&view); err != nil {
+		return err
+	}
+	return put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdatePatchJob,
+		jobs.PatchJobRequest{Patch: []byte(merge), Base: view.Job.ETag})
 }
 
 // kindOf returns the search attributes the API starts workflow with.
@@ -432,4 +462,226 @@ func startJobBehind(ctx context.Context, c client.Client, k jobs.Key, target str
 		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
 	}, jobs.JobWorkflowName, jobs.JobInput{Key: k, State: &jobs.JobState{Job: j, Created: created, Next: &late}})
 	return err
+}
+
+// recordLost records job-lost.json: a job whose run now is held by its
+// target on a worker that is then lost, without a word, so that the
+// attempt (its job's last: no retries) times out on its heartbeat and the
+// workflow gives it once more, as a second activity, to another worker,
+// which completes it; then the job is deleted. The lost worker dials
+// Temporal through a proxy that is cut under it: a worker that stops
+// cancels its attempt and reports the failure, which is no loss.
+func recordLost(ctx context.Context, dir, tag string) error {
+	st, err := recurtest.StartWith(recurtest.Config{Plain: true})
+	if err != nil {
+		return err
+	}
+	defer st.Stop()
+	c := st.Temporal.GetDefaultClient()
+	// The stack's own worker would take the retried attempt as soon as
+	// the lost one would.
+	st.StopWorkers()
+	holding := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 { // the lost worker's attempt
+			holding <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer target.Close()
+	defer close(release)
+
+	p, err := startProxy(st.Temporal.GetFrontendHostPort())
+	if err != nil {
+		return err
+	}
+	defer p.cut()
+	// Its identity names it in the history; its client logs, at each
+	// retry, that Temporal is out of reach.
+	lc, err := client.Dial(client.Options{HostPort: p.addr(), Namespace: st.Temporal.GetDefaultNamespace(), Identity: lostIdentity,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		return err
+	}
+	lost, err := st.StartWorker(lc)
+	if err != nil {
+		lc.Close()
+		return err
+	}
+	// Its Stop cancels the attempt and reports the failure: it comes once
+	// the proxy is cut, when nothing can hear it.
+	defer func() {
+		lost.Stop()
+		lc.Close()
+	}()
+
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "lost"}
+	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
+		jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: jobs.Collection{}}); err != nil {
+		return err
+	}
+	job := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(24 * time.Hour)),
+		Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/lost", Method: "POST"},
+			RetryPolicy: &jobs.RetryPolicy{RetryType: "None"}}}}}
+	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
+		return err
+	}
+	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateRunNow, jobs.RunNowRequest{}); err != nil {
+		return err
+	}
+	select {
+	case <-holding:
+	case <-ctx.Done():
+		return fmt.Errorf("its run now never reached the target: %w", ctx.Err())
+	}
+	// Within the heartbeat interval (half jobs.ActionHeartbeatTimeout) of
+	// the attempt's start: the lost worker never heartbeats it.
+	p.cut()
+	fresh, err := st.StartWorker(c)
+	if err != nil {
+		return err
+	}
+	defer fresh.Stop()
+	if err := waitRuns(ctx, c, k, 1); err != nil {
+		return err
+	}
+	if err := givenAgain(ctx, c, k.JobWorkflowID()); err != nil {
+		return err
+	}
+	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
+		return err
+	}
+	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return err
+	}
+	name := "job-lost"
+	if tag != "" {
+		name += "-" + tag
+	}
+	return save(ctx, c, k.JobWorkflowID(), filepath.Join(dir, name+".json"))
+}
+
+// lostIdentity is the identity of the worker recordLost loses.
+const lostIdentity = "recordhistories-lost-worker"
+
+// givenAgain checks that the history of workflow id shows what
+// job-lost.json is recorded for: an activity started by the lost worker
+// timed out on its heartbeat, then a second activity was scheduled, which
+// another worker started and completed.
+func givenAgain(ctx context.Context, c client.Client, id string) error {
+	iter := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var timedOut, again int64
+	identity := map[int64]string{} // of each activity's worker, by the activity's scheduled event
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			return fmt.Errorf("history of %s: %w", id, err)
+		}
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			a := e.GetActivityTaskStartedEventAttributes()
+			identity[a.GetScheduledEventId()] = a.GetIdentity()
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+			a := e.GetActivityTaskTimedOutEventAttributes()
+			if t := a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType(); t != enumspb.TIMEOUT_TYPE_HEARTBEAT {
+				return fmt.Errorf("history of %s: event %d: the attempt timed out on %s, not its heartbeat", id, e.GetEventId(), t)
+			}
+			if w := identity[a.GetScheduledEventId()]; w != lostIdentity {
+				return fmt.Errorf("history of %s: event %d: the attempt that timed out ran on %q, not the lost worker", id, e.GetEventId(), w)
+			}
+			timedOut = e.GetEventId()
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if timedOut != 0 && again == 0 {
+				again = e.GetEventId()
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			if again == 0 || e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId() != again {
+				continue
+			}
+			if w := identity[again]; w == lostIdentity {
+				return fmt.Errorf("history of %s: event %d: the lost worker completed the attempt given again", id, e.GetEventId())
+			}
+			return nil
+		}
+	}
+	switch {
+	case timedOut == 0:
+		return fmt.Errorf("history of %s: no activity timed out on its heartbeat: the worker was not lost", id)
+	case again == 0:
+		return fmt.Errorf("history of %s: the attempt that timed out at event %d was not given again", id, timedOut)
+	}
+	return fmt.Errorf("history of %s: the attempt given again at event %d never completed", id, again)
+}
+
+// proxy forwards TCP connections to Temporal's frontend until it is cut.
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	done  bool
+}
+
+// startProxy starts a proxy to backend on a free port of 127.0.0.1.
+func startProxy(backend string) (*proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", backend)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			if !p.track(in, out) {
+				continue
+			}
+			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go func() { _, _ = io.Copy(in, out); in.Close() }()
+		}
+	}()
+	return p, nil
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+// track keeps conns to close at the cut; once cut, it closes them.
+func (p *proxy) track(conns ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		if p.done {
+			c.Close()
+			continue
+		}
+		p.conns[c] = struct{}{}
+	}
+	return !p.done
+}
+
+// cut closes the listener and every connection: whoever dialed through
+// the proxy reaches Temporal no more, not even to say goodbye.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.done = true
+	p.ln.Close()
+	for c := range p.conns {
+		c.Close()
+	}
 }

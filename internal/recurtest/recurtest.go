@@ -38,7 +38,8 @@ type Stack struct {
 	// clients, worker, workflows and activities report into it.
 	Metrics *metrics.Set
 
-	worker worker.Worker
+	worker   worker.Worker
+	register func(worker.Registry)
 }
 
 // Config configures a stack.
@@ -127,20 +128,42 @@ func StartWith(cfg Config) (*Stack, error) {
 		_ = set.Close()
 		return nil, fmt.Errorf("register search attributes: %w", err)
 	}
-	w := ts.NewWorkerWithOptions(jobs.TaskQueue, func(r worker.Registry) {
+	register := func(r worker.Registry) {
 		acts := activities.New(Egress)
 		acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
 		for _, opt := range opts {
 			opt(acts)
 		}
 		recurworker.Register(r, acts)
-	}, recurworker.Options(worker.Options{}))
-	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set, worker: w}, nil
+	}
+	w := ts.NewWorkerWithOptions(jobs.TaskQueue, register, workerOptions())
+	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set, worker: w, register: register}, nil
+}
+
+// workerOptions are those of every worker of a stack: recur's, with the
+// panic policy temporaltest gives its own, so that a workflow that panics
+// or turns non-deterministic fails at once.
+func workerOptions() worker.Options {
+	return recurworker.Options(worker.Options{WorkflowPanicPolicy: worker.FailWorkflow})
 }
 
 // StopWorkers stops the stack's worker: its API and Temporal go on.
 func (s *Stack) StopWorkers() {
 	s.worker.Stop()
+}
+
+// StartWorker starts one more worker like the stack's own (recur's
+// workflows and activities, configured alike, on jobs.TaskQueue) that
+// polls through c: a tool that dials Temporal its own way, through a
+// proxy it can cut, gets a worker it can lose. The caller stops it; the
+// stack's Stop does not.
+func (s *Stack) StartWorker(c client.Client) (worker.Worker, error) {
+	w := worker.New(c, jobs.TaskQueue, workerOptions())
+	s.register(w)
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // Stop stops the API and the server.
