@@ -151,7 +151,8 @@ func (s *stack) send(client *http.Client, r *raceRequest) {
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
+	// The collection's DELETE answers as its operation ends.
+	resp, err := followed(client, req)
 	if err != nil {
 		r.err = err
 		return

@@ -30,7 +30,7 @@ func (s *stack) doIf(t *testing.T, method, path string, body any, ifMatch, ifNon
 	if ifNoneMatch != "" {
 		req.Header.Set("If-None-Match", ifNoneMatch)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := followed(http.DefaultClient, req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var out map[string]any

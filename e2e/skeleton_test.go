@@ -61,18 +61,8 @@ func (s *stack) do(t testing.TB, method, path string, body any) (int, map[string
 	req, err := http.NewRequest(method, s.api.URL+path+"?api-version=2016-03-01", rd)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	deadline := time.Now().Add(30 * time.Second)
-	// An operation's 202 (a collection's DELETE, enable, disable) is
-	// followed to its end, as Azure's SDKs do; its Location's GET waits up
-	// to two seconds itself for the end.
-	for resp.StatusCode == http.StatusAccepted && strings.Contains(resp.Header.Get("Location"), "/operations/") {
-		resp.Body.Close()
-		require.True(t, time.Now().Before(deadline), "%s %s: the operation still runs after 30 s", method, path)
-		resp, err = http.Get(resp.Header.Get("Location"))
-		require.NoError(t, err)
-	}
+	resp, err := followed(http.DefaultClient, req)
+	require.NoError(t, err, "%s %s", method, path)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
@@ -81,6 +71,23 @@ func (s *stack) do(t testing.TB, method, path string, body any) (int, map[string
 		require.NoError(t, json.Unmarshal(data, &out), string(data))
 	}
 	return resp.StatusCode, out
+}
+
+// followed sends req and follows an operation's 202 (a collection's
+// DELETE, enable or disable) to its end, as Azure's SDKs do: it returns
+// the answer of the operation's Location once it is not 202, each GET of
+// which waits up to two seconds for the end. Any other answer is returned
+// as it is.
+func followed(client *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := client.Do(req)
+	for polls := 0; err == nil && resp.StatusCode == http.StatusAccepted && strings.Contains(resp.Header.Get("Location"), "/operations/"); polls++ {
+		resp.Body.Close()
+		if polls == 30 {
+			return nil, fmt.Errorf("the operation at %s still runs after 30 polls", resp.Header.Get("Location"))
+		}
+		resp, err = client.Get(resp.Header.Get("Location"))
+	}
+	return resp, err
 }
 
 // putCollection creates collectionPath, of sku Standard.

@@ -168,9 +168,19 @@ func (j *job) start(ctx workflow.Context) error {
 		j.state.Buffered = nil
 		j.startRun(ctx, next, scheduled)
 	}
-	if next, ok := j.nextNominal(); ok && !j.jitteredStart(next).After(workflow.Now(ctx)) && j.ending(ctx) == nil {
+	// Every occurrence whose start has passed is taken now, those of a
+	// catch-up that fall within the last jitter too: the planner (wake)
+	// then names a start still to come, and the loop sleeps.
+	for {
+		next, ok := j.nextNominal()
+		if !ok || j.jitteredStart(next).After(workflow.Now(ctx)) || j.ending(ctx) != nil {
+			break
+		}
 		if err := j.takeDue(ctx, next); err != nil {
 			return err
+		}
+		if after, ok := j.nextNominal(); ok && !after.After(next) {
+			break // no progress: a defect, which the planner reports
 		}
 	}
 	// After the schedule's occurrence, which comes first.

@@ -773,3 +773,30 @@ func TestADeleteCancelsTheRunInFlight(t *testing.T) {
 		require.Equal(t, jobs.ErrorAction, rows[1].ActionName)
 	})
 }
+
+// TestACatchUpWithJitterTakesEveryOccurrenceWhoseStartHasPassed: a job
+// with a jitter resumes after an outage at a moment when an occurrence
+// less than a jitter old has already reached its own start. The catch-up
+// takes it in the same step as the older ones, rather than leaving the
+// loop to plan a wake-up that has passed (the spin guard of newEnv fails
+// the test then).
+func TestACatchUpWithJitterTakesEveryOccurrenceWhoseStartHasPassed(t *testing.T) {
+	const jitter = 50 * time.Second
+	// The first minute whose occurrence starts within its first 40 s.
+	o := time.Date(2026, 6, 4, 12, 0, 0, 0, time.UTC)
+	for jobs.JitterOffset(jobs.OccurrenceID(key.JobWorkflowID(), o), jitter) >= 40*time.Second {
+		o = o.Add(time.Minute)
+	}
+	now := o.Add(jobs.JitterOffset(jobs.OccurrenceID(key.JobWorkflowID(), o), jitter) + 5*time.Second)
+	h := newHarness(t, now)
+	created := o.Add(-time.Hour)
+	j := job(created, &recurrence.Recurrence{Frequency: "Minute"})
+	j.Properties.Jitter = "PT50S"
+	require.NoError(t, j.Accept(key, created))
+	next := o.Add(-10 * time.Minute) // the outage began ten minutes before
+	j.Properties.Status = &jobs.Status{NextExecutionTime: &next}
+	h.run(30*time.Second, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, Created: created, Next: &next}})
+	ran := h.ids()
+	require.NotEmpty(t, ran)
+	require.Equal(t, jobs.OccurrenceID(key.JobWorkflowID(), o), ran[len(ran)-1], "the occurrence whose start has passed runs at once")
+}
