@@ -49,23 +49,33 @@ func (a *Activities) TellJobs(ctx context.Context, req jobs.TellJobsRequest) err
 	return errors.Join(errs...)
 }
 
-// tellJob sends one job the change, again while the server aborts the
-// update (it went to a run that was closing: the next run takes it).
+// tellJob sends one job the change; a job whose workflow has ended is
+// gone.
 func tellJob(ctx context.Context, c client.Client, workflowID string, req jobs.TellJobsRequest) error {
 	opts := client.UpdateWorkflowOptions{WorkflowID: workflowID, UpdateID: req.UpdateID,
 		UpdateName: jobs.UpdateCollectionChanged, Args: []any{req.Change},
 		WaitForStage: client.WorkflowUpdateStageCompleted}
-	for pause := tellPause; ; pause = min(2*pause, time.Second) {
+	err := untilReady(ctx, func() error {
 		h, err := c.UpdateWorkflow(ctx, opts)
 		if err == nil {
 			err = h.Get(ctx, nil)
 		}
-		var notFound *serviceerror.NotFound
+		return err
+	})
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	return err
+}
+
+// untilReady sends an update (send) again while the server aborts it: it
+// went to a run that was closing, and the next run takes it.
+func untilReady(ctx context.Context, send func() error) error {
+	for pause := tellPause; ; pause = min(2*pause, time.Second) {
+		err := send()
 		var notReady *serviceerror.WorkflowNotReady
-		switch {
-		case err == nil, errors.As(err, &notFound):
-			return nil
-		case !errors.As(err, &notReady):
+		if !errors.As(err, &notReady) {
 			return err
 		}
 		select {

@@ -128,9 +128,11 @@ func (s *Server) getCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 }
 
 // putJob defines the job on its workflow, starting the workflow if need
-// be, in one update: the workflow has its collection admit the definition
-// (the quotas) before it takes it, so that no failure of this process can
-// leave a job half defined or a collection's count wrong. NotFound means
+// be, in one update: the collection admits a new job first (admission,
+// which it takes back when no job took it), or the workflow has its
+// collection admit the definition (the quotas) before it takes it, so
+// that no failure of this process can leave a job half defined or a
+// collection's count wrong. NotFound means
 // the workflow of a deleted job with that name has not ended yet: once it
 // has, a new one starts.
 func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
@@ -147,8 +149,12 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	}
 	var res jobs.PutJobResult
 	err = retrying(ctx, isNotFound, func() error {
+		adm, err := s.admission(ctx, k, job)
+		if err != nil {
+			return err
+		}
 		return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
-			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond}, &res)
+			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm}, &res)
 	})
 	if err != nil {
 		return err

@@ -143,6 +143,11 @@ func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, state
 		}
 		for _, name := range chunk {
 			v, ok := views[name]
+			if !ok && state == "" || ok && (errors.Is(v.err, errNoView) || v.err == nil && v.view.Deleted) {
+				if v, ok, err = s.liveJobView(ctx, k, name, state); err != nil {
+					return nil, false, err
+				}
+			}
 			if !ok {
 				continue
 			}
@@ -161,6 +166,30 @@ func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, state
 		}
 	}
 	return page, false, nil
+}
+
+// liveJobView reads the view of a job its collection lists whose running
+// workflow the visibility store shows with no view, a deleted one or not
+// at all: the store takes a workflow's start and memo each a moment after
+// Temporal (a job created a moment ago shows its run's start without its
+// memo, or only the run deleted before it), so the job's workflow says
+// itself whether it is defined, as a GET reads it. Such names are few: the
+// jobs whose PUT answered a moment ago, or whose admission the collection
+// has not given up yet. A job of another state than the list's is left
+// out (ok false), as is one not defined. Of a list of one state, only the
+// names the store shows in that state are read so: one it does not show is
+// most likely of another, and reading each would cost a describe a job.
+func (s *Server) liveJobView(ctx context.Context, k jobs.Key, name, state string) (v decodedView, ok bool, err error) {
+	k.Job = name
+	v.view, err = s.jobView(ctx, k)
+	var e *jobs.Error
+	switch {
+	case errors.As(err, &e) && e.Code == jobs.CodeNotFound:
+		return v, false, nil
+	case err != nil:
+		return v, false, fmt.Errorf("the public view of job %s: %w", name, err)
+	}
+	return v, state == "" || string(v.view.Job.Properties.State) == state, nil
 }
 
 // decodedView is a job's public view, or why it could not be decoded.

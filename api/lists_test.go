@@ -76,12 +76,16 @@ type listFake struct {
 	views      map[string]any                      // workflow ID -> CollectionView or JobView
 	undefined  map[string]bool                     // started, never defined
 	failing    string                              // a workflow whose query fails
-	mu         sync.Mutex
-	queries    []string
+	// Workflows whose start the store has not taken yet (absent from its
+	// lists), or whose memo it has not (listed without one); describe
+	// reads them whole.
+	unlisted, memoless map[string]bool
+	mu                 sync.Mutex
+	queries            []string
 }
 
 func newListFake() *listFake {
-	return &listFake{views: map[string]any{}, undefined: map[string]bool{}}
+	return &listFake{views: map[string]any{}, undefined: map[string]bool{}, unlisted: map[string]bool{}, memoless: map[string]bool{}}
 }
 
 func (f *listFake) addCollection(t *testing.T, rg, name string) {
@@ -185,8 +189,13 @@ func (f *listFake) ListWorkflow(_ context.Context, req *workflowservice.ListWork
 	if strings.HasPrefix(req.Query, "WorkflowId BETWEEN ") {
 		bounds := quoted.FindAllStringSubmatch(req.Query, 2)
 		for _, e := range f.executions {
-			if id := e.GetExecution().GetWorkflowId(); bounds[0][1] <= id && id <= bounds[1][1] {
-				matching = append(matching, f.stored(e))
+			id := e.GetExecution().GetWorkflowId()
+			if bounds[0][1] <= id && id <= bounds[1][1] && !f.unlisted[id] {
+				listed := f.stored(e)
+				if f.memoless[id] {
+					listed.Memo = nil
+				}
+				matching = append(matching, listed)
 			}
 		}
 	}
@@ -397,6 +406,34 @@ func TestListJobs(t *testing.T) {
 	status, body = getList(t, f, jobsPath+version+"&$top=2")
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Equal(t, []string{"coll1/j1", "coll1/j2"}, names(t, body))
+}
+
+// TestAListShowsTheJobsTheStoreHasNotCaughtUpWith: the visibility store
+// takes a workflow's start and memo a moment after Temporal. A job its
+// collection lists whose run the store shows without its memo, or not at
+// all, is read from its workflow, as a GET reads it: a list right after a
+// creation answered shows the job. One never defined, or deleted, stays
+// out; so does one of another state than the list's.
+func TestAListShowsTheJobsTheStoreHasNotCaughtUpWith(t *testing.T) {
+	f := newListFake()
+	f.addCollection(t, "rg1", "coll1")
+	for _, name := range []string{"j1", "j2", "j3", "gone", "new"} {
+		f.addJob(t, name, name == "gone")
+	}
+	id := func(name string) string {
+		return jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: name}.JobWorkflowID()
+	}
+	f.undefined[id("new")] = true
+	f.memoless[id("j2")], f.memoless[id("gone")], f.memoless[id("new")] = true, true, true
+	f.unlisted[id("j3")] = true
+	status, body := getList(t, f, jobsPath+version)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"coll1/j1", "coll1/j2", "coll1/j3"}, names(t, body))
+
+	status, body = getList(t, f, jobsPath+version+"&$filter=state%20eq%20disabled")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"coll1/j1"}, names(t, body),
+		"j1 as the fake's store lists it, whatever the state; j2, read from its workflow, is not disabled, and j3 is not in the store")
 }
 
 // TestListPagingOutOfRange: a $skip or $top no list can reach is a 400 in

@@ -71,13 +71,16 @@ type Server struct {
 	namespace string
 	log       *slog.Logger
 	updates   *updateGate
-	runs      *runs         // the running run of each workflow read or written lately (runs.go)
-	decoded   *bounded[any] // memo values by the payload they were decoded from (decoded.go)
-	outage    outage
-	auth      Authenticator
-	limits    *limiters
-	converter converter.DataConverter
-	requests  *prometheus.HistogramVec // nil without Options.Metrics
+	// admissions gathers the admissions of new jobs asked of each
+	// collection (admit.go).
+	admissions admissions
+	runs       *runs         // the running run of each workflow read or written lately (runs.go)
+	decoded    *bounded[any] // memo values by the payload they were decoded from (decoded.go)
+	outage     outage
+	auth       Authenticator
+	limits     *limiters
+	converter  converter.DataConverter
+	requests   *prometheus.HistogramVec // nil without Options.Metrics
 	// workflowTargets are where Workflow actions may start workflows.
 	workflowTargets jobs.WorkflowTargets
 	ready           *readiness // nil without Options.Ready

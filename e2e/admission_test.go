@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -50,3 +52,119 @@ func TestACreatedJobWakesForNothing(t *testing.T) {
 // admitPatience is workflows.admitPatience, how long a job waits for its
 // collection's answer before it asks again.
 const admitPatience = 10 * time.Second
+
+// putFullCollection creates collectionPath with room for n jobs.
+func (s *stack) putFullCollection(t *testing.T, n int) {
+	t.Helper()
+	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{
+		"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": n}}})
+	require.Equal(t, http.StatusCreated, status, body)
+}
+
+// TestAnAdmissionNoPutTookIsGivenUp: the API asked the collection to
+// admit a job and died before it sent the PUT (here, the admission is
+// asked of Temporal directly): the name holds the collection's one slot
+// for a grace, then the collection finds no workflow of that job and
+// gives the name up, and another job fits.
+func TestAnAdmissionNoPutTookIsGivenUp(t *testing.T) {
+	s := newStack(t)
+	s.putFullCollection(t, 1)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "ghost"}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := s.temporal.GetDefaultClient().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateAdmit, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{{Job: "ghost", ShortestGap: time.Hour}}}},
+	})
+	require.NoError(t, err)
+	var answers []jobs.AdmitAnswer
+	require.NoError(t, h.Get(ctx, &answers))
+	require.Len(t, answers, 1)
+	require.Nil(t, answers[0].Error)
+	require.NotNil(t, answers[0].Admission)
+	admitted := time.Now()
+
+	job := httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"})
+	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/real", job)
+	require.Equal(t, http.StatusConflict, status, "the reserved name holds the slot: %v", body)
+	require.Eventually(t, func() bool {
+		status, _ := s.do(t, http.MethodPut, collectionPath+"/jobs/real", job)
+		return status == http.StatusCreated
+	}, time.Minute, time.Second, "the slot is free again after the grace")
+	t.Logf("the slot was free again %s after the admission", time.Since(admitted).Round(time.Second))
+	status, _ = s.do(t, http.MethodGet, collectionPath+"/jobs/ghost", nil)
+	require.Equal(t, http.StatusNotFound, status)
+}
+
+// TestADeletedJobsSlotIsFreeAtOnce: a job created and deleted at once
+// (its name still reserved) frees its slot by the time the DELETE has
+// answered: the PUT of another job right after it fits.
+func TestADeletedJobsSlotIsFreeAtOnce(t *testing.T) {
+	s := newStack(t)
+	s.putFullCollection(t, 1)
+	job := httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"})
+	for i := range 5 {
+		name := collectionPath + "/jobs/" + string(rune('a'+i))
+		status, body := s.do(t, http.MethodPut, name, job)
+		require.Equal(t, http.StatusCreated, status, body)
+		status, body = s.do(t, http.MethodDelete, name, nil)
+		require.Equal(t, http.StatusOK, status, body)
+	}
+}
+
+// TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection: the collection
+// admits a job ahead of its PUT (asked of Temporal directly, as the API
+// asks it), is deleted before the PUT reaches the job, and then the PUT
+// carrying that admission arrives (sent as the API sends it, an
+// update-with-start of the job's workflow). The collection held the name:
+// the job's workflow runs, deleted, and refuses the PUT, whose job never
+// exists; the held workflow ends once no PUT may take the admission.
+func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
+	s := newStack(t)
+	s.putCollection(t)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "late"}
+	c := s.temporal.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateAdmit, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{{Job: k.Job, ShortestGap: time.Hour}}}},
+	})
+	require.NoError(t, err)
+	var answers []jobs.AdmitAnswer
+	require.NoError(t, h.Get(ctx, &answers))
+	require.Len(t, answers, 1)
+	adm := answers[0].Admission
+	require.NotNil(t, adm)
+
+	status, body := s.do(t, http.MethodDelete, collectionPath, nil)
+	require.Equal(t, http.StatusOK, status, body)
+
+	raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.NoError(t, err)
+	var def jobs.Job
+	require.NoError(t, json.Unmarshal(raw, &def))
+	require.NoError(t, def.AcceptNew(k, time.Now().UTC()))
+	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: k})
+	put, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: jobs.UpdatePutJob, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{jobs.PutJobRequest{Job: def, Admission: adm}}},
+	})
+	if err == nil {
+		err = put.Get(ctx, nil)
+	}
+	e, ok := jobs.FromApplicationError(err)
+	require.True(t, ok, "the PUT is refused: %v", err)
+	require.Equal(t, jobs.CodeNotFound, e.Code, "%v", err)
+
+	status, body = s.do(t, http.MethodGet, collectionPath+"/jobs/late", nil)
+	require.Equal(t, http.StatusNotFound, status, "the job outlives its deleted collection: %v", body)
+	require.Eventually(t, func() bool {
+		d, err := c.DescribeWorkflowExecution(ctx, k.JobWorkflowID(), "")
+		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+	}, 40*time.Second, 500*time.Millisecond, "the held workflow ends once the admission has lapsed")
+	require.False(t, time.Now().Before(adm.Until.Add(-5*time.Second)), "it ended before the admission lapsed (%s)", adm.Until)
+}

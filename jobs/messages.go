@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"strings"
 	"time"
+
+	"github.com/recurhq/recur/recurrence"
 )
 
 // TaskQueue is the task queue of recur's workflows. A job runs its
@@ -38,6 +40,9 @@ const (
 	// SignalMembership asks a collection to admit one of its jobs, or to
 	// forget it (MembershipRequest): a job's PUT, DELETE or end.
 	SignalMembership = "membership"
+	// UpdateAdmit admits new jobs ahead of their PUTs (AdmitRequest ->
+	// []AdmitAnswer): the API asks it before it starts a job's workflow.
+	UpdateAdmit = "admit"
 
 	// Job workflow.
 	UpdatePutJob    = "putJob"    // PutJobRequest -> PutJobResult
@@ -78,6 +83,11 @@ type MembershipRequest struct {
 	Leave       bool          `json:",omitempty"`
 	Seq         int           `json:",omitempty"` // the job's number for the request, which its answer carries
 	ShortestGap time.Duration `json:",omitempty"` // between the job's occurrences; 0 for a one-time job
+	// Defined marks the leave of a job that was defined: it held the
+	// name, so no newer admission of the name can be on its way. The
+	// leave of one never defined may come from a workflow that ended
+	// before another took an admission of its name (Reservation).
+	Defined bool `json:",omitempty"`
 }
 
 // AdmitAnswer is a collection's answer to an admission: Error says why it
@@ -87,6 +97,49 @@ type AdmitAnswer struct {
 	Seq   int
 	Error *Error `json:",omitempty"`
 	Terms CollectionTerms
+	// Admission, in an answer to an AdmitRequest, is what the PUT of a
+	// job the collection admitted as new carries to the job; nil when the
+	// collection held the name already (a redefinition, or a job on its
+	// way out): that PUT's job asks the collection itself.
+	Admission *Admission `json:",omitempty"`
+}
+
+// AdmitRequest asks a collection to admit jobs ahead of their PUTs, each
+// with its shortest gap (MembershipRequest's Job and ShortestGap; Seq is
+// the answer's index). The API asks it of concurrent PUTs into one
+// collection together, in one update, and the collection answers each in
+// order, as it would signals. A name it admits as new is reserved until
+// its job shows it holds it (Reservation).
+type AdmitRequest struct {
+	Jobs []MembershipRequest
+}
+
+// Admission is a collection's admission of a new job ahead of its PUT,
+// which the PUT carries (PutJobRequest): the job takes it in place of
+// asking the collection, if it reaches the job before Until, when the
+// collection may give the name up.
+type Admission struct {
+	Terms CollectionTerms
+	Until time.Time
+	Gen   int `json:",omitempty"` // its Reservation's
+}
+
+// Reservation is a name a collection admitted ahead of its job's PUT
+// (AdmitRequest) and holds until it knows the job holds it: when it has
+// not learnt so by Until, it looks at the job's workflow and gives the
+// name up unless it runs. Gen tells one reservation of a name from a later
+// one.
+type Reservation struct {
+	Job   string
+	Gen   int
+	Until time.Time
+}
+
+// JobPresence is what a collection learns of a job whose name it
+// reserved: whether its workflow runs, and whether it is defined.
+type JobPresence struct {
+	Running bool `json:",omitempty"`
+	Defined bool `json:",omitempty"`
 }
 
 // CollectionTerms are what a job's definition must keep to of its
@@ -122,6 +175,22 @@ func (t CollectionTerms) Check(gap time.Duration, collection string) error {
 			DescribeDuration(gap), collection, m.Interval, strings.ToLower(m.Frequency))}
 }
 
+// shortestGapSample is how many occurrences the maxRecurrence quota looks
+// at.
+const shortestGapSample = 500
+
+// ShortestGap is how close def's occurrences come when planned at c, which
+// a collection's terms check (Check); 0 for a one-time job or one whose
+// rule does not compile (Accept refuses it).
+func ShortestGap(def Job, c time.Time) time.Duration {
+	rule, err := recurrence.Compile(def.Properties.Schedule(), c)
+	if err != nil {
+		return 0
+	}
+	g, _ := rule.ShortestGap(c, shortestGapSample)
+	return g
+}
+
 // CollectionView is a collection with the names of its jobs, or Deleted.
 type CollectionView struct {
 	Collection Collection
@@ -148,6 +217,26 @@ type CollectionChange struct {
 	State   State            `json:",omitempty"`
 	Terms   *CollectionTerms `json:",omitempty"`
 	Deleted bool             `json:",omitempty"`
+	// HoldUntil, with Deleted, keeps the deleted job's workflow running
+	// until then: the collection admitted the name ahead of a PUT that may
+	// carry the admission until then (Admission.Until), and a PUT that
+	// finds the deleted workflow running is refused, where one that finds
+	// none would start a job that takes the admission.
+	HoldUntil time.Time `json:",omitempty"`
+	// Gen is the held Reservation's: a job that took that admission
+	// itself has had the PUT that carried it, and ends at once.
+	Gen int `json:",omitempty"`
+}
+
+// HoldRequest asks that the jobs a deleted collection reserved, whose
+// admissions a PUT may still carry, be told they are deleted, each
+// workflow started if it does not run yet, and held until its
+// reservation's Until (CollectionChange.HoldUntil), each by an update of
+// ID UpdateID, as TellJobsRequest's.
+type HoldRequest struct {
+	Collection Key
+	Jobs       []Reservation
+	UpdateID   string `json:",omitempty"`
 }
 
 // TellJobsRequest has the TellJobs activity tell the jobs of a
@@ -168,6 +257,12 @@ type CollectionInput struct {
 	Collection *Collection // nil until the first PUT
 	Jobs       []string    // sorted
 	Revision   int         // of the definition, for its ETag
+	// Reserved are the names of Jobs admitted ahead of their PUTs whose
+	// jobs have not shown they hold them, soonest Until first.
+	Reserved []Reservation `json:",omitempty"`
+	// Reservations counts the reservations ever made: the Gen of the
+	// next.
+	Reservations int `json:",omitempty"`
 }
 
 // JobInput starts a job workflow (State nil: the definition arrives with
@@ -208,9 +303,14 @@ const DefaultFinishedRetention = 60 * 24 * time.Hour
 // has its collection admit the definition before it takes it, so that
 // one update is the whole of a PUT: quotas and membership are the
 // workflows' to keep, whatever becomes of the caller.
+//
+// A PUT of a new job carries its collection's Admission, asked for by the
+// API (AdmitRequest), so that the job defines itself in the workflow task
+// that takes the PUT; one without asks the collection itself.
 type PutJobRequest struct {
 	Job Job
 	Preconditions
+	Admission *Admission `json:",omitempty"`
 }
 
 // PatchJobRequest redefines a job with its definition merged with a JSON

@@ -7,12 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/recurrence"
 )
-
-// shortestGapSample is how many occurrences the maxRecurrence quota looks
-// at.
-const shortestGapSample = 500
 
 // admitPatience is how long a job waits for its collection's answer
 // before it asks again: an answer is lost only if the collection's
@@ -41,6 +36,7 @@ type admission struct {
 	// slot outlives it.
 	unanswered int  // requests sent whose answers the job has not taken
 	admitted   bool // an answer admitted the job
+	took       int  // the Gen of the admission ahead the job took, 0 for none
 	// terms are the newest the job heard of, by revision; nil until its
 	// first admission in this run.
 	terms *jobs.CollectionTerms
@@ -57,16 +53,31 @@ func (a *admission) heard(t jobs.CollectionTerms) bool {
 	return true
 }
 
-// admit has the job's collection admit def, unless the job is defined
-// already and its collection's terms allow def; it returns whether the
-// collection is disabled, or why it refused.
-func (j *job) admit(ctx workflow.Context, def jobs.Job) (collectionDisabled bool, err error) {
+// admissionMargin is how long before an Admission's Until a job stops
+// taking it: the collection's clock and the job's are the server's, but
+// not always the same host's.
+const admissionMargin = 5 * time.Second
+
+// admit has the job's collection admit def, unless the PUT carries the
+// collection's admission (adm), or the job is defined already, and the
+// terms allow def; it returns whether the collection is disabled, or why
+// it refused.
+func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (collectionDisabled bool, err error) {
 	gap, err := shortestGap(ctx, def, creationTime(ctx))
 	if err != nil {
 		return false, err
 	}
 	a := &j.admission
-	if t := a.terms; t != nil && j.state != nil && !j.deleted && t.Check(gap, j.key.Collection) == nil {
+	admitted := false
+	if adm != nil && workflow.Now(ctx).Before(adm.Until.Add(-admissionMargin)) {
+		// The collection holds the name until Until, and from then on as
+		// long as this workflow runs (collection.go, checkReservations):
+		// from here the job asks to be forgotten when it ends.
+		a.admitted, admitted = true, true
+		a.took = adm.Gen
+		a.heard(adm.Terms)
+	}
+	if t := a.terms; t != nil && (j.state != nil || admitted) && !j.deleted && t.Check(gap, j.key.Collection) == nil {
 		return t.Disabled, nil
 	}
 	if a.answers == nil {
@@ -132,12 +143,15 @@ func (j *job) unadmitted() error {
 }
 
 // leave has the collection forget the job, unless the collection itself
-// deleted it (and may exist again under its name).
+// deleted it (and may exist again under its name), and waits until the
+// collection has the request: once, from a DELETE or as the workflow
+// ends.
 func (j *job) leave(ctx workflow.Context) {
 	if j.forgotten || j.state == nil && !j.admission.mayHold() {
 		return
 	}
-	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true}
+	j.forgotten = true
+	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state != nil}
 	if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
 		// The collection is gone (deleted meanwhile): nothing to forget.
 		workflow.GetLogger(ctx).Warn("tell the collection the job is gone", "error", err)
@@ -149,12 +163,7 @@ func (j *job) leave(ctx workflow.Context) {
 func shortestGap(ctx workflow.Context, def jobs.Job, c time.Time) (time.Duration, error) {
 	var gap time.Duration
 	err := workflow.SideEffect(ctx, func(workflow.Context) any {
-		rule, err := recurrence.Compile(def.Properties.Schedule(), c)
-		if err != nil {
-			return time.Duration(0)
-		}
-		g, _ := rule.ShortestGap(c, shortestGapSample)
-		return g
+		return jobs.ShortestGap(def, c)
 	}).Get(&gap)
 	return gap, err
 }

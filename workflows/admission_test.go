@@ -259,3 +259,80 @@ func TestAFirstPutPastTheGraceIsSentOnward(t *testing.T) {
 	}
 	require.Len(t, h.collection.left, 1)
 }
+
+// putAdmitted sends, at d, a first PUT of an hourly job carrying its
+// collection's admission, which the collection holds until until, and
+// records its outcome.
+func (h *harness) putAdmitted(d time.Duration, until time.Time, into *error) {
+	start := h.env.Now().Add(time.Hour)
+	h.at(d, func() {
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(start, &recurrence.Recurrence{Frequency: "Hour"}),
+			Admission: &jobs.Admission{Terms: jobs.CollectionTerms{Revision: 1}, Until: until}}, into)
+	})
+}
+
+// TestAPutWithItsCollectionsAdmissionAsksNothing: a first PUT that
+// carries its collection's admission (the API asked it) defines the job
+// without asking the collection; the job asks to be forgotten at its
+// DELETE, as one its collection admitted by signal does.
+func TestAPutWithItsCollectionsAdmissionAsksNothing(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	var err error
+	h.putAdmitted(0, now.Add(20*time.Second), &err)
+	var view jobs.Job
+	var asked int
+	h.at(time.Second, func() { view, asked = h.view(), len(h.collection.requests) })
+	h.run(2*time.Minute, jobs.JobInput{Key: key})
+	require.NoError(t, err)
+	require.Equal(t, jobs.Enabled, view.Properties.State)
+	require.Zero(t, asked, "the PUT asked the collection nothing: %v", h.collection.requests)
+	require.Len(t, h.collection.requests, 1, "the leave at the DELETE only: %v", h.collection.requests)
+	require.True(t, h.collection.requests[0].Leave)
+}
+
+// TestAnAdmissionAboutToLapseIsAskedAgain: a PUT whose admission the
+// collection gives up within admissionMargin (the PUT took long on its
+// way) asks the collection itself, which may have given the name up.
+func TestAnAdmissionAboutToLapseIsAskedAgain(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	var err error
+	h.putAdmitted(0, now.Add(3*time.Second), &err)
+	var view jobs.Job
+	h.at(time.Second, func() { view = h.view() })
+	h.run(2*time.Minute, jobs.JobInput{Key: key})
+	require.NoError(t, err)
+	require.Equal(t, jobs.Enabled, view.Properties.State)
+	require.Len(t, h.collection.requests, 2, "the admission asked, and the leave: %v", h.collection.requests)
+	require.False(t, h.collection.requests[0].Leave)
+}
+
+// TestAnAdmissionWhoseTermsRefuseTheDefinitionIsAskedAgain: the API's
+// admission was for the job's shortest gap as the API planned it; a
+// definition the admission's terms refuse asks the collection, whose
+// refusal the PUT answers, and the job, never defined, asks to be
+// forgotten as it ends: its name was reserved for it.
+func TestAnAdmissionWhoseTermsRefuseTheDefinitionIsAskedAgain(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.collection.refuse = func(jobs.MembershipRequest) *jobs.Error {
+		return &jobs.Error{Code: jobs.CodeQuotaExceeded, Message: "too often"}
+	}
+	var err error
+	h.at(0, func() {
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Minute"}),
+			Admission: &jobs.Admission{Until: now.Add(20 * time.Second), Terms: jobs.CollectionTerms{Revision: 1,
+				MaxRecurrence: &jobs.MaxRecurrence{Frequency: "Hour", Interval: 1}}}}, &err)
+	})
+	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError(), "a job never defined ends")
+	e, ok := jobs.FromApplicationError(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, jobs.CodeQuotaExceeded, e.Code)
+	require.Len(t, h.collection.requests, 2, "the admission asked, and the leave: %v", h.collection.requests)
+	require.Equal(t, time.Minute, h.collection.requests[0].ShortestGap)
+	require.True(t, h.collection.requests[1].Leave)
+	require.Empty(t, h.attempts, "nothing ran")
+}

@@ -28,9 +28,10 @@ import (
 const maxCollectionUpdates = 500
 
 // Collection is the workflow that owns a job collection: its definition
-// and the names of its jobs. Every definition of a job is admitted by it
-// (MembershipRequest), one at a time, so quota checks are atomic under
-// concurrent PUTs.
+// and the names of its jobs. Every definition of a job is admitted by it,
+// ahead of a new job's PUT (AdmitRequest, reservation.go) or at the job's
+// request (MembershipRequest), one at a time, so quota checks are atomic
+// under concurrent PUTs.
 func Collection(ctx workflow.Context, in jobs.CollectionInput) error {
 	c := &collection{CollectionInput: in, firstRun: workflow.GetInfo(ctx).FirstRunID}
 	return c.run(ctx)
@@ -52,6 +53,11 @@ type collection struct {
 	// first: one coroutine sends them in turn, so that a disable and the
 	// enable after it reach each job in that order.
 	tells []tell
+	// checkNow wakes checkReservations before its time: a reservation
+	// fell due at once (forget).
+	checkNow bool
+	checking bool // checkReservations waits for its activity
+	holding  int  // holds of a deleted collection's reservations on their way (hold)
 }
 
 // tell is one change to tell the jobs named; done is set once each shows
@@ -82,7 +88,7 @@ func (c *collection) run(ctx workflow.Context) error {
 			c.handle(ctx, req)
 		}
 		if err := workflow.Await(ctx, func() bool {
-			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0 && len(c.namesChanged) == 0
+			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0 && len(c.namesChanged) == 0 && c.holding == 0
 		}); err != nil {
 			return err
 		}
@@ -117,6 +123,10 @@ func (c *collection) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: c.validateExists}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateAdmit, c.admitAhead,
+		workflow.UpdateHandlerOptions{Validator: c.validateAdmit}); err != nil {
+		return err
+	}
 	c.membership = workflow.GetSignalChannel(ctx, jobs.SignalMembership)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -127,16 +137,19 @@ func (c *collection) register(ctx workflow.Context) error {
 	})
 	workflow.Go(ctx, c.sendTells)
 	workflow.Go(ctx, c.publishNames)
+	workflow.Go(ctx, c.checkReservations)
 	return nil
 }
 
 // handle admits or forgets a job, and answers an admission.
 func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
 	if req.Leave {
-		c.forget(req.Job)
+		c.forget(ctx, req)
 		return
 	}
-	answer := jobs.AdmitAnswer{Seq: req.Seq, Error: c.admit(req)}
+	c.updates++
+	err, _ := c.admit(req)
+	answer := jobs.AdmitAnswer{Seq: req.Seq, Error: err}
 	if answer.Error == nil {
 		answer.Terms = c.terms()
 	}
@@ -232,36 +245,57 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 
 // admit records a job with a new definition, or refuses it: the
 // collection is gone, or full, or the job would run more often than it
-// allows. A job it holds already does not count twice.
-func (c *collection) admit(req jobs.MembershipRequest) *jobs.Error {
-	c.updates++
+// allows. A job it holds already does not count twice: added says whether
+// the name is new.
+func (c *collection) admit(req jobs.MembershipRequest) (err *jobs.Error, added bool) {
 	if c.Collection == nil || c.deleted {
-		return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + c.Key.Collection + " was not found"}
+		return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + c.Key.Collection + " was not found"}, false
 	}
 	if err := c.terms().Check(req.ShortestGap, c.Key.Collection); err != nil {
 		var e *jobs.Error
 		if errors.As(err, &e) {
-			return e
+			return e, false
 		}
-		return &jobs.Error{Code: jobs.CodeInvalidRequest, Message: err.Error()}
+		return &jobs.Error{Code: jobs.CodeInvalidRequest, Message: err.Error()}, false
 	}
 	i, found := slices.BinarySearch(c.Jobs, req.Job)
 	if found {
-		return nil
+		return nil, false
 	}
 	if limit := c.Collection.MaxJobs(); limit > 0 && len(c.Jobs) >= limit {
 		return &jobs.Error{Code: jobs.CodeQuotaExceeded, Target: "properties.quota.maxJobCount",
-			Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", c.Key.Collection, limit)}
+			Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", c.Key.Collection, limit)}, false
 	}
 	c.Jobs = slices.Insert(c.Jobs, i, req.Job)
 	c.nameChanged(req.Job)
-	return nil
+	return nil, true
 }
 
 // forget drops a job from the collection: a DELETE's, or that of a
-// finished job past its retention, as the job asks.
-func (c *collection) forget(job string) {
+// finished job past its retention, or of one never defined, as the job
+// asks. A name reserved still, whose job was never defined, may be held
+// by a job that takes the admission after the one that asks ended (its
+// requests were on their way while the API asked the admission): the
+// reservation stays until no job may take its admission, and then
+// checkReservations looks at once. A defined job held the name itself.
+func (c *collection) forget(ctx workflow.Context, req jobs.MembershipRequest) {
 	c.updates++
+	if i := c.reserved(req.Job); i >= 0 {
+		if !req.Defined {
+			// Looking before Until could find no workflow of a PUT that
+			// is on its way with the admission, and give its name up.
+			if !c.Reserved[i].Until.After(workflow.Now(ctx)) {
+				c.checkNow = true
+			}
+			return
+		}
+		c.Reserved = slices.Delete(c.Reserved, i, i+1)
+	}
+	c.drop(req.Job)
+}
+
+// drop takes the name off the collection's list.
+func (c *collection) drop(job string) {
 	if i, found := slices.BinarySearch(c.Jobs, job); found {
 		c.Jobs = slices.Delete(c.Jobs, i, i+1)
 		c.nameChanged(job)
@@ -310,12 +344,21 @@ func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequ
 
 // delete deletes every job of the collection, then the collection: its
 // workflow ends once this update has answered. The collection is gone
-// from the start, so that no job joins it while its jobs are told.
+// from the start, so that no job joins it while its jobs are told. A
+// name reserved whose admission a PUT may still carry is held (hold)
+// rather than told: its job's workflow may not run yet.
 func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest) (struct{}, error) {
-	names := c.Jobs
-	c.Jobs, c.deleted = nil, true
+	held := c.outstanding(ctx)
+	names := slices.DeleteFunc(slices.Clone(c.Jobs), func(name string) bool {
+		return slices.ContainsFunc(held, func(r jobs.Reservation) bool { return r.Job == name })
+	})
+	c.Jobs, c.Reserved, c.deleted = nil, nil, true
 	c.publish(ctx)
-	return struct{}{}, c.tellJobs(ctx, names, jobs.CollectionChange{Deleted: true}).Get(ctx, nil)
+	holds := c.hold(ctx, held)
+	if err := c.tellJobs(ctx, names, jobs.CollectionChange{Deleted: true}).Get(ctx, nil); err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, holds.Get(ctx, nil)
 }
 
 // tellJobs queues change for the jobs named, behind the changes queued

@@ -41,7 +41,8 @@ type job struct {
 	runs       workflow.Context // theirs, which a deletion cancels
 	cancelRuns workflow.CancelFunc
 	deleted    bool                 // by DELETE, by the collection, or past the retention of a finished job
-	forgotten  bool                 // by the collection that deleted it
+	forgotten  bool                 // by the collection that deleted it, or asked to be (leave)
+	holdUntil  time.Time            // a job its collection deleted runs on until then (held)
 	admission  admission            // (admission.go)
 	fired      int                  // occurrences fired by this run of the workflow
 	outcome    jobs.ExecutionStatus // of the last run that ended in this run of the workflow
@@ -108,7 +109,7 @@ func (j *job) run(ctx workflow.Context) error {
 		}
 		j.flush(ctx)
 		end := j.ending(ctx)
-		if end != nil && j.idle(ctx) {
+		if end != nil && j.idle(ctx) && !j.held(ctx) {
 			if errors.Is(end, errDeleted) {
 				j.leave(ctx)
 				return nil
@@ -228,8 +229,15 @@ func (j *job) sleep(ctx workflow.Context, ending bool) error {
 		j.timer.set(ctx, workflow.Now(ctx).Add(backstop))
 	}
 	return workflow.Await(ctx, func() bool {
-		return j.pending.any() || j.timer.ready() || ending && j.idle(ctx) || j.abandoned(ctx)
+		return j.pending.any() || j.timer.ready() || ending && j.idle(ctx) && !j.held(ctx) || j.abandoned(ctx)
 	})
+}
+
+// held reports whether the workflow of a deleted job must run on: its
+// collection admitted the name ahead of a PUT that may still carry the
+// admission, which this workflow refuses and a new one would take.
+func (j *job) held(ctx workflow.Context) bool {
+	return j.deleted && workflow.Now(ctx).Before(j.holdUntil)
 }
 
 // msgPastWakeUp is logged when the planner and step disagree: a defect.
@@ -238,11 +246,14 @@ const msgPastWakeUp = "the job's loop planned a wake-up that has passed; it slee
 // wake is the one planner of the loop: when it must next wake up with
 // nothing pending. Unless the workflow is ending, that is the next
 // occurrence of an enabled job, when a finished job's retention ends, or
-// when a job never defined gives up. ok is false when only a message or a
-// handler's end can wake it (ending, disabled, finished and kept, never
-// defined past its grace).
+// when a job never defined gives up; a deleted job held wakes when its
+// hold ends. ok is false when only a message or a handler's end can wake
+// it (ending and not held, disabled, finished and kept, never defined
+// past its grace).
 func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
 	switch {
+	case ending && j.held(ctx):
+		return j.holdUntil, true
 	case ending:
 		return time.Time{}, false
 	case j.state == nil && !j.deleted:

@@ -12,7 +12,9 @@ import (
 
 // Message handlers change the job's state and leave the rest to the loop
 // (j.pending), so that the loop sees each change at its next step. Only a
-// PUT blocks, while its collection admits the definition.
+// PUT blocks, while its collection admits the definition (unless the PUT
+// carries its admission), and a DELETE, until its collection has the
+// request to forget the job.
 
 func (j *job) register(ctx workflow.Context) error {
 	j.describe(ctx)
@@ -75,6 +77,11 @@ func (j *job) onCollection(ctx workflow.Context, change jobs.CollectionChange) (
 	switch {
 	case change.Deleted:
 		j.deleted, j.forgotten = true, true
+		// A job that took the held admission had the PUT that carried
+		// it: no other PUT carries it, and the job ends at once.
+		if change.HoldUntil.After(j.holdUntil) && (change.Gen == 0 || change.Gen != j.admission.took) {
+			j.holdUntil = change.HoldUntil
+		}
 		j.pending.changed = true
 	case j.state == nil:
 	case change.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
@@ -230,7 +237,7 @@ func (j *job) put(ctx workflow.Context, req jobs.PutJobRequest) (jobs.PutJobResu
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	return j.redefine(ctx, def, req.Preconditions, "")
+	return j.redefine(ctx, def, req.Preconditions, "", req.Admission)
 }
 
 // patch redefines the job as put does, with its definition patched: the
@@ -241,7 +248,7 @@ func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJob
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	return j.redefine(ctx, def, req.Preconditions, req.Base)
+	return j.redefine(ctx, def, req.Preconditions, req.Base, nil)
 }
 
 // accepted is a write's definition in its accepted form, or why it was
@@ -283,10 +290,11 @@ func (j *job) accept(ctx workflow.Context, def func() (jobs.Job, error)) (jobs.J
 }
 
 // redefine makes def the job's definition once its collection has
-// admitted it, if the job still takes it then: its preconditions, and the
-// base of a patch (none for a PUT).
-func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions, base string) (jobs.PutJobResult, error) {
-	collectionDisabled, err := j.admit(ctx, def)
+// admitted it (or with adm, the admission a PUT carries), if the job still
+// takes it then: its preconditions, and the base of a patch (none for a
+// PUT).
+func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions, base string, adm *jobs.Admission) (jobs.PutJobResult, error) {
+	collectionDisabled, err := j.admit(ctx, def, adm)
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
@@ -371,8 +379,13 @@ func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, erro
 	return struct{}{}, nil
 }
 
-func (j *job) delete(workflow.Context, jobs.DeleteJobRequest) (struct{}, error) {
+// delete deletes the job, and answers once its collection has the
+// request to forget it: a PUT sent after the answer finds its slot free,
+// though the collection admits new jobs ahead of their PUTs (an update,
+// which would come before a leave still on its way).
+func (j *job) delete(ctx workflow.Context, _ jobs.DeleteJobRequest) (struct{}, error) {
 	j.deleted = true
 	j.pending.changed = true
+	j.leave(ctx)
 	return struct{}{}, nil
 }

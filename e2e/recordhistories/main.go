@@ -47,7 +47,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json and job-lost-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json and job-lost-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -171,36 +171,69 @@ func record(dir, tag string) error {
 		return fmt.Errorf("job gone never deleted itself: %w", err)
 	}
 	time.Sleep(time.Second) // the collection's task that takes the signal
-	// A job far from its first run, redefined without asking its
-	// collection again (its terms allow it), which the collection tells of
-	// a PUT that disables it, an enable, and the collection's DELETE,
-	// which ends the collection's workflow.
+	// A job far from its first run, admitted by its collection ahead of
+	// its PUT, as the API asks, beside a name whose PUT never comes (the
+	// collection gives it up once it looks), and redefined without asking
+	// its collection again (its terms allow it), which the collection
+	// tells of a PUT that disables it, an enable, and the collection's
+	// DELETE, which ends the collection's workflow.
 	idle := k
 	idle.Job = "idle"
+	var answers []jobs.AdmitAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateAdmit, jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{
+		{Job: idle.Job}, {Job: "never-put"}}}, &answers); err != nil {
+		return err
+	}
+	if len(answers) != 2 || answers[0].Admission == nil {
+		return fmt.Errorf("the collection did not admit job idle ahead: %+v", answers)
+	}
+	admission := answers[0].Admission
 	for _, later := range []time.Duration{24 * time.Hour, 25 * time.Hour} {
 		if err := put(ctx, c, idle, jobs.JobWorkflowName, jobs.JobInput{Key: idle}, idle.JobWorkflowID(), jobs.UpdatePutJob,
 			jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(later)),
-				Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}}}); err != nil {
+				Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}},
+				Admission: admission}); err != nil {
 			return err
 		}
+		admission = nil
 	}
+	time.Sleep(reservationsLooked) // the collection looks at the jobs it reserved names for
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
 		jobs.PutCollectionRequest{Collection: jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionDisabled}}}); err != nil {
 		return err
 	}
-	for _, u := range []struct {
-		name string
-		arg  any
-	}{
-		{jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled}},
-		{jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}},
-	} {
-		if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), u.name, u.arg); err != nil {
-			return err
-		}
+	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled}); err != nil {
+		return err
+	}
+	// A name admitted ahead of a PUT that has not reached its job when
+	// the collection is deleted: the DELETE holds it, starting its job's
+	// workflow, deleted, which refuses the PUT and ends once the
+	// admission has lapsed.
+	doomed := k
+	doomed.Job = "doomed"
+	answers = nil
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateAdmit, jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{
+		{Job: doomed.Job}}}, &answers); err != nil {
+		return err
+	}
+	if len(answers) != 1 || answers[0].Admission == nil {
+		return fmt.Errorf("the collection did not admit job doomed ahead: %+v", answers)
+	}
+	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}); err != nil {
+		return err
+	}
+	err = put(ctx, c, doomed, jobs.JobWorkflowName, jobs.JobInput{Key: doomed}, doomed.JobWorkflowID(), jobs.UpdatePutJob,
+		jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(time.Hour)),
+			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/doomed", Method: "POST"}}}}},
+			Admission: answers[0].Admission})
+	if e, ok := jobs.FromApplicationError(err); !ok || e.Code != jobs.CodeNotFound {
+		return fmt.Errorf("the PUT of job doomed after its collection's DELETE: %v, not NotFound", err)
 	}
 	if err := c.GetWorkflow(ctx, idle.JobWorkflowID(), "").Get(ctx, nil); err != nil {
 		return fmt.Errorf("job idle never ended with its collection: %w", err)
+	}
+	if err := c.GetWorkflow(ctx, doomed.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return fmt.Errorf("job doomed never ended: %w", err)
 	}
 	if err := <-behind; err != nil {
 		return fmt.Errorf("the job behind: %w", err)
@@ -217,6 +250,7 @@ func record(dir, tag string) error {
 		"job-gone":   gone.JobWorkflowID(),
 		"job-idle":   idle.JobWorkflowID(),
 		"job-held":   held.JobWorkflowID(),
+		"job-doomed": doomed.JobWorkflowID(),
 	}
 	for name, id := range files {
 		if tag != "" {
@@ -227,6 +261,22 @@ func record(dir, tag string) error {
 		}
 	}
 	return nil
+}
+
+// reservationsLooked is how long after admitting a name ahead of its PUT
+// the collection has looked at its job: workflows.reservationGrace and
+// reservationBatch, and a margin.
+const reservationsLooked = 28 * time.Second
+
+// updateInto sends an update to a running workflow and decodes its result
+// into result.
+func updateInto(ctx context.Context, c client.Client, id, update string, arg, result any) error {
+	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: update, Args: []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return err
+	}
+	return handle.Get(ctx, result)
 }
 
 // put sends an update, with start when workflow is set.

@@ -1,0 +1,207 @@
+package workflows
+
+import (
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// A PUT of a new job has its collection admit the name first, in an
+// update the API sends (admitAhead), and carries the admission to the
+// job, which defines itself in the workflow task that takes the PUT: a
+// creation is one workflow task of the job and a share of one of its
+// collection, which admits the PUTs that arrive together in one task. The
+// collection reserves a name it admits that way until it knows a job holds
+// it: the job does not say so (that would cost each creation a signal and
+// a workflow task of each workflow), so the collection looks at the job's
+// workflow once the reservation is due (checkReservations). A job that
+// took the admission asks to be forgotten when it ends, as one its
+// collection admitted by signal does.
+
+// reservationGrace is how long a name admitted ahead of its PUT is held
+// before the collection looks whether its job holds it: longer than the
+// API takes from the admission to starting the job's workflow, which a job
+// that takes the admission checks (admissionMargin), and short enough that
+// a PUT whose caller died in between frees its slot well within a new job's
+// grace (e2e/stall).
+const reservationGrace = 20 * time.Second
+
+// reservationBatch is how long the collection lets reservations fall due
+// before it looks at their jobs, so that one activity looks at those
+// of many creations.
+const reservationBatch = 5 * time.Second
+
+// validateAdmit refuses admissions into a collection that does not exist,
+// before they reach history.
+func (c *collection) validateAdmit(ctx workflow.Context, _ jobs.AdmitRequest) error {
+	return c.validateExists(ctx, jobs.DeleteCollectionRequest{})
+}
+
+// admitAhead admits the jobs of req, in order, ahead of their PUTs: each
+// name new to the collection is reserved and answered with the admission
+// its PUT carries; a name it holds already is answered without one, and
+// that PUT's job asks the collection itself (it is defined, or a job of
+// that name may be on its way out, whose leave must come first). The
+// update counts once toward continuing as new, whatever its admissions:
+// its events are two.
+func (c *collection) admitAhead(ctx workflow.Context, req jobs.AdmitRequest) ([]jobs.AdmitAnswer, error) {
+	c.updates++
+	answers := make([]jobs.AdmitAnswer, len(req.Jobs))
+	until := workflow.Now(ctx).Add(reservationGrace)
+	for i, r := range req.Jobs {
+		err, added := c.admit(r)
+		if err != nil && err.Code == jobs.CodeQuotaExceeded && c.freeing() {
+			// A job's leave received, or a reservation being looked at,
+			// may free a slot: the API's update may come before a leave
+			// that was sent before it.
+			if err := workflow.Await(ctx, func() bool { return !c.freeing() }); err != nil {
+				return nil, err
+			}
+			err, added = c.admit(r)
+		}
+		answers[i] = jobs.AdmitAnswer{Seq: i, Error: err}
+		if err != nil {
+			continue
+		}
+		answers[i].Terms = c.terms()
+		if added {
+			c.Reservations++
+			c.Reserved = append(c.Reserved, jobs.Reservation{Job: r.Job, Gen: c.Reservations, Until: until})
+			answers[i].Admission = &jobs.Admission{Terms: answers[i].Terms, Until: until, Gen: c.Reservations}
+		}
+	}
+	return answers, nil
+}
+
+// freeing reports whether a slot may be freed at once: a membership
+// request is waiting, or reservations are being looked at.
+func (c *collection) freeing() bool {
+	return c.membership.Len() > 0 || c.checkNow || c.checking
+}
+
+// reserved returns the index of job's reservation, -1 when it has none.
+func (c *collection) reserved(job string) int {
+	return slices.IndexFunc(c.Reserved, func(r jobs.Reservation) bool { return r.Job == job })
+}
+
+// checkReservations looks at the jobs of the reservations that fell due,
+// a few seconds' worth together: a name whose job's workflow does not run
+// is given up (the PUT never reached it, or it ended and its leave came
+// before it took the admission); one whose job is defined is the job's;
+// one whose job runs undefined is looked at again after the grace (the
+// job, if it took the admission, asks to be forgotten when it ends).
+func (c *collection) checkReservations(ctx workflow.Context) {
+	for {
+		if err := workflow.Await(ctx, func() bool { return len(c.Reserved) > 0 }); err != nil {
+			return
+		}
+		soonest := c.Reserved[0].Until
+		for _, r := range c.Reserved[1:] {
+			if r.Until.Before(soonest) {
+				soonest = r.Until
+			}
+		}
+		if d := soonest.Add(reservationBatch).Sub(workflow.Now(ctx)); d > 0 && !c.checkNow {
+			if _, err := workflow.AwaitWithTimeout(ctx, d, func() bool { return c.checkNow }); err != nil {
+				return
+			}
+		}
+		c.checkNow = false
+		now := workflow.Now(ctx)
+		var due []jobs.Reservation
+		for _, r := range c.Reserved {
+			if !r.Until.After(now) {
+				due = append(due, r)
+			}
+		}
+		if len(due) == 0 {
+			continue
+		}
+		ids := make([]string, len(due))
+		for i, r := range due {
+			k := c.Key
+			k.Job = r.Job
+			ids[i] = k.JobWorkflowID()
+		}
+		// An activity, not a local one: the workflow task that schedules it
+		// completes at once, and the admissions that arrive while it looks
+		// are answered meanwhile.
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Minute,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		})
+		var presence []jobs.JobPresence
+		c.checking = true
+		err := workflow.ExecuteActivity(actx, acts.JobPresence, ids).Get(ctx, &presence)
+		c.checking = false
+		if err == nil && len(presence) != len(due) {
+			err = temporal.NewApplicationError("job presence: answers do not match the jobs asked", "")
+		}
+		later := workflow.Now(ctx).Add(reservationGrace)
+		for i, r := range due {
+			j := slices.IndexFunc(c.Reserved, func(x jobs.Reservation) bool { return x.Job == r.Job && x.Gen == r.Gen })
+			if j < 0 {
+				continue // its job asked, or left, meanwhile
+			}
+			switch {
+			case err != nil:
+				c.Reserved[j].Until = later
+			case !presence[i].Running:
+				c.Reserved = slices.Delete(c.Reserved, j, j+1)
+				c.drop(r.Job)
+			case presence[i].Defined:
+				c.Reserved = slices.Delete(c.Reserved, j, j+1)
+			default:
+				c.Reserved[j].Until = later
+			}
+		}
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("look at the jobs of reserved names; again later", "error", err)
+		}
+	}
+}
+
+// outstanding returns the reservations whose admissions a PUT may still
+// carry: a job takes an admission until admissionMargin before its Until,
+// by its own clock, which the margin allows to be that far ahead of the
+// collection's or behind it.
+func (c *collection) outstanding(ctx workflow.Context) []jobs.Reservation {
+	now := workflow.Now(ctx)
+	return slices.DeleteFunc(slices.Clone(c.Reserved), func(r jobs.Reservation) bool { return !r.Until.After(now) })
+}
+
+// hold tells the jobs of a deleted collection's reservations rs that they
+// are deleted, in an activity that starts a job's workflow when it does
+// not run yet (the PUT carrying the admission has not reached it), and
+// holds each until its reservation's Until: a PUT with the admission then
+// meets a deleted job and is refused, and asks its collection again, which
+// is gone. TellJobs skips a workflow that does not run yet, and the PUT
+// would then start one that defines the job in a collection that no
+// longer exists. The future is set once every job is held; the workflow
+// ends only then.
+func (c *collection) hold(ctx workflow.Context, rs []jobs.Reservation) workflow.Future {
+	f, done := workflow.NewFuture(ctx)
+	if len(rs) == 0 {
+		done.Set(nil, nil)
+		return f
+	}
+	// Retried until it succeeds: a job that took an admission must hear
+	// of the deletion, however long Temporal takes to accept the signals.
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
+	})
+	held := workflow.ExecuteActivity(actx, acts.HoldReservedNames, jobs.HoldRequest{Collection: c.Key, Jobs: rs,
+		UpdateID: workflow.GetInfo(ctx).WorkflowExecution.RunID + ".hold"})
+	c.holding++
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		err := held.Get(ctx, nil)
+		c.holding--
+		done.Set(nil, err)
+	})
+	return f
+}
