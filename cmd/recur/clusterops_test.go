@@ -196,12 +196,13 @@ func TestACluster(t *testing.T) {
 		key := s.waitHeld(t, 30*time.Second)
 		job.requireRuns(t, key)
 		i := workerOf(t, workers, s.heldRemote(key))
+		handedOff(t, c.FrontendAddress(), c.Namespace(), "job:s/rg/c/inflight")
 		workers[i].kill(t)
 		// The attempt's heartbeat stops with the worker: the server takes
 		// it for lost, and the other worker runs the retry under the same
 		// key. The lost attempt counts as a failed one.
 		require.Eventually(t, func() bool { _, done := s.counts(key); return done == 1 },
-			60*time.Second, 200*time.Millisecond, "the surviving worker retries the action")
+			lostAttemptRecovery, 200*time.Millisecond, "the surviving worker retries the action")
 		requireCounters(t, apis[1], "inflight", "completed", 1, 1, 0)
 		_, completed := s.counts(key)
 		require.Equal(t, 1, completed, "one delivery completed; the killed one never did")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/temporalserver"
 )
 
 const crashCollection = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
@@ -308,6 +309,9 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	code, body = p.do(t, http.MethodDelete, crashCollection+"/jobs/deleted-inflight", nil)
 	require.Equal(t, http.StatusOK, code, body)
+	// The PATCH and the DELETE were answered once their jobs' local
+	// activities had handed their attempts off; inflight's is waited for.
+	handedOff(t, p.temporal, temporalserver.DefaultNamespace, "job:s/rg/c/inflight")
 	p.kill(t)
 	p = startDev(t, bin, dataDir)
 
