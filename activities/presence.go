@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-	"sync"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -25,28 +24,21 @@ const presenceLookups = 16
 func (a *Activities) JobPresence(ctx context.Context, workflowIDs []string) ([]jobs.JobPresence, error) {
 	c := activity.GetClient(ctx)
 	out := make([]jobs.JobPresence, len(workflowIDs))
-	errs := make([]error, len(workflowIDs))
-	sem := make(chan struct{}, presenceLookups)
-	var wg sync.WaitGroup
-	for i, id := range workflowIDs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			d, err := c.DescribeWorkflowExecution(ctx, id, "")
-			var notFound *serviceerror.NotFound
-			switch {
-			case errors.As(err, &notFound):
-			case err != nil:
-				errs[i] = err
-			default:
-				info := d.GetWorkflowExecutionInfo()
-				out[i].Running = info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
-				_, out[i].Defined = info.GetMemo().GetFields()[jobs.MemoJob]
-			}
-		})
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
+	err := fanOut(len(workflowIDs), presenceLookups, func(i int) error {
+		d, err := c.DescribeWorkflowExecution(ctx, workflowIDs[i], "")
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound):
+		case err != nil:
+			return err
+		default:
+			info := d.GetWorkflowExecutionInfo()
+			out[i].Running = info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+			_, out[i].Defined = info.GetMemo().GetFields()[jobs.MemoJob]
+		}
+		return nil
+	})
+	return out, err
 }
 
 // HoldReservedNames is an activity of a collection being deleted: it
@@ -60,38 +52,30 @@ func (a *Activities) JobPresence(ctx context.Context, workflowIDs []string) ([]j
 // again, when an attempt is retried, changes nothing.
 func (a *Activities) HoldReservedNames(ctx context.Context, req jobs.HoldRequest) error {
 	c := activity.GetClient(ctx)
-	errs := make([]error, len(req.Jobs))
-	sem := make(chan struct{}, tellsInFlight)
-	var wg sync.WaitGroup
-	for i, r := range req.Jobs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			k := req.Collection
-			k.Job = r.Job
-			update := client.UpdateWorkflowOptions{WorkflowID: k.JobWorkflowID(), UpdateID: req.UpdateID,
-				UpdateName:   jobs.UpdateCollectionChanged,
-				Args:         []any{jobs.CollectionChange{Deleted: true, HoldUntil: r.Until, Gen: r.Gen}},
-				WaitForStage: client.WorkflowUpdateStageCompleted}
-			start := client.StartWorkflowOptions{
-				ID:                       k.JobWorkflowID(),
-				TaskQueue:                jobs.TaskQueue,
-				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-				TypedSearchAttributes:    k.SearchAttributes(jobs.KindJob),
-				StaticSummary:            "Job `" + k.JobID() + "`, deleted with its collection before its PUT arrived.",
-			}
-			errs[i] = untilReady(ctx, func() error {
-				h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-					StartWorkflowOperation: c.NewWithStartWorkflowOperation(start, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
-					UpdateOptions:          update,
-				})
-				if err == nil {
-					err = h.Get(ctx, nil)
-				}
-				return err
+	return fanOut(len(req.Jobs), tellsInFlight, func(i int) error {
+		r := req.Jobs[i]
+		k := req.Collection
+		k.Job = r.Job
+		update := client.UpdateWorkflowOptions{WorkflowID: k.JobWorkflowID(), UpdateID: req.UpdateID,
+			UpdateName:   jobs.UpdateCollectionChanged,
+			Args:         []any{jobs.CollectionChange{Deleted: true, HoldUntil: r.Until, Gen: r.Gen}},
+			WaitForStage: client.WorkflowUpdateStageCompleted}
+		start := client.StartWorkflowOptions{
+			ID:                       k.JobWorkflowID(),
+			TaskQueue:                jobs.TaskQueue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+			TypedSearchAttributes:    k.SearchAttributes(jobs.KindJob),
+			StaticSummary:            "Job `" + k.JobID() + "`, deleted with its collection before its PUT arrived.",
+		}
+		return untilReady(ctx, func() error {
+			h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+				StartWorkflowOperation: c.NewWithStartWorkflowOperation(start, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
+				UpdateOptions:          update,
 			})
+			if err == nil {
+				err = h.Get(ctx, nil)
+			}
+			return err
 		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	})
 }

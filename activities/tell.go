@@ -33,16 +33,25 @@ const tellPause = 25 * time.Millisecond
 // worker's namespace, whatever Temporal client Workflow actions are given.
 func (a *Activities) TellJobs(ctx context.Context, req jobs.TellJobsRequest) error {
 	c := activity.GetClient(ctx)
-	errs := make([]error, len(req.Jobs))
-	sem := make(chan struct{}, tellsInFlight)
+	return fanOut(len(req.Jobs), tellsInFlight, func(i int) error {
+		k := req.Collection
+		k.Job = req.Jobs[i]
+		return tellJob(ctx, c, k.JobWorkflowID(), req)
+	})
+}
+
+// fanOut calls f(i) for each i below n, at most limit at once, and joins
+// their errors: the collection's activities ask Temporal about, or tell,
+// each of many jobs.
+func fanOut(n, limit int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	for i, name := range req.Jobs {
+	for i := range n {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			k := req.Collection
-			k.Job = name
-			errs[i] = tellJob(ctx, c, k.JobWorkflowID(), req)
+			errs[i] = f(i)
 		})
 	}
 	wg.Wait()
