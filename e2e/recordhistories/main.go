@@ -128,10 +128,7 @@ func record(dir, tag string) error {
 	if err := waitRuns(ctx, c, k, 5); err != nil {
 		return err
 	}
-	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
-		return err
-	}
-	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+	if err := deleteJob(ctx, c, k); err != nil {
 		return err
 	}
 	// A job deleted while the action of its run now is held by its
@@ -152,10 +149,7 @@ func record(dir, tag string) error {
 	case <-ctx.Done():
 		return fmt.Errorf("job held: its run now never reached the target: %w", ctx.Err())
 	}
-	if err := put(ctx, c, held, "", nil, held.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
-		return err
-	}
-	if err := c.GetWorkflow(ctx, held.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+	if err := deleteJob(ctx, c, held); err != nil {
 		return err
 	}
 	// A one-time job that completes and, its retention passed, deletes
@@ -253,10 +247,7 @@ func record(dir, tag string) error {
 		"job-doomed": doomed.JobWorkflowID(),
 	}
 	for name, id := range files {
-		if tag != "" {
-			name += "-" + tag
-		}
-		if err := save(ctx, c, id, filepath.Join(dir, name+".json")); err != nil {
+		if err := save(ctx, c, id, dir, name, tag); err != nil {
 			return err
 		}
 	}
@@ -322,9 +313,22 @@ func kindOf(k jobs.Key, workflow string) temporal.SearchAttributes {
 	return k.SearchAttributes(jobs.KindJob)
 }
 
-// save writes a workflow's history as the JSON the replayer reads (the
-// shape of `temporal workflow show --output json`).
-func save(ctx context.Context, c client.Client, id, path string) error {
+// deleteJob deletes job k and waits for its workflow's end.
+func deleteJob(ctx context.Context, c client.Client, k jobs.Key) error {
+	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
+		return err
+	}
+	return c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil)
+}
+
+// save writes a workflow's history to dir as name.json (name-tag.json
+// with a tag), the JSON the replayer reads (the shape of `temporal
+// workflow show --output json`).
+func save(ctx context.Context, c client.Client, id, dir, name, tag string) error {
+	if tag != "" {
+		name += "-" + tag
+	}
+	path := filepath.Join(dir, name+".json")
 	iter := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	history := &historypb.History{}
 	for iter.HasNext() {
@@ -399,17 +403,10 @@ func recordBehind(ctx context.Context, dir, tag, target string) error {
 	if err := waitRuns(ctx, c, k, 2); err != nil {
 		return err
 	}
-	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
+	if err := deleteJob(ctx, c, k); err != nil {
 		return err
 	}
-	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
-		return err
-	}
-	name := "job-behind"
-	if tag != "" {
-		name += "-" + tag
-	}
-	return save(ctx, c, k.JobWorkflowID(), filepath.Join(dir, name+".json"))
+	return save(ctx, c, k.JobWorkflowID(), dir, "job-behind", tag)
 }
 
 // recordUnadmitted records a job whose first PUT its collection never
@@ -437,11 +434,7 @@ func recordUnadmitted(ctx context.Context, c client.Client, dir, tag, target str
 	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
 		return err
 	}
-	name := "job-unadmitted"
-	if tag != "" {
-		name += "-" + tag
-	}
-	return save(ctx, c, k.JobWorkflowID(), filepath.Join(dir, name+".json"))
+	return save(ctx, c, k.JobWorkflowID(), dir, "job-unadmitted", tag)
 }
 
 // startJobBehind starts, through c, the workflow of k: a job calling
@@ -554,17 +547,10 @@ func recordLost(ctx context.Context, dir, tag string) error {
 	if err := givenAgain(ctx, c, k.JobWorkflowID()); err != nil {
 		return err
 	}
-	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
+	if err := deleteJob(ctx, c, k); err != nil {
 		return err
 	}
-	if err := c.GetWorkflow(ctx, k.JobWorkflowID(), "").Get(ctx, nil); err != nil {
-		return err
-	}
-	name := "job-lost"
-	if tag != "" {
-		name += "-" + tag
-	}
-	return save(ctx, c, k.JobWorkflowID(), filepath.Join(dir, name+".json"))
+	return save(ctx, c, k.JobWorkflowID(), dir, "job-lost", tag)
 }
 
 // lostIdentity is the identity of the worker recordLost loses.
