@@ -47,7 +47,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json and job-lost-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json and job-retried-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -71,9 +71,11 @@ func record(dir, tag string) error {
 	c := st.Temporal.GetDefaultClient()
 	holding := make(chan struct{}, 1)
 	release := make(chan struct{})
+	var failedOnce atomic.Bool
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case strings.HasSuffix(r.URL.Path, "/fail"):
+		case strings.HasSuffix(r.URL.Path, "/fail"),
+			strings.HasSuffix(r.URL.Path, "/fail-once") && failedOnce.CompareAndSwap(false, true):
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		case strings.HasSuffix(r.URL.Path, "/hold"):
@@ -93,6 +95,8 @@ func record(dir, tag string) error {
 	go func() { unadmitted <- recordUnadmitted(ctx, c, dir, tag, target.URL) }()
 	lost := make(chan error, 1)
 	go func() { lost <- recordLost(ctx, dir, tag) }()
+	retried := make(chan error, 1)
+	go func() { retried <- recordRetried(ctx, c, dir, tag, target.URL) }()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
@@ -237,6 +241,9 @@ func record(dir, tag string) error {
 	}
 	if err := <-lost; err != nil {
 		return fmt.Errorf("the job whose worker was lost: %w", err)
+	}
+	if err := <-retried; err != nil {
+		return fmt.Errorf("the job whose first attempt failed: %w", err)
 	}
 	files := map[string]string{
 		"collection": k.CollectionWorkflowID(),
@@ -553,13 +560,40 @@ func recordLost(ctx context.Context, dir, tag string) error {
 	return save(ctx, c, k.JobWorkflowID(), dir, "job-lost", tag)
 }
 
+// recordRetried records job-retried.json: a one-time job whose first
+// attempt, made in the local activity, fails (500) and whose retry, after
+// the policy's interval (a workflow timer), is an activity that succeeds;
+// then the job is deleted.
+func recordRetried(ctx context.Context, c client.Client, dir, tag, target string) error {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "retries", Job: "retried"}
+	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
+		jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: jobs.Collection{}}); err != nil {
+		return err
+	}
+	retries := 1
+	job := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)),
+		Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/fail-once", Method: "POST"},
+			RetryPolicy: &jobs.RetryPolicy{RetryType: "Fixed", RetryCount: &retries, RetryInterval: "PT15S"}}}}}
+	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
+		return err
+	}
+	if err := waitRuns(ctx, c, k, 1); err != nil {
+		return err
+	}
+	if err := deleteJob(ctx, c, k); err != nil {
+		return err
+	}
+	return save(ctx, c, k.JobWorkflowID(), dir, "job-retried", tag)
+}
+
 // lostIdentity is the identity of the worker recordLost loses.
 const lostIdentity = "recordhistories-lost-worker"
 
 // givenAgain checks that the history of workflow id shows what
-// job-lost.json is recorded for: an activity started by the lost worker
-// timed out on its heartbeat, then a second activity was scheduled, which
-// another worker started and completed.
+// job-lost.json is recorded for: the await of an attempt handed off on the
+// lost worker timed out as a lost worker's (its heartbeat, or never
+// started), then a second activity was scheduled, which another worker
+// started and completed.
 func givenAgain(ctx context.Context, c client.Client, id string) error {
 	iter := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var timedOut, again int64
@@ -574,9 +608,17 @@ func givenAgain(ctx context.Context, c client.Client, id string) error {
 			a := e.GetActivityTaskStartedEventAttributes()
 			identity[a.GetScheduledEventId()] = a.GetIdentity()
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+			// The await of the attempt handed off is lost with its worker:
+			// its heartbeat stops, or, cut before it started, nobody
+			// polls its process's queue.
 			a := e.GetActivityTaskTimedOutEventAttributes()
-			if t := a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType(); t != enumspb.TIMEOUT_TYPE_HEARTBEAT {
-				return fmt.Errorf("history of %s: event %d: the attempt timed out on %s, not its heartbeat", id, e.GetEventId(), t)
+			switch t := a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType(); t {
+			case enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+				timedOut = e.GetEventId()
+				continue
+			case enumspb.TIMEOUT_TYPE_HEARTBEAT:
+			default:
+				return fmt.Errorf("history of %s: event %d: the attempt timed out on %s, not as a lost worker's", id, e.GetEventId(), t)
 			}
 			if w := identity[a.GetScheduledEventId()]; w != lostIdentity {
 				return fmt.Errorf("history of %s: event %d: the attempt that timed out ran on %q, not the lost worker", id, e.GetEventId(), w)
