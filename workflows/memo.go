@@ -77,10 +77,10 @@ func (j *job) upsertAttributes(ctx workflow.Context) {
 // changed; its jobs' names have keys of their own (publishNames), so
 // that neither rewrites the other.
 func (c *collection) publish(ctx workflow.Context) {
-	if c.Collection == nil {
+	if c.ledger.Collection == nil {
 		return
 	}
-	view := jobs.CollectionView{Collection: *c.Collection, Deleted: c.deleted}
+	view := jobs.CollectionView{Collection: *c.ledger.Collection, Deleted: c.ledger.deleted}
 	enc, ok := changed(view, c.published)
 	if !ok {
 		return
@@ -105,7 +105,7 @@ func (c *collection) publishNames(ctx workflow.Context) {
 		for _, key := range c.namesChanged {
 			fields[key] = []string{}
 		}
-		for _, name := range c.Jobs {
+		for _, name := range c.ledger.Jobs {
 			key := jobs.JobNamesKey(name)
 			if names, ok := fields[key]; ok {
 				fields[key] = append(names.([]string), name)

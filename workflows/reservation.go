@@ -53,25 +53,20 @@ func (c *collection) admitAhead(ctx workflow.Context, req jobs.AdmitRequest) ([]
 	answers := make([]jobs.AdmitAnswer, len(req.Jobs))
 	until := workflow.Now(ctx).Add(reservationGrace)
 	for i, r := range req.Jobs {
-		err, added := c.admit(r)
-		if err != nil && err.Code == jobs.CodeQuotaExceeded && c.freeing() {
+		admit := edit{kind: editAdmit, member: r, reserveUntil: until}
+		a := c.apply(ctx, admit)
+		if a.refused != nil && a.refused.Code == jobs.CodeQuotaExceeded && c.freeing() {
 			// A job's leave received, or a reservation being looked at,
 			// may free a slot: the API's update may come before a leave
 			// that was sent before it.
 			if err := workflow.Await(ctx, func() bool { return !c.freeing() }); err != nil {
 				return nil, err
 			}
-			err, added = c.admit(r)
+			a = c.apply(ctx, admit)
 		}
-		answers[i] = jobs.AdmitAnswer{Seq: i, Error: err}
-		if err != nil {
-			continue
-		}
-		answers[i].Terms = c.terms()
-		if added {
-			c.Reservations++
-			c.Reserved = append(c.Reserved, jobs.Reservation{Job: r.Job, Gen: c.Reservations, Until: until})
-			answers[i].Admission = &jobs.Admission{Terms: answers[i].Terms, Until: until, Gen: c.Reservations}
+		answers[i] = jobs.AdmitAnswer{Seq: i, Error: a.refused, Admission: a.admitted}
+		if a.refused == nil {
+			answers[i].Terms = c.ledger.terms()
 		}
 	}
 	return answers, nil
@@ -83,95 +78,101 @@ func (c *collection) freeing() bool {
 	return c.membership.Len() > 0 || c.checkNow || c.checking
 }
 
-// reserved returns the index of job's reservation, -1 when it has none.
-func (c *collection) reserved(job string) int {
-	return slices.IndexFunc(c.Reserved, func(r jobs.Reservation) bool { return r.Job == job })
-}
-
 // checkReservations looks at the jobs of the reservations that fell due,
-// a few seconds' worth together: a name whose job's workflow does not run
-// is given up (the PUT never reached it, or it ended and its leave came
-// before it took the admission); one whose job is defined is the job's;
-// one whose job runs undefined is looked at again after the grace (the
-// job, if it took the admission, asks to be forgotten when it ends).
+// a few seconds' worth together (look). Each turn blocks: it waits on a
+// condition false when it starts (a reservation; the batch's time, or a
+// leave that asks to look at once), or it looks, in an activity, at
+// reservations due.
 func (c *collection) checkReservations(ctx workflow.Context) {
 	for {
-		if err := workflow.Await(ctx, func() bool { return len(c.Reserved) > 0 }); err != nil {
-			return
-		}
-		soonest := c.Reserved[0].Until
-		for _, r := range c.Reserved[1:] {
-			if r.Until.Before(soonest) {
-				soonest = r.Until
+		now := workflow.Now(ctx)
+		due := c.ledger.due(now)
+		switch {
+		case len(c.ledger.Reserved) == 0:
+			if err := workflow.Await(ctx, func() bool { return len(c.ledger.Reserved) > 0 }); err != nil {
+				return
 			}
-		}
-		if d := soonest.Add(reservationBatch).Sub(workflow.Now(ctx)); d > 0 && !c.checkNow {
-			if _, err := workflow.AwaitWithTimeout(ctx, d, func() bool { return c.checkNow }); err != nil {
+		case len(due) == 0 || (!c.checkNow && c.ledger.soonest().Add(reservationBatch).After(now)):
+			// With nothing due, a leave's wish to look at once is spent: the
+			// look it asked for has been.
+			c.checkNow = false
+			wait := c.ledger.soonest().Add(reservationBatch).Sub(now)
+			if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return c.checkNow }); err != nil {
+				return
+			}
+		default:
+			c.checkNow = false
+			if err := c.look(ctx, due); err != nil {
 				return
 			}
 		}
-		c.checkNow = false
-		now := workflow.Now(ctx)
-		var due []jobs.Reservation
-		for _, r := range c.Reserved {
-			if !r.Until.After(now) {
-				due = append(due, r)
-			}
-		}
-		if len(due) == 0 {
-			continue
-		}
-		ids := make([]string, len(due))
-		for i, r := range due {
-			k := c.Key
-			k.Job = r.Job
-			ids[i] = k.JobWorkflowID()
-		}
-		// An activity, not a local one: the workflow task that schedules it
-		// completes at once, and the admissions that arrive while it looks
-		// are answered meanwhile.
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: time.Minute,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-		})
-		var presence []jobs.JobPresence
-		c.checking = true
-		err := workflow.ExecuteActivity(actx, acts.JobPresence, ids).Get(ctx, &presence)
-		c.checking = false
-		if err == nil && len(presence) != len(due) {
-			err = temporal.NewApplicationError("job presence: answers do not match the jobs asked", "")
-		}
-		later := workflow.Now(ctx).Add(reservationGrace)
-		for i, r := range due {
-			j := slices.IndexFunc(c.Reserved, func(x jobs.Reservation) bool { return x.Job == r.Job && x.Gen == r.Gen })
-			if j < 0 {
-				continue // its job asked, or left, meanwhile
-			}
-			switch {
-			case err != nil:
-				c.Reserved[j].Until = later
-			case !presence[i].Running:
-				c.Reserved = slices.Delete(c.Reserved, j, j+1)
-				c.drop(r.Job)
-			case presence[i].Defined:
-				c.Reserved = slices.Delete(c.Reserved, j, j+1)
-			default:
-				c.Reserved[j].Until = later
-			}
-		}
-		if err != nil {
-			workflow.GetLogger(ctx).Warn("look at the jobs of reserved names; again later", "error", err)
+	}
+}
+
+// look asks, in one activity, whether the jobs of the reservations due run
+// and are defined, and hands apply what it found (editLooked); a look that
+// fails is tried again after the grace. It returns an error once the
+// workflow is cancelled.
+func (c *collection) look(ctx workflow.Context, due []jobs.Reservation) error {
+	ids := make([]string, len(due))
+	for i, r := range due {
+		k := c.ledger.Key
+		k.Job = r.Job
+		ids[i] = k.JobWorkflowID()
+	}
+	// An activity, not a local one: the workflow task that schedules it
+	// completes at once, and the admissions that arrive while it looks
+	// are answered meanwhile.
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var presence []jobs.JobPresence
+	c.checking = true
+	err := workflow.ExecuteActivity(actx, acts.JobPresence, ids).Get(ctx, &presence)
+	c.checking = false
+	if err == nil && len(presence) != len(due) {
+		err = temporal.NewApplicationError("job presence: answers do not match the jobs asked", "")
+	}
+	if err != nil {
+		presence = nil
+	}
+	c.apply(ctx, edit{kind: editLooked, looked: due, presence: presence})
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("look at the jobs of reserved names; again later", "error", err)
+	}
+	return ctx.Err()
+}
+
+// due returns the reservations whose Until has passed.
+func (l *ledger) due(now time.Time) []jobs.Reservation {
+	var due []jobs.Reservation
+	for _, r := range l.Reserved {
+		if !r.Until.After(now) {
+			due = append(due, r)
 		}
 	}
+	return due
+}
+
+// soonest returns the soonest Until of the reservations: a look puts those
+// it could not settle after the others.
+func (l *ledger) soonest() time.Time {
+	soonest := l.Reserved[0].Until
+	for _, r := range l.Reserved[1:] {
+		if r.Until.Before(soonest) {
+			soonest = r.Until
+		}
+	}
+	return soonest
 }
 
 // outstanding returns the reservations whose admissions a PUT may still
 // carry: a job takes an admission until admissionMargin before its Until,
 // by its own clock, which the margin allows to be that far ahead of the
 // collection's or behind it.
-func (c *collection) outstanding(ctx workflow.Context) []jobs.Reservation {
-	now := workflow.Now(ctx)
-	return slices.DeleteFunc(slices.Clone(c.Reserved), func(r jobs.Reservation) bool { return !r.Until.After(now) })
+func (l *ledger) outstanding(now time.Time) []jobs.Reservation {
+	return slices.DeleteFunc(slices.Clone(l.Reserved), func(r jobs.Reservation) bool { return !r.Until.After(now) })
 }
 
 // hold tells the jobs of a deleted collection's reservations rs that they
@@ -195,7 +196,7 @@ func (c *collection) hold(ctx workflow.Context, rs []jobs.Reservation) workflow.
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
 	})
-	held := workflow.ExecuteActivity(actx, acts.HoldReservedNames, jobs.HoldRequest{Collection: c.Key, Jobs: rs,
+	held := workflow.ExecuteActivity(actx, acts.HoldReservedNames, jobs.HoldRequest{Collection: c.ledger.Key, Jobs: rs,
 		UpdateID: workflow.GetInfo(ctx).WorkflowExecution.RunID + ".hold"})
 	c.holding++
 	workflow.Go(ctx, func(ctx workflow.Context) {
