@@ -2,7 +2,9 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -192,4 +194,33 @@ func TestACollectionTellsItsJobsOfNewTerms(t *testing.T) {
 
 	want := jobs.CollectionChange{Terms: &jobs.CollectionTerms{Revision: 1, MaxRecurrence: &jobs.MaxRecurrence{Frequency: "Hour", Interval: 1}}}
 	require.Equal(t, []jobs.CollectionChange{want, want}, told)
+}
+
+// TestACollectionPutTodaysValidatorRefusesStillReplays: the PUTs recorded
+// in collection.json are changed, in the history, into definitions
+// today's validator refuses (a sku that is none), as if a later release
+// had made the validator stricter than the one that took them. The
+// history still replays: the handler takes the accepted form recorded
+// with the write and never validates again.
+func TestACollectionPutTodaysValidatorRefusesStillReplays(t *testing.T) {
+	h := recorded(t, filepath.Join("testdata", "collection.json"))
+	puts := 0
+	for _, e := range h.GetEvents() {
+		in := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput()
+		if in.GetName() != jobs.UpdatePutCollection {
+			continue
+		}
+		p := in.GetArgs().GetPayloads()[0]
+		var req jobs.PutCollectionRequest
+		require.NoError(t, json.Unmarshal(p.GetData(), &req))
+		req.Collection.Properties.Sku = &jobs.Sku{Name: "NotASku"}
+		refused := req.Collection
+		require.Error(t, refused.Accept(key.CollectionKey()), "today's validator refuses the PUT")
+		var err error
+		p.Data, err = json.Marshal(req)
+		require.NoError(t, err)
+		puts++
+	}
+	require.Positive(t, puts, "collection.json holds a PUT")
+	require.NoError(t, replay(h))
 }
