@@ -50,7 +50,7 @@ var errAdmissionLost = errors.New("the collection did not answer the admission i
 func admissionLost(err error) bool { return aborted(err) || errors.Is(err, errAdmissionLost) }
 
 // admissions gathers the admissions asked of each collection while one
-// waits for its turn (the update gate) into one update: a burst of PUTs
+// waits for a slot (updateSemaphore) into one update: a burst of PUTs
 // into a collection costs its workflow a few workflow tasks, not one each,
 // and keeps within Temporal's bound on updates in flight on a workflow.
 type admissions struct {

@@ -93,23 +93,23 @@ func TestOutageGateFailsFastUntilAProbeSucceeds(t *testing.T) {
 	probes := 0
 	probeErr := errors.New("connection refused")
 	probe := func(context.Context) error { probes++; return probeErr }
-	require.True(t, o.admit(context.Background(), probe), "up: no probe needed")
+	require.True(t, o.pass(context.Background(), probe), "up: no probe needed")
 	require.Zero(t, probes)
 
 	o.markDown()
-	require.False(t, o.admit(context.Background(), probe), "down: answered at once")
+	require.False(t, o.pass(context.Background(), probe), "down: answered at once")
 	require.Zero(t, probes, "no probe within a second of the outage")
 
 	o.probes.last = time.Now().Add(-probeEvery)
-	require.False(t, o.admit(context.Background(), probe), "the probe fails")
+	require.False(t, o.pass(context.Background(), probe), "the probe fails")
 	require.Equal(t, 1, probes)
-	require.False(t, o.admit(context.Background(), probe), "and the next request does not probe again at once")
+	require.False(t, o.pass(context.Background(), probe), "and the next request does not probe again at once")
 	require.Equal(t, 1, probes)
 
 	probeErr = nil
 	o.probes.last = time.Now().Add(-probeEvery)
-	require.True(t, o.admit(context.Background(), probe), "the probe finds Temporal back")
-	require.True(t, o.admit(context.Background(), probe))
+	require.True(t, o.pass(context.Background(), probe), "the probe finds Temporal back")
+	require.True(t, o.pass(context.Background(), probe))
 	require.Equal(t, 2, probes)
 }
 
@@ -120,11 +120,11 @@ func TestOutageGateClosesOnlyWhenAProbeConfirms(t *testing.T) {
 	up := func(context.Context) error { return nil }
 	o.suspect(context.Background(), up)
 	require.False(t, o.down, "Temporal answered the probe: only slow")
-	require.True(t, o.admit(context.Background(), up))
+	require.True(t, o.pass(context.Background(), up))
 
 	o.suspect(context.Background(), func(context.Context) error { return errors.New("connection refused") })
 	require.True(t, o.down, "the probe failed too: down")
-	require.False(t, o.admit(context.Background(), up), "answered at once within a second of the outage")
+	require.False(t, o.pass(context.Background(), up), "answered at once within a second of the outage")
 }
 
 // TestAClientThatWentAwayIsNoTemporalOutage: when the client closes its

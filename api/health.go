@@ -31,7 +31,7 @@ func (s *Server) readyz(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": "namespace " + s.namespace + " is not ready"})
 		return
 	}
-	if err := s.ready.admit(ctx); err != nil {
+	if err := s.ready.pass(ctx); err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": "recur's search attributes are not usable in namespace " + s.namespace + " yet"})
 		return
 	}
@@ -54,9 +54,9 @@ type readiness struct {
 	probes probeTurns
 }
 
-// admit returns nil once the check has succeeded, probing when one is due,
+// pass returns nil once the check has succeeded, probing when one is due,
 // and errNotReady until then. A nil readiness is always ready.
-func (r *readiness) admit(ctx context.Context) error {
+func (r *readiness) pass(ctx context.Context) error {
 	if r == nil {
 		return nil
 	}
@@ -111,10 +111,10 @@ type outage struct {
 	probes probeTurns
 }
 
-// admit reports whether a request may go to Temporal: always while it is
+// pass reports whether a request may go to Temporal: always while it is
 // up; while it is down, only after a probe (at most one per probeEvery)
 // finds it back.
-func (o *outage) admit(ctx context.Context, probe func(context.Context) error) bool {
+func (o *outage) pass(ctx context.Context, probe func(context.Context) error) bool {
 	o.mu.Lock()
 	if !o.down {
 		o.mu.Unlock()
@@ -164,11 +164,11 @@ func (s *Server) temporalGate(c *gin.Context) {
 		_, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
 		return err
 	}
-	if !s.outage.admit(c.Request.Context(), probe) {
+	if !s.outage.pass(c.Request.Context(), probe) {
 		writeError(c, s.log, errTemporalUnreachable)
 		return
 	}
-	if err := s.ready.admit(c.Request.Context()); err != nil {
+	if err := s.ready.pass(c.Request.Context()); err != nil {
 		writeError(c, s.log, err)
 		return
 	}

@@ -82,21 +82,21 @@ func TestReadinessProbesOncePerSecondAndLatches(t *testing.T) {
 	var checkErr error = errors.New("not yet")
 	r := &readiness{check: func(context.Context) error { calls++; return checkErr }}
 	ctx := context.Background()
-	require.ErrorIs(t, r.admit(ctx), errNotReady)
-	require.ErrorIs(t, r.admit(ctx), errNotReady)
+	require.ErrorIs(t, r.pass(ctx), errNotReady)
+	require.ErrorIs(t, r.pass(ctx), errNotReady)
 	require.Equal(t, 1, calls, "the second request within a second does not probe")
 
 	checkErr = nil
 	r.probes.last = time.Now().Add(-probeEvery)
-	require.NoError(t, r.admit(ctx))
-	require.NoError(t, r.admit(ctx))
+	require.NoError(t, r.pass(ctx))
+	require.NoError(t, r.pass(ctx))
 	checkErr = errors.New("would not be asked")
 	r.probes.last = time.Now().Add(-probeEvery)
-	require.NoError(t, r.admit(ctx))
+	require.NoError(t, r.pass(ctx))
 	require.Equal(t, 2, calls)
 
 	var none *readiness
-	require.NoError(t, none.admit(ctx), "without Options.Ready the API is ready")
+	require.NoError(t, none.pass(ctx), "without Options.Ready the API is ready")
 }
 
 // TestUnmappedSearchAttributeIs503: a frontend whose namespace cache does

@@ -70,7 +70,7 @@ type Server struct {
 	temporal  client.Client
 	namespace string
 	log       *slog.Logger
-	updates   *updateGate
+	updates   *updateSemaphore
 	// admissions gathers the admissions of new jobs asked of each
 	// collection (admit.go).
 	admissions admissions
@@ -93,7 +93,7 @@ func New(c client.Client, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateGate(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
+	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateSemaphore(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets,
 		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait), maxCollections: opts.MaxCollectionsPerSubscription}
 	if opts.Ready != nil {

@@ -31,21 +31,23 @@ const (
 	updateSlots   = 4
 )
 
-type updateGate [updateStripes]chan struct{}
+// updateSemaphore is the slots: a stripe of updateSlots for the workflow
+// IDs of each hash.
+type updateSemaphore [updateStripes]chan struct{}
 
-func newUpdateGate() *updateGate {
-	var g updateGate
-	for i := range g {
-		g[i] = make(chan struct{}, updateSlots)
+func newUpdateSemaphore() *updateSemaphore {
+	var sem updateSemaphore
+	for i := range sem {
+		sem[i] = make(chan struct{}, updateSlots)
 	}
-	return &g
+	return &sem
 }
 
 // enter waits for a slot on workflowID's stripe; leave gives it back.
-func (g *updateGate) enter(ctx context.Context, workflowID string) (leave func(), err error) {
+func (sem *updateSemaphore) enter(ctx context.Context, workflowID string) (leave func(), err error) {
 	h := fnv.New32a()
 	h.Write([]byte(workflowID))
-	slot := g[h.Sum32()%updateStripes]
+	slot := sem[h.Sum32()%updateStripes]
 	select {
 	case slot <- struct{}{}:
 		return func() { <-slot }, nil
