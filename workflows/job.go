@@ -33,24 +33,33 @@ func Job(ctx workflow.Context, in jobs.JobInput) error {
 }
 
 type job struct {
-	key        jobs.Key
-	firstRun   string         // the first run ID of the workflow's chain, for ETags
-	state      *jobs.JobState // nil until the first PUT; carried across continue-as-new
+	key      jobs.Key
+	firstRun string         // the first run ID of the workflow's chain, for ETags
+	state    *jobs.JobState // nil until the first PUT; carried across continue-as-new
+	local    localState     // the rest of the job's state, this run's own
+	// The job's exchange with its collection (admission.go), kept by its
+	// own methods.
+	admission admission
+	// The loop's bookkeeping and the runs in flight.
 	pending    pending
 	running    int              // occurrences whose actions run now
 	runs       workflow.Context // theirs, which a deletion cancels
 	cancelRuns workflow.CancelFunc
-	deleted    bool                 // by DELETE, by the collection, or past the retention of a finished job
-	forgotten  bool                 // by the collection that deleted it, or asked to be (leave)
-	holdUntil  time.Time            // a job its collection deleted runs on until then (held)
-	admission  admission            // (admission.go)
-	fired      int                  // occurrences fired by this run of the workflow
-	outcome    jobs.ExecutionStatus // of the last run that ended in this run of the workflow
-	runNowIDs  runNowIDs
-	retention  retention
 	memo       memo  // what the memo holds (memo.go)
-	ahead      ahead // occurrences planned after the next one (plan.go)
 	timer      timer // the durable timer of the next wake-up
+}
+
+// localState is the job's state that this run of the workflow keeps and
+// a continue-as-new leaves behind: a deleted job never continues as new,
+// and the next run counts its own occurrences and plans and asks again.
+type localState struct {
+	deleted   bool                 // by DELETE, by the collection, or past the retention of a finished job
+	holdUntil time.Time            // a job its collection deleted runs on until then (held)
+	fired     int                  // occurrences fired by this run of the workflow
+	outcome   jobs.ExecutionStatus // of the last run that ended in this run of the workflow
+	retention retention            // (retention.go)
+	ahead     ahead                // occurrences planned after the next one (plan.go)
+	runNowIDs runNowIDs
 }
 
 // timer is the loop's durable timer: it stays while the wake-up it was
@@ -141,12 +150,12 @@ func (j *job) step(ctx workflow.Context) error {
 	}
 	p.runsNow = nil
 	if j.abandoned(ctx) {
-		j.deleted = true // never defined
+		j.local.deleted = true // never defined
 	}
-	if j.deleted && j.running > 0 {
+	if j.local.deleted && j.running > 0 {
 		j.cancelRuns() // nothing more reaches the targets of a job that is gone
 	}
-	if j.state == nil || j.deleted {
+	if j.state == nil || j.local.deleted {
 		return nil
 	}
 	if err := j.start(ctx); err != nil {
@@ -192,9 +201,9 @@ func (j *job) start(ctx workflow.Context) error {
 // continue-as-new, or nil while it goes on.
 func (j *job) ending(ctx workflow.Context) error {
 	switch {
-	case j.deleted:
+	case j.local.deleted:
 		return errDeleted
-	case j.fired >= maxOccurrencesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested():
+	case j.local.fired >= maxOccurrencesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested():
 		return workflow.NewContinueAsNewError(ctx, jobs.JobWorkflowName, jobs.JobInput{Key: j.key, State: j.state})
 	}
 	return nil
@@ -210,7 +219,7 @@ func (j *job) idle(ctx workflow.Context) bool {
 // grace has passed and no PUT still waits for its collection (each gives
 // up at the grace too, admit).
 func (j *job) abandoned(ctx workflow.Context) bool {
-	return j.state == nil && !j.deleted && graceLeft(ctx) == 0 && workflow.AllHandlersFinished(ctx)
+	return j.state == nil && !j.local.deleted && graceLeft(ctx) == 0 && workflow.AllHandlersFinished(ctx)
 }
 
 // backstop is how long the loop sleeps when its planner names a wake-up
@@ -237,7 +246,7 @@ func (j *job) sleep(ctx workflow.Context, ending bool) error {
 // collection admitted the name ahead of a PUT that may still carry the
 // admission, which this workflow refuses and a new one would take.
 func (j *job) held(ctx workflow.Context) bool {
-	return j.deleted && workflow.Now(ctx).Before(j.holdUntil)
+	return j.local.deleted && workflow.Now(ctx).Before(j.local.holdUntil)
 }
 
 // msgPastWakeUp is logged when the planner and step disagree: a defect.
@@ -253,10 +262,10 @@ const msgPastWakeUp = "the job's loop planned a wake-up that has passed; it slee
 func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
 	switch {
 	case ending && j.held(ctx):
-		return j.holdUntil, true
+		return j.local.holdUntil, true
 	case ending:
 		return time.Time{}, false
-	case j.state == nil && !j.deleted:
+	case j.state == nil && !j.local.deleted:
 		// Past its grace, the job waits for its PUTs to give up.
 		if graceLeft(ctx) > 0 {
 			return undefinedUntil(ctx), true
@@ -277,7 +286,7 @@ func (j *job) jitteredStart(nominal time.Time) time.Time {
 
 // nextNominal returns the next nominal run time when the job is waiting for one.
 func (j *job) nextNominal() (time.Time, bool) {
-	if j.state == nil || j.deleted || j.state.Job.Properties.State != jobs.Enabled || j.state.Next == nil {
+	if j.state == nil || j.local.deleted || j.state.Job.Properties.State != jobs.Enabled || j.state.Next == nil {
 		return time.Time{}, false
 	}
 	return *j.state.Next, true
@@ -288,7 +297,7 @@ func (j *job) nextNominal() (time.Time, bool) {
 // most recent runs if it is within the catch-up window, the others are
 // recorded as Postponed. Then it plans the next occurrence.
 func (j *job) takeDue(ctx workflow.Context, nominal time.Time) error {
-	j.fired++
+	j.local.fired++
 	now := workflow.Now(ctx)
 	// An occurrence due within the last jitter may not have reached its
 	// start yet: only those before are missed.
@@ -363,7 +372,7 @@ func (j *job) mayStart() bool {
 func (j *job) startRun(ctx workflow.Context, nominal time.Time, kind runKind) {
 	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
 	if kind == runNow {
-		id += j.runNowIDs.suffix(nominal)
+		id += j.local.runNowIDs.suffix(nominal)
 	}
 	j.running++
 	o := occurrence{key: j.key, id: id, nominal: nominal, action: *j.state.Job.Properties.Action,
@@ -396,7 +405,7 @@ func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
 // say.
 func (j *job) count(e ended) {
 	j.pending.rows = append(j.pending.rows, e.rows...)
-	j.outcome = e.result.Status
+	j.local.outcome = e.result.Status
 	st := j.status()
 	st.ExecutionCount++
 	st.LastExecutionTime = &e.started
@@ -439,7 +448,7 @@ func (j *job) revise() {
 
 // etag is the job's ETag, empty when it does not exist.
 func (j *job) etag() string {
-	if j.state == nil || j.deleted {
+	if j.state == nil || j.local.deleted {
 		return ""
 	}
 	return j.state.Job.ETag

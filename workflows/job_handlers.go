@@ -52,7 +52,7 @@ func (j *job) register(ctx workflow.Context) error {
 		for {
 			var a jobs.AdmitAnswer
 			admitted.Receive(ctx, &a)
-			j.admission.answers[a.Seq] = a
+			j.admission.receive(a)
 		}
 	})
 	return nil
@@ -76,11 +76,11 @@ func (j *job) onCollection(ctx workflow.Context, change jobs.CollectionChange) (
 	}
 	switch {
 	case change.Deleted:
-		j.deleted, j.forgotten = true, true
+		j.local.deleted, j.admission.forgotten = true, true
 		// A job that took the held admission had the PUT that carried
 		// it: no other PUT carries it, and the job ends at once.
-		if change.HoldUntil.After(j.holdUntil) && (change.Gen == 0 || change.Gen != j.admission.took) {
-			j.holdUntil = change.HoldUntil
+		if change.HoldUntil.After(j.local.holdUntil) && (change.Gen == 0 || change.Gen != j.admission.took) {
+			j.local.holdUntil = change.HoldUntil
 		}
 		j.pending.changed = true
 	case j.state == nil:
@@ -104,14 +104,14 @@ func (j *job) query() (jobs.JobView, error) {
 	if j.state == nil {
 		return jobs.JobView{}, jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
-	return jobs.JobView{Job: j.view(), Deleted: j.deleted}, nil
+	return jobs.JobView{Job: j.view(), Deleted: j.local.deleted}, nil
 }
 
 // preview lists the job's next scheduled runs: from the next planned
 // occurrence on, as many as count and endTime leave. A query may compute
 // freely: it records nothing in history.
 func (j *job) preview(req jobs.PreviewRequest) ([]time.Time, error) {
-	if j.state == nil || j.deleted {
+	if j.state == nil || j.local.deleted {
 		return nil, jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	times, _ := jobs.UpcomingStarts(j.key, j.state.Job, j.state.Created, j.state.Runs, j.state.Next, req.Count)
@@ -211,7 +211,7 @@ func (j *job) redefinable() error {
 
 // exists rejects messages to a deleted job.
 func (j *job) exists() error {
-	if j.deleted {
+	if j.local.deleted {
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	return nil
@@ -341,7 +341,7 @@ func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 	if err != nil {
 		return jobs.Job{}, err
 	}
-	j.ahead = ahead{}
+	j.local.ahead = ahead{}
 	j.setNext(next)
 	j.settle()
 	j.pending.changed = true
@@ -384,7 +384,7 @@ func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, erro
 // though the collection admits new jobs ahead of their PUTs (an update,
 // which would come before a leave still on its way).
 func (j *job) delete(ctx workflow.Context, _ jobs.DeleteJobRequest) (struct{}, error) {
-	j.deleted = true
+	j.local.deleted = true
 	j.pending.changed = true
 	j.leave(ctx)
 	return struct{}{}, nil

@@ -10,7 +10,7 @@ import (
 
 // Every computation of occurrences runs in a SideEffect: a later fix to the
 // engine never changes the history of a running job. One SideEffect plans
-// many occurrences ahead (j.ahead), as the Temporal scheduler caches its
+// many occurrences ahead (j.local.ahead), as the Temporal scheduler caches its
 // next times: an occurrence costs no marker of its own.
 
 const (
@@ -73,9 +73,9 @@ func (j *job) first(ctx workflow.Context, c time.Time) (*time.Time, error) {
 // and the next one: from the plan ahead when it covers now, else from a
 // new plan that looks ahead again.
 func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan, error) {
-	if j.ahead.covers(now) {
+	if j.local.ahead.covers(now) {
 		p := catchUpPlan{Due: []time.Time{nominal}}
-		times := j.ahead.Times
+		times := j.local.ahead.Times
 		for len(times) > 0 && !times[0].After(now) {
 			p.add(times[0])
 			times = times[1:]
@@ -84,7 +84,7 @@ func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan
 			next := times[0]
 			p.Next, times = &next, times[1:]
 		}
-		j.ahead.Times = times
+		j.local.ahead.Times = times
 		return p, nil
 	}
 	var planned plannedAhead
@@ -115,7 +115,7 @@ func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan
 	if err != nil {
 		return catchUpPlan{}, err
 	}
-	j.ahead = planned.Ahead
+	j.local.ahead = planned.Ahead
 	return planned.Plan, nil
 }
 
