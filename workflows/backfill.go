@@ -101,8 +101,9 @@ func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (job
 	if err := j.backfillable(len(times)); err != nil {
 		return jobs.BackfillResult{}, err
 	}
-	j.state.Backfill = append(j.state.Backfill, times...)
-	j.pending.changed = true
+	if err := j.apply(ctx, backfilling{times: times}); err != nil {
+		return jobs.BackfillResult{}, err
+	}
 	return jobs.BackfillResult{Queued: len(times)}, nil
 }
 

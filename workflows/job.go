@@ -22,11 +22,11 @@ const maxOccurrencesPerRun = 100
 // its end. Nominal times come from the recurrence engine, never
 // from when a run actually happened.
 //
-// The workflow is one loop (run): message handlers change the definition
-// and state themselves where a write takes effect at once (define, delete,
-// the backfill queue, the collection's messages) and leave the rest in
-// j.pending, as runs that end do; step does that work in one place, flush
-// writes what changed, and wake plans when the loop must next wake up.
+// The workflow is one loop (run): message handlers hand each change to
+// apply, which makes it at once (a write's answer shows it) and leaves the
+// rest in j.pending, as runs that end do; step does that work in one
+// place, flush writes what changed, and wake plans when the loop must
+// next wake up.
 func Job(ctx workflow.Context, in jobs.JobInput) error {
 	j := &job{key: in.Key, state: in.State, firstRun: workflow.GetInfo(ctx).FirstRunID}
 	return j.run(ctx)
