@@ -101,7 +101,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 		if j.state == nil {
 			// A first definition waits no longer than the job's grace:
 			// past it, the job gives up its name (step).
-			patience = min(patience, graceLeft(ctx))
+			patience = min(patience, j.graceLeft(ctx))
 			if patience <= 0 {
 				return false, j.unadmitted()
 			}
@@ -177,13 +177,8 @@ func shortestGap(ctx workflow.Context, def jobs.Job, c time.Time) (time.Duration
 	return gap, err
 }
 
-// undefinedUntil returns when a job workflow not yet defined ends.
-func undefinedUntil(ctx workflow.Context) time.Time {
-	return workflow.GetInfo(ctx).WorkflowStartTime.Add(undefinedGrace)
-}
-
 // graceLeft returns how long a job workflow not yet defined has left
 // before it ends; none once its grace has passed.
-func graceLeft(ctx workflow.Context) time.Duration {
-	return max(undefinedUntil(ctx).Sub(workflow.Now(ctx)), 0)
+func (j *job) graceLeft(ctx workflow.Context) time.Duration {
+	return max(j.graceEnd.Sub(workflow.Now(ctx)), 0)
 }

@@ -107,22 +107,9 @@ func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (job
 	return jobs.BackfillResult{Queued: len(times)}, nil
 }
 
-// startBackfill starts queued backfill occurrences of an enabled job
-// while its run limit allows, one at a time when it has none.
+// startBackfill starts the first queued backfill occurrence.
 func (j *job) startBackfill(ctx workflow.Context) {
-	for j.backfillDue() {
-		next := j.state.Backfill[0]
-		j.state.Backfill = j.state.Backfill[1:]
-		j.startRun(ctx, next, backfill)
-	}
-}
-
-// backfillDue reports whether a queued backfill occurrence may start: the
-// job is enabled and runs fewer than its limit, one when it has none.
-func (j *job) backfillDue() bool {
-	limit := j.state.Job.Properties.RunLimit()
-	if limit == 0 {
-		limit = 1
-	}
-	return len(j.state.Backfill) > 0 && j.state.Job.Properties.State == jobs.Enabled && j.running < limit
+	next := j.state.Backfill[0]
+	j.state.Backfill = j.state.Backfill[1:]
+	j.startRun(ctx, next, backfill)
 }

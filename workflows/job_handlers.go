@@ -198,7 +198,7 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	if err := j.exists(); err != nil {
 		return err
 	}
-	if j.state == nil && graceLeft(ctx) == 0 {
+	if j.state == nil && j.graceLeft(ctx) == 0 {
 		// Past its grace a job never defined is on its way out (abandoned):
 		// the API sends the PUT again, to the workflow that starts next.
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()

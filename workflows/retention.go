@@ -23,13 +23,11 @@ func (j *job) finished() bool {
 	return (st == jobs.Completed || st == jobs.Faulted) && j.running == 0
 }
 
-// retain notes when a finished job deletes itself, once: its finish time
-// plus the retention the worker says. step calls it, so that the planner
-// (wake) only reads j.local.retention.until.
+// retain notes when a finished job deletes itself: its finish time plus
+// the retention the worker says. step calls it once the job is finished,
+// when the planner says (plan.retain), so that the planner only reads
+// j.local.retention.
 func (j *job) retain(ctx workflow.Context) {
-	if !j.finished() || j.local.retention.known {
-		return
-	}
 	j.local.retention.known = true
 	if j.state.Finished == nil {
 		now := workflow.Now(ctx)
