@@ -72,7 +72,7 @@ func invalidBackfill(message string) error {
 	return (&jobs.Error{Code: jobs.CodeInvalidRequest, Message: message}).ToApplicationError()
 }
 
-// backfillQueue queues the occurrences due in the request's range, at
+// backfillQueue queues the occurrences in the request's range, at
 // most jobs.MaxBackfill, and answers how many.
 func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (jobs.BackfillResult, error) {
 	var times []time.Time

@@ -22,7 +22,7 @@ const maxOccurrencesPerRun = 100
 // its end. Nominal times come from the recurrence engine, never
 // from when a run actually happened.
 //
-// The workflow is one loop (run): message handlers hand each change to
+// The workflow is one loop (job.loop): message handlers hand each change to
 // apply, which makes it at once (a write's answer shows it) and leaves the
 // rest in j.pending, as runs that end do; step does the pending work and
 // all that the one planner (plan) says is due, flush writes what changed,
@@ -30,7 +30,7 @@ const maxOccurrencesPerRun = 100
 func Job(ctx workflow.Context, in jobs.JobInput) error {
 	j := &job{key: in.Key, state: in.State, firstRun: workflow.GetInfo(ctx).FirstRunID,
 		graceEnd: workflow.GetInfo(ctx).WorkflowStartTime.Add(undefinedGrace)}
-	return j.run(ctx)
+	return j.loop(ctx)
 }
 
 type job struct {
@@ -95,17 +95,17 @@ type pending struct {
 	runsNow []time.Time       // runs now answered, not yet started (their nominal times)
 	ended   []ended           // occurrences whose actions ended, not yet counted
 	rows    []jobs.HistoryRow // history rows not yet written
-	changed bool              // a message changed the definition or the state
+	applied bool              // apply changed the definition or the state
 }
 
 func (p *pending) any() bool {
-	return len(p.runsNow) > 0 || len(p.ended) > 0 || len(p.rows) > 0 || p.changed
+	return len(p.runsNow) > 0 || len(p.ended) > 0 || len(p.rows) > 0 || p.applied
 }
 
 // errDeleted ends the loop of a deleted job.
 var errDeleted = errors.New("job deleted")
 
-func (j *job) run(ctx workflow.Context) error {
+func (j *job) loop(ctx workflow.Context) error {
 	if err := j.register(ctx); err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (j *job) run(ctx workflow.Context) error {
 // with the update's acceptance or not at all.
 func (j *job) step(ctx workflow.Context) (plan, error) {
 	work := &j.pending
-	work.changed = false
+	work.applied = false
 	for _, e := range work.ended {
 		j.count(e)
 	}

@@ -17,9 +17,9 @@ import (
 // the definition (unless the PUT carries its admission), and a DELETE,
 // until its collection has the request to forget the job.
 
-// A change is what a message does to the job's state: one of the types
-// below, which apply makes.
-type change interface{ isChange() }
+// A jobChange is what a message does to the job's state: one of the
+// types below, which apply makes.
+type jobChange interface{ isChange() }
 
 type (
 	// definition makes job, in its accepted form, the definition,
@@ -52,7 +52,7 @@ func (immediateRun) isChange() {}
 // validates nothing: the handler decided the change from what history
 // holds (an update's validator refuses a bad write before it enters
 // history), so that a replay makes the same change.
-func (j *job) apply(ctx workflow.Context, c change) error {
+func (j *job) apply(ctx workflow.Context, c jobChange) error {
 	switch c := c.(type) {
 	case definition:
 		if err := j.define(ctx, c.job); err != nil {
@@ -75,7 +75,7 @@ func (j *job) apply(ctx workflow.Context, c change) error {
 	case immediateRun:
 		j.pending.runsNow = append(j.pending.runsNow, c.at)
 	}
-	j.pending.changed = true
+	j.pending.applied = true
 	return nil
 }
 
@@ -127,30 +127,30 @@ func collectionDisabledReason(k jobs.Key) string {
 	return "job collection " + k.Collection + " was disabled"
 }
 
-// onCollection applies what the job's collection did: a deleted
+// onCollection applies what the job's collection told it: a deleted
 // collection deletes the job; enabling or disabling it enables or
 // disables the job, unless the job has ended (final states stay) or it
 // heard of a newer change of the collection already. It has no validator:
 // a change always applies, and a job that is not defined yet keeps only a
 // deletion.
-func (j *job) onCollection(ctx workflow.Context, change jobs.CollectionChange) (struct{}, error) {
-	if change.Terms != nil && !j.admission.heard(*change.Terms) {
-		change.State = ""
+func (j *job) onCollection(ctx workflow.Context, told jobs.CollectionChange) (struct{}, error) {
+	if told.Terms != nil && !j.admission.heard(*told.Terms) {
+		told.State = ""
 	}
 	var err error
 	switch {
-	case change.Deleted:
+	case told.Deleted:
 		d := deletion{byCollection: true}
 		// A job that took the held admission had the PUT that carried
 		// it: no other PUT carries it, and the job ends at once.
-		if change.Gen == 0 || change.Gen != j.admission.took {
-			d.holdUntil = change.HoldUntil
+		if told.Gen == 0 || told.Gen != j.admission.took {
+			d.holdUntil = told.HoldUntil
 		}
 		err = j.apply(ctx, d)
 	case j.state == nil:
-	case change.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
+	case told.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
 		err = j.apply(ctx, disabling{reason: collectionDisabledReason(j.key)})
-	case change.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
+	case told.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
 		def := j.state.Job
 		// An enabled job has nothing to explain (jobs.Job.Accept).
 		def.Properties.State, def.Properties.StateReason = jobs.Enabled, ""
@@ -199,7 +199,7 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 		return err
 	}
 	if j.state == nil && j.graceLeft(ctx) == 0 {
-		// Past its grace a job never defined is on its way out (abandoned):
+		// Past its grace a job never defined is on its way out (plan.abandon):
 		// the API sends the PUT again, to the workflow that starts next.
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
@@ -399,7 +399,7 @@ func (j *job) define(ctx workflow.Context, def jobs.Job) error {
 	st.Job, st.Created, st.Runs = def, c, 0
 	st.Job.Properties.Status = status
 	j.revise()
-	next, err := j.first(ctx, c)
+	next, err := j.firstNominal(ctx, c)
 	if err != nil {
 		return err
 	}

@@ -54,8 +54,9 @@ func (a ahead) covers(now time.Time) bool {
 	return a.End || len(a.Times) > 0 && a.Times[len(a.Times)-1].After(now)
 }
 
-// first returns the job's first run when planned at c.
-func (j *job) first(ctx workflow.Context, c time.Time) (*time.Time, error) {
+// firstNominal returns the nominal time of the job's first run when
+// planned at c.
+func (j *job) firstNominal(ctx workflow.Context, c time.Time) (*time.Time, error) {
 	var next *time.Time
 	err := j.sideEffect(ctx, &next, func(r *recurrence.Rule) any {
 		if r == nil {
@@ -129,9 +130,9 @@ type plannedAhead struct {
 // gets nil if the rule no longer compiles.
 func (j *job) sideEffect(ctx workflow.Context, into any, ask func(*recurrence.Rule) any) error {
 	def := j.state.Job.Properties.Schedule()
-	created := j.state.Created
+	c := j.state.Created
 	return workflow.SideEffect(ctx, func(workflow.Context) any {
-		rule, err := recurrence.Compile(def, created)
+		rule, err := recurrence.Compile(def, c)
 		if err != nil {
 			// Validated at every PUT; a rule that stops compiling (an
 			// engine change) ends the schedule rather than the workflow.

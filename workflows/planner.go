@@ -25,11 +25,6 @@ type plan struct {
 	wake time.Time
 }
 
-// due reports whether the loop has anything to do now.
-func (p plan) due() bool {
-	return p.abandon || p.startBuffered || p.takeNext || p.startBackfill || p.settle || p.retain || p.expire
-}
-
 // moment is what the planner reads of the workflow beside the job: the
 // time, and what Temporal says of this run.
 type moment struct {
