@@ -40,6 +40,9 @@ type admission struct {
 	// terms are the newest the job heard of, by revision; nil until its
 	// first admission in this run.
 	terms *jobs.CollectionTerms
+	// forgotten: the collection deleted the job, or the job asked it to
+	// forget it (leave).
+	forgotten bool
 }
 
 // heard keeps the collection's terms t, unless the job heard newer ones:
@@ -51,6 +54,12 @@ func (a *admission) heard(t jobs.CollectionTerms) bool {
 	}
 	a.terms = &t
 	return true
+}
+
+// receive keeps an answer of the collection's for the admission that
+// waits for it.
+func (a *admission) receive(answer jobs.AdmitAnswer) {
+	a.answers[answer.Seq] = answer
 }
 
 // admissionMargin is how long before an Admission's Until a job stops
@@ -77,7 +86,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 		a.took = adm.Gen
 		a.heard(adm.Terms)
 	}
-	if t := a.terms; t != nil && (j.state != nil || admitted) && !j.deleted && t.Check(gap, j.key.Collection) == nil {
+	if t := a.terms; t != nil && (j.state != nil || admitted) && !j.local.deleted && t.Check(gap, j.key.Collection) == nil {
 		return t.Disabled, nil
 	}
 	if a.answers == nil {
@@ -92,7 +101,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 		if j.state == nil {
 			// A first definition waits no longer than the job's grace:
 			// past it, the job gives up its name (step).
-			patience = min(patience, graceLeft(ctx))
+			patience = min(patience, j.graceLeft(ctx))
 			if patience <= 0 {
 				return false, j.unadmitted()
 			}
@@ -147,10 +156,10 @@ func (j *job) unadmitted() error {
 // collection has the request: once, from a DELETE or as the workflow
 // ends.
 func (j *job) leave(ctx workflow.Context) {
-	if j.forgotten || j.state == nil && !j.admission.mayHold() {
+	if j.admission.forgotten || j.state == nil && !j.admission.mayHold() {
 		return
 	}
-	j.forgotten = true
+	j.admission.forgotten = true
 	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state != nil}
 	if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
 		// The collection is gone (deleted meanwhile): nothing to forget.
@@ -168,13 +177,8 @@ func shortestGap(ctx workflow.Context, def jobs.Job, c time.Time) (time.Duration
 	return gap, err
 }
 
-// undefinedUntil returns when a job workflow not yet defined ends.
-func undefinedUntil(ctx workflow.Context) time.Time {
-	return workflow.GetInfo(ctx).WorkflowStartTime.Add(undefinedGrace)
-}
-
 // graceLeft returns how long a job workflow not yet defined has left
 // before it ends; none once its grace has passed.
-func graceLeft(ctx workflow.Context) time.Duration {
-	return max(undefinedUntil(ctx).Sub(workflow.Now(ctx)), 0)
+func (j *job) graceLeft(ctx workflow.Context) time.Duration {
+	return max(j.graceEnd.Sub(workflow.Now(ctx)), 0)
 }

@@ -72,7 +72,7 @@ func invalidBackfill(message string) error {
 	return (&jobs.Error{Code: jobs.CodeInvalidRequest, Message: message}).ToApplicationError()
 }
 
-// backfillQueue queues the occurrences due in the request's range, at
+// backfillQueue queues the occurrences in the request's range, at
 // most jobs.MaxBackfill, and answers how many.
 func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (jobs.BackfillResult, error) {
 	var times []time.Time
@@ -101,27 +101,15 @@ func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (job
 	if err := j.backfillable(len(times)); err != nil {
 		return jobs.BackfillResult{}, err
 	}
-	j.state.Backfill = append(j.state.Backfill, times...)
-	j.pending.changed = true
+	if err := j.apply(ctx, backfilling{times: times}); err != nil {
+		return jobs.BackfillResult{}, err
+	}
 	return jobs.BackfillResult{Queued: len(times)}, nil
 }
 
-// startBackfill starts queued backfill occurrences of an enabled job
-// while its run limit allows, one at a time when it has none.
+// startBackfill starts the first queued backfill occurrence.
 func (j *job) startBackfill(ctx workflow.Context) {
-	for j.backfillDue() {
-		next := j.state.Backfill[0]
-		j.state.Backfill = j.state.Backfill[1:]
-		j.startRun(ctx, next, backfill)
-	}
-}
-
-// backfillDue reports whether a queued backfill occurrence may start: the
-// job is enabled and runs fewer than its limit, one when it has none.
-func (j *job) backfillDue() bool {
-	limit := j.state.Job.Properties.RunLimit()
-	if limit == 0 {
-		limit = 1
-	}
-	return len(j.state.Backfill) > 0 && j.state.Job.Properties.State == jobs.Enabled && j.running < limit
+	next := j.state.Backfill[0]
+	j.state.Backfill = j.state.Backfill[1:]
+	j.startRun(ctx, next, backfill)
 }

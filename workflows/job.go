@@ -22,35 +22,46 @@ const maxOccurrencesPerRun = 100
 // its end. Nominal times come from the recurrence engine, never
 // from when a run actually happened.
 //
-// The workflow is one loop (run): message handlers change the definition
-// and state themselves where a write takes effect at once (define, delete,
-// the backfill queue, the collection's messages) and leave the rest in
-// j.pending, as runs that end do; step does that work in one place, flush
-// writes what changed, and wake plans when the loop must next wake up.
+// The workflow is one loop (job.loop): message handlers hand each change to
+// apply, which makes it at once (a write's answer shows it) and leaves the
+// rest in j.pending, as runs that end do; step does the pending work and
+// all that the one planner (plan) says is due, flush writes what changed,
+// and sleep waits until the wake-up the planner names.
 func Job(ctx workflow.Context, in jobs.JobInput) error {
-	j := &job{key: in.Key, state: in.State, firstRun: workflow.GetInfo(ctx).FirstRunID}
-	return j.run(ctx)
+	j := &job{key: in.Key, state: in.State, firstRun: workflow.GetInfo(ctx).FirstRunID,
+		graceEnd: workflow.GetInfo(ctx).WorkflowStartTime.Add(undefinedGrace)}
+	return j.loop(ctx)
 }
 
 type job struct {
-	key        jobs.Key
-	firstRun   string         // the first run ID of the workflow's chain, for ETags
-	state      *jobs.JobState // nil until the first PUT; carried across continue-as-new
+	key      jobs.Key
+	firstRun string         // the first run ID of the workflow's chain, for ETags
+	graceEnd time.Time      // when a job never defined gives up its name (undefinedGrace)
+	state    *jobs.JobState // nil until the first PUT; carried across continue-as-new
+	local    localState     // the rest of the job's state, this run's own
+	// The job's exchange with its collection (admission.go), kept by its
+	// own methods.
+	admission admission
+	// The loop's bookkeeping and the runs in flight.
 	pending    pending
 	running    int              // occurrences whose actions run now
 	runs       workflow.Context // theirs, which a deletion cancels
 	cancelRuns workflow.CancelFunc
-	deleted    bool                 // by DELETE, by the collection, or past the retention of a finished job
-	forgotten  bool                 // by the collection that deleted it, or asked to be (leave)
-	holdUntil  time.Time            // a job its collection deleted runs on until then (held)
-	admission  admission            // (admission.go)
-	fired      int                  // occurrences fired by this run of the workflow
-	outcome    jobs.ExecutionStatus // of the last run that ended in this run of the workflow
-	runNowIDs  runNowIDs
-	retention  retention
 	memo       memo  // what the memo holds (memo.go)
-	ahead      ahead // occurrences planned after the next one (plan.go)
 	timer      timer // the durable timer of the next wake-up
+}
+
+// localState is the job's state that this run of the workflow keeps and
+// a continue-as-new leaves behind: a deleted job never continues as new,
+// and the next run counts its own occurrences and plans and asks again.
+type localState struct {
+	deleted   bool                 // by DELETE, by the collection, or past the retention of a finished job
+	holdUntil time.Time            // a job its collection deleted runs on until then (held)
+	fired     int                  // occurrences fired by this run of the workflow
+	outcome   jobs.ExecutionStatus // of the last run that ended in this run of the workflow
+	retention retention            // (retention.go)
+	ahead     ahead                // occurrences planned after the next one (plan.go)
+	runNowIDs runNowIDs
 }
 
 // timer is the loop's durable timer: it stays while the wake-up it was
@@ -63,23 +74,18 @@ type timer struct {
 }
 
 // set makes the timer fire at at (zero for none), starting or cancelling
-// a timer only when the wake-up changed. It reports false when at is
-// already past: the loop must not sleep.
-func (t *timer) set(ctx workflow.Context, at time.Time) bool {
+// a timer only when the wake-up changed. at is the planner's wake-up,
+// after now.
+func (t *timer) set(ctx workflow.Context, at time.Time) {
 	if t.fired != nil && (t.fired.IsReady() || !t.at.Equal(at)) {
 		t.cancel() // a no-op once fired; free while its command is unsent
 		*t = timer{}
 	}
 	if at.IsZero() || t.fired != nil {
-		return true
-	}
-	d := at.Sub(workflow.Now(ctx))
-	if d <= 0 {
-		return false
+		return
 	}
 	tctx, cancel := workflow.WithCancel(ctx)
-	*t = timer{at: at, fired: workflow.NewTimer(tctx, d), cancel: cancel}
-	return true
+	*t = timer{at: at, fired: workflow.NewTimer(tctx, at.Sub(workflow.Now(ctx))), cancel: cancel}
 }
 
 func (t *timer) ready() bool { return t.fired != nil && t.fired.IsReady() }
@@ -89,112 +95,101 @@ type pending struct {
 	runsNow []time.Time       // runs now answered, not yet started (their nominal times)
 	ended   []ended           // occurrences whose actions ended, not yet counted
 	rows    []jobs.HistoryRow // history rows not yet written
-	changed bool              // a message changed the definition or the state
+	applied bool              // apply changed the definition or the state
 }
 
 func (p *pending) any() bool {
-	return len(p.runsNow) > 0 || len(p.ended) > 0 || len(p.rows) > 0 || p.changed
+	return len(p.runsNow) > 0 || len(p.ended) > 0 || len(p.rows) > 0 || p.applied
 }
 
 // errDeleted ends the loop of a deleted job.
 var errDeleted = errors.New("job deleted")
 
-func (j *job) run(ctx workflow.Context) error {
+func (j *job) loop(ctx workflow.Context) error {
 	if err := j.register(ctx); err != nil {
 		return err
 	}
 	for {
-		if err := j.step(ctx); err != nil {
+		p, err := j.step(ctx)
+		if err != nil {
 			return err
 		}
 		j.flush(ctx)
 		end := j.ending(ctx)
-		if end != nil && j.idle(ctx) && !j.held(ctx) {
+		if end != nil && j.idle(ctx) && !j.held(workflow.Now(ctx)) {
 			if errors.Is(end, errDeleted) {
 				j.leave(ctx)
 				return nil
 			}
 			return end
 		}
-		if err := j.sleep(ctx, end != nil); err != nil {
+		if err := j.sleep(ctx, p.wake, end != nil); err != nil {
 			return err
 		}
 	}
 }
 
-// step does the pending work: counts the occurrences that ended, starts
-// the runs now and a buffered occurrence, fires the occurrence that is
-// due, settles the state and deletes a finished job past its retention.
+// step does the pending work: it counts the occurrences that ended,
+// starts the runs now and cancels the runs of a job deleted; then it acts
+// on what the planner says is due, one thing at a time, until nothing is,
+// and returns the plan that says when to wake up. Each act takes away
+// what made it due (the buffered occurrence, the next occurrence, which
+// takeDue moves past, a queued backfill occurrence, the enabled state, the
+// retention still to ask, the job itself), so the loop ends.
+//
 // An action may start in the task that accepted the update asking for it
 // (a run now, a PUT whose first occurrence is due at once, a backfill):
 // its activity is a command of that task, which Temporal records together
 // with the update's acceptance or not at all.
-func (j *job) step(ctx workflow.Context) error {
-	p := &j.pending
-	p.changed = false
-	for _, e := range p.ended {
+func (j *job) step(ctx workflow.Context) (plan, error) {
+	work := &j.pending
+	work.applied = false
+	for _, e := range work.ended {
 		j.count(e)
 	}
-	p.ended = nil
-	for _, at := range p.runsNow {
+	work.ended = nil
+	for _, at := range work.runsNow {
 		j.startRun(ctx, at, runNow)
 	}
-	p.runsNow = nil
-	if j.abandoned(ctx) {
-		j.deleted = true // never defined
-	}
-	if j.deleted && j.running > 0 {
+	work.runsNow = nil
+	if j.local.deleted && j.running > 0 {
 		j.cancelRuns() // nothing more reaches the targets of a job that is gone
 	}
-	if j.state == nil || j.deleted {
-		return nil
-	}
-	if err := j.start(ctx); err != nil {
-		return err
-	}
-	j.settle()
-	j.retain(ctx)
-	if until, ok := j.expiry(); ok && !until.After(workflow.Now(ctx)) {
-		j.expire()
-	}
-	return nil
-}
-
-// start starts a buffered occurrence, the occurrence due and queued
-// backfill occurrences, as far as the job's run limit allows.
-func (j *job) start(ctx workflow.Context) error {
-	if j.state.Buffered != nil && j.mayStart() {
-		next := *j.state.Buffered
-		j.state.Buffered = nil
-		j.startRun(ctx, next, scheduled)
-	}
-	// Every occurrence whose start has passed is taken now, those of a
-	// catch-up that fall within the last jitter too: the planner (wake)
-	// then names a start still to come, and the loop sleeps.
 	for {
-		next, ok := j.nextNominal()
-		if !ok || j.jitteredStart(next).After(workflow.Now(ctx)) || j.ending(ctx) != nil {
-			break
-		}
-		if err := j.takeDue(ctx, next); err != nil {
-			return err
-		}
-		if after, ok := j.nextNominal(); ok && !after.After(next) {
-			break // no progress: a defect, which the planner reports
+		// In this order: a buffered occurrence before the schedule's
+		// next, which comes before a backfill.
+		switch p := j.plan(momentOf(ctx)); {
+		case p.abandon:
+			j.local.deleted = true // never defined
+		case p.startBuffered:
+			next := *j.state.Buffered
+			j.state.Buffered = nil
+			j.startRun(ctx, next, scheduled)
+		case p.takeNext:
+			if err := j.takeDue(ctx, *j.state.Next); err != nil {
+				return plan{}, err
+			}
+		case p.startBackfill:
+			j.startBackfill(ctx)
+		case p.settle:
+			j.settle()
+		case p.retain:
+			j.retain(ctx)
+		case p.expire:
+			j.expire()
+		default:
+			return p, nil
 		}
 	}
-	// After the schedule's occurrence, which comes first.
-	j.startBackfill(ctx)
-	return nil
 }
 
 // ending returns how the workflow ends once it is idle: errDeleted, a
 // continue-as-new, or nil while it goes on.
 func (j *job) ending(ctx workflow.Context) error {
 	switch {
-	case j.deleted:
+	case j.local.deleted:
 		return errDeleted
-	case j.fired >= maxOccurrencesPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested():
+	case j.over(momentOf(ctx)):
 		return workflow.NewContinueAsNewError(ctx, jobs.JobWorkflowName, jobs.JobInput{Key: j.key, State: j.state})
 	}
 	return nil
@@ -206,67 +201,17 @@ func (j *job) idle(ctx workflow.Context) bool {
 	return j.running == 0 && !j.pending.any() && workflow.AllHandlersFinished(ctx)
 }
 
-// abandoned reports whether a job never defined gives up its name: its
-// grace has passed and no PUT still waits for its collection (each gives
-// up at the grace too, admit).
-func (j *job) abandoned(ctx workflow.Context) bool {
-	return j.state == nil && !j.deleted && graceLeft(ctx) == 0 && workflow.AllHandlersFinished(ctx)
-}
-
-// backstop is how long the loop sleeps when its planner names a wake-up
-// that has passed.
-const backstop = time.Second
-
-// sleep waits for pending work or its next wake-up; an ending workflow
-// also wakes when it is idle, and one never defined when it is abandoned.
-// It always blocks: a wake-up that has passed is one step should have
-// acted on, and waking at once would turn the loop without yielding,
-// starving the coroutines (message handlers, runs) that would end it.
-func (j *job) sleep(ctx workflow.Context, ending bool) error {
-	at, _ := j.wake(ctx, ending)
-	if !j.timer.set(ctx, at) {
-		workflow.GetLogger(ctx).Error(msgPastWakeUp, "wakeUp", at)
-		j.timer.set(ctx, workflow.Now(ctx).Add(backstop))
-	}
+// sleep waits for pending work or the wake-up at wake; an ending workflow
+// also wakes when it may end, and one never defined when it may give up
+// its name (plan.abandon), once its last PUT's handler has ended. It
+// always blocks: the planner's wake-up is after now, and step has done
+// all that was due.
+func (j *job) sleep(ctx workflow.Context, wake time.Time, ending bool) error {
+	j.timer.set(ctx, wake)
 	return workflow.Await(ctx, func() bool {
-		return j.pending.any() || j.timer.ready() || ending && j.idle(ctx) && !j.held(ctx) || j.abandoned(ctx)
+		return j.pending.any() || j.timer.ready() || ending && j.idle(ctx) && !j.held(workflow.Now(ctx)) ||
+			j.plan(momentOf(ctx)).abandon
 	})
-}
-
-// held reports whether the workflow of a deleted job must run on: its
-// collection admitted the name ahead of a PUT that may still carry the
-// admission, which this workflow refuses and a new one would take.
-func (j *job) held(ctx workflow.Context) bool {
-	return j.deleted && workflow.Now(ctx).Before(j.holdUntil)
-}
-
-// msgPastWakeUp is logged when the planner and step disagree: a defect.
-const msgPastWakeUp = "the job's loop planned a wake-up that has passed; it sleeps a second instead"
-
-// wake is the one planner of the loop: when it must next wake up with
-// nothing pending. Unless the workflow is ending, that is the next
-// occurrence of an enabled job, when a finished job's retention ends, or
-// when a job never defined gives up; a deleted job held wakes when its
-// hold ends. ok is false when only a message or a handler's end can wake
-// it (ending and not held, disabled, finished and kept, never defined
-// past its grace).
-func (j *job) wake(ctx workflow.Context, ending bool) (at time.Time, ok bool) {
-	switch {
-	case ending && j.held(ctx):
-		return j.holdUntil, true
-	case ending:
-		return time.Time{}, false
-	case j.state == nil && !j.deleted:
-		// Past its grace, the job waits for its PUTs to give up.
-		if graceLeft(ctx) > 0 {
-			return undefinedUntil(ctx), true
-		}
-		return time.Time{}, false
-	}
-	if next, ok := j.nextNominal(); ok {
-		return j.jitteredStart(next), true
-	}
-	return j.expiry()
 }
 
 // jitteredStart is when the occurrence due at nominal starts: later by its
@@ -277,7 +222,7 @@ func (j *job) jitteredStart(nominal time.Time) time.Time {
 
 // nextNominal returns the next nominal run time when the job is waiting for one.
 func (j *job) nextNominal() (time.Time, bool) {
-	if j.state == nil || j.deleted || j.state.Job.Properties.State != jobs.Enabled || j.state.Next == nil {
+	if j.state == nil || j.local.deleted || j.state.Job.Properties.State != jobs.Enabled || j.state.Next == nil {
 		return time.Time{}, false
 	}
 	return *j.state.Next, true
@@ -286,28 +231,29 @@ func (j *job) nextNominal() (time.Time, bool) {
 // takeDue handles the occurrence due at nominal, and any later ones that fell
 // due while the workflow could not run (recur was down or behind): the
 // most recent runs if it is within the catch-up window, the others are
-// recorded as Postponed. Then it plans the next occurrence.
+// recorded as Postponed. Then it plans the next occurrence, always after
+// nominal, or none.
 func (j *job) takeDue(ctx workflow.Context, nominal time.Time) error {
-	j.fired++
+	j.local.fired++
 	now := workflow.Now(ctx)
 	// An occurrence due within the last jitter may not have reached its
 	// start yet: only those before are missed.
 	jitter := j.state.Job.Properties.JitterDuration()
-	plan, err := j.catchUp(ctx, nominal, now.Add(-jitter))
+	caught, err := j.catchUp(ctx, nominal, now.Add(-jitter))
 	if err != nil {
 		return err
 	}
 	window := j.state.Job.Properties.CatchUp()
-	for i, o := range plan.Due {
+	for i, o := range caught.Due {
 		if h := j.state.Handled; h != nil && !o.After(*h) {
 			continue
 		}
 		j.state.Handled = &o
-		switch last := i == len(plan.Due)-1; {
+		switch last := i == len(caught.Due)-1; {
 		case !last:
 			reason := "missed: recur was down or too busy to run it on time; only the most recent missed occurrence may run"
-			if i == len(plan.Due)-2 && plan.Skipped > 0 {
-				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, plan.Skipped)
+			if i == len(caught.Due)-2 && caught.Skipped > 0 {
+				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, caught.Skipped)
 			}
 			j.postpone(ctx, o, reason)
 		case now.Sub(j.jitteredStart(o)) > window:
@@ -316,12 +262,23 @@ func (j *job) takeDue(ctx workflow.Context, nominal time.Time) error {
 			j.runOrPostpone(ctx, o)
 		}
 	}
-	if c := j.countLimit(); c > 0 && j.state.Runs >= c {
-		plan.Next = nil // the count is used up
+	if next := caught.Next; next != nil && !next.After(nominal) {
+		// The engine plans each occurrence after the one before: one that
+		// is not is its defect, which ends the schedule, as a rule that
+		// stops compiling does, rather than take an occurrence again.
+		workflow.GetLogger(ctx).Error(msgNoProgress, "nominal", nominal, "next", *next)
+		caught.Next = nil
 	}
-	j.setNext(plan.Next)
+	if c := j.countLimit(); c > 0 && j.state.Runs >= c {
+		caught.Next = nil // the count is used up
+	}
+	j.setNext(caught.Next)
 	return nil
 }
+
+// msgNoProgress is logged when the recurrence engine plans an occurrence
+// that is not after the one before.
+const msgNoProgress = "the recurrence engine planned an occurrence that is not after the one before; the schedule ends"
 
 // countLimit returns the recurrence's count, 0 for none.
 func (j *job) countLimit() int {
@@ -363,7 +320,7 @@ func (j *job) mayStart() bool {
 func (j *job) startRun(ctx workflow.Context, nominal time.Time, kind runKind) {
 	id := jobs.OccurrenceID(j.key.JobWorkflowID(), nominal)
 	if kind == runNow {
-		id += j.runNowIDs.suffix(nominal)
+		id += j.local.runNowIDs.suffix(nominal)
 	}
 	j.running++
 	o := occurrence{key: j.key, id: id, nominal: nominal, action: *j.state.Job.Properties.Action,
@@ -396,7 +353,7 @@ func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
 // say.
 func (j *job) count(e ended) {
 	j.pending.rows = append(j.pending.rows, e.rows...)
-	j.outcome = e.result.Status
+	j.local.outcome = e.result.Status
 	st := j.status()
 	st.ExecutionCount++
 	st.LastExecutionTime = &e.started
@@ -424,11 +381,17 @@ func (j *job) count(e ended) {
 
 // settle completes an enabled job that has nothing left to run.
 func (j *job) settle() {
-	p := &j.state.Job.Properties
-	if p.State == jobs.Enabled && j.state.Next == nil && j.running == 0 && j.state.Buffered == nil && len(j.state.Backfill) == 0 {
-		p.State = jobs.Completed
+	if j.spent() {
+		j.state.Job.Properties.State = jobs.Completed
 		j.revise()
 	}
+}
+
+// spent reports whether an enabled job has nothing left to run: no next
+// occurrence, none running, buffered or queued for a backfill.
+func (j *job) spent() bool {
+	return j.state.Job.Properties.State == jobs.Enabled && j.state.Next == nil && j.running == 0 &&
+		j.state.Buffered == nil && len(j.state.Backfill) == 0
 }
 
 // revise gives the definition its next revision and ETag: it changed.
@@ -439,7 +402,7 @@ func (j *job) revise() {
 
 // etag is the job's ETag, empty when it does not exist.
 func (j *job) etag() string {
-	if j.state == nil || j.deleted {
+	if j.state == nil || j.local.deleted {
 		return ""
 	}
 	return j.state.Job.ETag

@@ -10,11 +10,74 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
-// Message handlers change the job's state and leave the rest to the loop
-// (j.pending), so that the loop sees each change at its next step. Only a
-// PUT blocks, while its collection admits the definition (unless the PUT
-// carries its admission), and a DELETE, until its collection has the
-// request to forget the job.
+// Message handlers validate a message, decide the change it makes and
+// hand it to apply, the one function that changes the job's state for
+// them; apply leaves the rest to the loop (j.pending), which sees each
+// change at its next step. Only a PUT blocks, while its collection admits
+// the definition (unless the PUT carries its admission), and a DELETE,
+// until its collection has the request to forget the job.
+
+// A jobChange is what a message does to the job's state: one of the
+// types below, which apply makes.
+type jobChange interface{ isChange() }
+
+type (
+	// definition makes job, in its accepted form, the definition,
+	// planned from now: a PUT, a PATCH, or the collection enabling the
+	// job again.
+	definition struct{ job jobs.Job }
+	// disabling disables an enabled job for reason: its collection was
+	// disabled.
+	disabling struct{ reason string }
+	// deletion deletes the job: by a DELETE, or by its collection, which
+	// forgets it then and may hold it until a time.
+	deletion struct {
+		byCollection bool
+		holdUntil    time.Time // zero, or when the hold ends
+	}
+	// backfilling queues past occurrences to run as a backfill.
+	backfilling struct{ times []time.Time }
+	// immediateRun asks for a run now, outside the schedule, of nominal
+	// time at.
+	immediateRun struct{ at time.Time }
+)
+
+func (definition) isChange()   {}
+func (disabling) isChange()    {}
+func (deletion) isChange()     {}
+func (backfilling) isChange()  {}
+func (immediateRun) isChange() {}
+
+// apply makes a change to the job's state, and marks it for the loop. It
+// validates nothing: the handler decided the change from what history
+// holds (an update's validator refuses a bad write before it enters
+// history), so that a replay makes the same change.
+func (j *job) apply(ctx workflow.Context, c jobChange) error {
+	switch c := c.(type) {
+	case definition:
+		if err := j.define(ctx, c.job); err != nil {
+			return err
+		}
+	case disabling:
+		p := &j.state.Job.Properties
+		p.State, p.StateReason = jobs.Disabled, c.reason
+		j.revise()
+	case deletion:
+		j.local.deleted = true
+		if c.byCollection {
+			j.admission.forgotten = true
+		}
+		if c.holdUntil.After(j.local.holdUntil) {
+			j.local.holdUntil = c.holdUntil
+		}
+	case backfilling:
+		j.state.Backfill = append(j.state.Backfill, c.times...)
+	case immediateRun:
+		j.pending.runsNow = append(j.pending.runsNow, c.at)
+	}
+	j.pending.applied = true
+	return nil
+}
 
 func (j *job) register(ctx workflow.Context) error {
 	j.describe(ctx)
@@ -52,7 +115,7 @@ func (j *job) register(ctx workflow.Context) error {
 		for {
 			var a jobs.AdmitAnswer
 			admitted.Receive(ctx, &a)
-			j.admission.answers[a.Seq] = a
+			j.admission.receive(a)
 		}
 	})
 	return nil
@@ -64,54 +127,52 @@ func collectionDisabledReason(k jobs.Key) string {
 	return "job collection " + k.Collection + " was disabled"
 }
 
-// onCollection applies what the job's collection did: a deleted
+// onCollection applies what the job's collection told it: a deleted
 // collection deletes the job; enabling or disabling it enables or
 // disables the job, unless the job has ended (final states stay) or it
 // heard of a newer change of the collection already. It has no validator:
 // a change always applies, and a job that is not defined yet keeps only a
 // deletion.
-func (j *job) onCollection(ctx workflow.Context, change jobs.CollectionChange) (struct{}, error) {
-	if change.Terms != nil && !j.admission.heard(*change.Terms) {
-		change.State = ""
+func (j *job) onCollection(ctx workflow.Context, told jobs.CollectionChange) (struct{}, error) {
+	if told.Terms != nil && !j.admission.heard(*told.Terms) {
+		told.State = ""
 	}
+	var err error
 	switch {
-	case change.Deleted:
-		j.deleted, j.forgotten = true, true
+	case told.Deleted:
+		d := deletion{byCollection: true}
 		// A job that took the held admission had the PUT that carried
 		// it: no other PUT carries it, and the job ends at once.
-		if change.HoldUntil.After(j.holdUntil) && (change.Gen == 0 || change.Gen != j.admission.took) {
-			j.holdUntil = change.HoldUntil
+		if told.Gen == 0 || told.Gen != j.admission.took {
+			d.holdUntil = told.HoldUntil
 		}
-		j.pending.changed = true
+		err = j.apply(ctx, d)
 	case j.state == nil:
-	case change.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
-		p := &j.state.Job.Properties
-		p.State, p.StateReason = jobs.Disabled, collectionDisabledReason(j.key)
-		j.revise()
-		j.pending.changed = true
-	case change.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
+	case told.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
+		err = j.apply(ctx, disabling{reason: collectionDisabledReason(j.key)})
+	case told.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
 		def := j.state.Job
 		// An enabled job has nothing to explain (jobs.Job.Accept).
 		def.Properties.State, def.Properties.StateReason = jobs.Enabled, ""
-		if _, err := j.define(ctx, def); err != nil {
+		if err := j.apply(ctx, definition{job: def}); err != nil {
 			workflow.GetLogger(ctx).Error("enable job", "error", err)
 		}
 	}
-	return struct{}{}, nil
+	return struct{}{}, err
 }
 
 func (j *job) query() (jobs.JobView, error) {
 	if j.state == nil {
 		return jobs.JobView{}, jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
-	return jobs.JobView{Job: j.view(), Deleted: j.deleted}, nil
+	return jobs.JobView{Job: j.view(), Deleted: j.local.deleted}, nil
 }
 
 // preview lists the job's next scheduled runs: from the next planned
 // occurrence on, as many as count and endTime leave. A query may compute
 // freely: it records nothing in history.
 func (j *job) preview(req jobs.PreviewRequest) ([]time.Time, error) {
-	if j.state == nil || j.deleted {
+	if j.state == nil || j.local.deleted {
 		return nil, jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	times, _ := jobs.UpcomingStarts(j.key, j.state.Job, j.state.Created, j.state.Runs, j.state.Next, req.Count)
@@ -137,8 +198,8 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	if err := j.exists(); err != nil {
 		return err
 	}
-	if j.state == nil && graceLeft(ctx) == 0 {
-		// Past its grace a job never defined is on its way out (abandoned):
+	if j.state == nil && j.graceLeft(ctx) == 0 {
+		// Past its grace a job never defined is on its way out (plan.abandon):
 		// the API sends the PUT again, to the workflow that starts next.
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
@@ -211,7 +272,7 @@ func (j *job) redefinable() error {
 
 // exists rejects messages to a deleted job.
 func (j *job) exists() error {
-	if j.deleted {
+	if j.local.deleted {
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
 	return nil
@@ -316,14 +377,15 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 		// included; enabling the collection enables them.
 		p.State, p.StateReason = jobs.Disabled, collectionDisabledReason(j.key)
 	}
-	job, err := j.define(ctx, def)
-	return jobs.PutJobResult{Job: job, Created: created}, err
+	if err := j.apply(ctx, definition{job: def}); err != nil {
+		return jobs.PutJobResult{}, err
+	}
+	return jobs.PutJobResult{Job: j.view(), Created: created}, nil
 }
 
-// define makes def, in its accepted form, the job's definition, planned
-// from now. It validates nothing: the write was validated before it
-// entered history.
-func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
+// define is apply's for a definition: def becomes the job's definition,
+// planned from now.
+func (j *job) define(ctx workflow.Context, def jobs.Job) error {
 	c := creationTime(ctx)
 	if j.state == nil {
 		j.state = &jobs.JobState{}
@@ -337,15 +399,14 @@ func (j *job) define(ctx workflow.Context, def jobs.Job) (jobs.Job, error) {
 	st.Job, st.Created, st.Runs = def, c, 0
 	st.Job.Properties.Status = status
 	j.revise()
-	next, err := j.first(ctx, c)
+	next, err := j.firstNominal(ctx, c)
 	if err != nil {
-		return jobs.Job{}, err
+		return err
 	}
-	j.ahead = ahead{}
+	j.local.ahead = ahead{}
 	j.setNext(next)
 	j.settle()
-	j.pending.changed = true
-	return j.view(), nil
+	return nil
 }
 
 func (j *job) validateRunNow(workflow.Context, jobs.RunNowRequest) error {
@@ -375,8 +436,7 @@ func (j *job) preconditions(p jobs.Preconditions) error {
 // it in this task, before anything else (a DELETE that follows cancels it
 // as it cancels every run in flight).
 func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, error) {
-	j.pending.runsNow = append(j.pending.runsNow, workflow.Now(ctx).UTC())
-	return struct{}{}, nil
+	return struct{}{}, j.apply(ctx, immediateRun{at: workflow.Now(ctx).UTC()})
 }
 
 // delete deletes the job, and answers once its collection has the
@@ -384,8 +444,9 @@ func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, erro
 // though the collection admits new jobs ahead of their PUTs (an update,
 // which would come before a leave still on its way).
 func (j *job) delete(ctx workflow.Context, _ jobs.DeleteJobRequest) (struct{}, error) {
-	j.deleted = true
-	j.pending.changed = true
+	if err := j.apply(ctx, deletion{}); err != nil {
+		return struct{}{}, err
+	}
 	j.leave(ctx)
 	return struct{}{}, nil
 }

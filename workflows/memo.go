@@ -31,7 +31,7 @@ func (j *job) flush(ctx workflow.Context) {
 		return
 	}
 	fields := map[string]any{}
-	view := jobs.JobView{Job: j.view().Redacted(), Deleted: j.deleted, Created: j.state.Created}
+	view := jobs.JobView{Job: j.view().Redacted(), Deleted: j.local.deleted, Created: j.state.Created}
 	view.Job.Properties.Status = nil // under MemoStatus
 	if enc, ok := changed(view, j.memo.job); ok {
 		fields[jobs.MemoJob], j.memo.job = view, enc
@@ -62,8 +62,8 @@ func (j *job) upsertAttributes(ctx workflow.Context) {
 	if st, ok := current.GetKeyword(jobs.AttrState); !ok || st != string(j.state.Job.Properties.State) {
 		updates = append(updates, jobs.AttrState.ValueSet(string(j.state.Job.Properties.State)))
 	}
-	if o, ok := current.GetKeyword(jobs.AttrStatus); j.outcome != "" && (!ok || o != string(j.outcome)) {
-		updates = append(updates, jobs.AttrStatus.ValueSet(string(j.outcome)))
+	if o, ok := current.GetKeyword(jobs.AttrStatus); j.local.outcome != "" && (!ok || o != string(j.local.outcome)) {
+		updates = append(updates, jobs.AttrStatus.ValueSet(string(j.local.outcome)))
 	}
 	if len(updates) == 0 {
 		return

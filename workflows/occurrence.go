@@ -107,9 +107,9 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 		message = fmt.Sprintf("%s: %s", message, resp.Body)
 	}
 	result.HTTPStatus, result.Message, result.Attempts = resp.StatusCode, message, attempts
-	ended := workflow.Now(ctx)
+	end := workflow.Now(ctx)
 	return result, jobs.HistoryRow{
-		StartTime: &started, EndTime: &ended, ExpectedExecutionTime: o.nominal, ActionName: name,
+		StartTime: &started, EndTime: &end, ExpectedExecutionTime: o.nominal, ActionName: name,
 		Status: result.Status, Message: message, RetryCount: result.Attempts - 1, RepeatCount: o.repeat,
 		Backfill: o.kind == backfill,
 	}
@@ -178,19 +178,19 @@ func (o occurrence) first(ctx workflow.Context, spec jobs.ActionSpec, name strin
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		Summary:             opts.Summary,
 	})
-	var started jobs.FirstAttempt
-	err = workflow.ExecuteLocalActivity(lctx, acts.FirstAttempt, in).Get(ctx, &started)
+	var attempt jobs.FirstAttempt
+	err = workflow.ExecuteLocalActivity(lctx, acts.FirstAttempt, in).Get(ctx, &attempt)
 	switch {
 	case err != nil:
 		resp, err = answer(jobs.HTTPResponse{}, err)
 		return resp, false, err
-	case started.Declined:
+	case attempt.Declined:
 		return jobs.HTTPResponse{}, true, nil
-	case started.Queue == "":
-		return started.Response, false, nil
+	case attempt.Queue == "":
+		return attempt.Response, false, nil
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: started.Queue,
+		TaskQueue: attempt.Queue,
 		// The queue's process polls it at once; nobody polls it once that
 		// process is gone.
 		ScheduleToStartTimeout: jobs.ActionHeartbeatTimeout,
@@ -200,7 +200,7 @@ func (o occurrence) first(ctx workflow.Context, spec jobs.ActionSpec, name strin
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 		Summary:     opts.Summary,
 	})
-	err = workflow.ExecuteActivity(actx, acts.AwaitAttempt, jobs.AwaitAttemptInput{ID: started.ID}).Get(ctx, &resp)
+	err = workflow.ExecuteActivity(actx, acts.AwaitAttempt, jobs.AwaitAttemptInput{ID: attempt.ID}).Get(ctx, &resp)
 	resp, err = answer(resp, err)
 	return resp, false, err
 }

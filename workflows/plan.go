@@ -10,7 +10,7 @@ import (
 
 // Every computation of occurrences runs in a SideEffect: a later fix to the
 // engine never changes the history of a running job. One SideEffect plans
-// many occurrences ahead (j.ahead), as the Temporal scheduler caches its
+// many occurrences ahead (j.local.ahead), as the Temporal scheduler caches its
 // next times: an occurrence costs no marker of its own.
 
 const (
@@ -54,8 +54,9 @@ func (a ahead) covers(now time.Time) bool {
 	return a.End || len(a.Times) > 0 && a.Times[len(a.Times)-1].After(now)
 }
 
-// first returns the job's first run when planned at c.
-func (j *job) first(ctx workflow.Context, c time.Time) (*time.Time, error) {
+// firstNominal returns the nominal time of the job's first run when
+// planned at c.
+func (j *job) firstNominal(ctx workflow.Context, c time.Time) (*time.Time, error) {
 	var next *time.Time
 	err := j.sideEffect(ctx, &next, func(r *recurrence.Rule) any {
 		if r == nil {
@@ -73,9 +74,9 @@ func (j *job) first(ctx workflow.Context, c time.Time) (*time.Time, error) {
 // and the next one: from the plan ahead when it covers now, else from a
 // new plan that looks ahead again.
 func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan, error) {
-	if j.ahead.covers(now) {
+	if j.local.ahead.covers(now) {
 		p := catchUpPlan{Due: []time.Time{nominal}}
-		times := j.ahead.Times
+		times := j.local.ahead.Times
 		for len(times) > 0 && !times[0].After(now) {
 			p.add(times[0])
 			times = times[1:]
@@ -84,7 +85,7 @@ func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan
 			next := times[0]
 			p.Next, times = &next, times[1:]
 		}
-		j.ahead.Times = times
+		j.local.ahead.Times = times
 		return p, nil
 	}
 	var planned plannedAhead
@@ -115,7 +116,7 @@ func (j *job) catchUp(ctx workflow.Context, nominal, now time.Time) (catchUpPlan
 	if err != nil {
 		return catchUpPlan{}, err
 	}
-	j.ahead = planned.Ahead
+	j.local.ahead = planned.Ahead
 	return planned.Plan, nil
 }
 
@@ -129,9 +130,9 @@ type plannedAhead struct {
 // gets nil if the rule no longer compiles.
 func (j *job) sideEffect(ctx workflow.Context, into any, ask func(*recurrence.Rule) any) error {
 	def := j.state.Job.Properties.Schedule()
-	created := j.state.Created
+	c := j.state.Created
 	return workflow.SideEffect(ctx, func(workflow.Context) any {
-		rule, err := recurrence.Compile(def, created)
+		rule, err := recurrence.Compile(def, c)
 		if err != nil {
 			// Validated at every PUT; a rule that stops compiling (an
 			// engine change) ends the schedule rather than the workflow.

@@ -23,20 +23,18 @@ func (j *job) finished() bool {
 	return (st == jobs.Completed || st == jobs.Faulted) && j.running == 0
 }
 
-// retain notes when a finished job deletes itself, once: its finish time
-// plus the retention the worker says. step calls it, so that the planner
-// (wake) only reads j.retention.until.
+// retain notes when a finished job deletes itself: its finish time plus
+// the retention the worker says. step calls it once the job is finished,
+// when the planner says (plan.retain), so that the planner only reads
+// j.local.retention.
 func (j *job) retain(ctx workflow.Context) {
-	if !j.finished() || j.retention.known {
-		return
-	}
-	j.retention.known = true
+	j.local.retention.known = true
 	if j.state.Finished == nil {
 		now := workflow.Now(ctx)
 		j.state.Finished = &now
 	}
 	if d := finishedRetention(ctx); d > 0 {
-		j.retention.until = j.state.Finished.Add(d)
+		j.local.retention.until = j.state.Finished.Add(d)
 	}
 }
 
@@ -44,10 +42,10 @@ func (j *job) retain(ctx workflow.Context) {
 // retain noted, while the job is finished (a run now of a finished job
 // keeps it until the run ends).
 func (j *job) expiry() (time.Time, bool) {
-	if !j.finished() || j.retention.until.IsZero() {
+	if !j.finished() || j.local.retention.until.IsZero() {
 		return time.Time{}, false
 	}
-	return j.retention.until, true
+	return j.local.retention.until, true
 }
 
 // finishedRetention asks the worker how long finished jobs are kept; when
@@ -66,5 +64,5 @@ func finishedRetention(ctx workflow.Context) time.Duration {
 // forgets it as the workflow ends (its quota slot is free again). Its
 // history rows stay until the namespace's retention, as a deleted job's.
 func (j *job) expire() {
-	j.deleted = true
+	j.local.deleted = true
 }

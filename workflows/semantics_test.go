@@ -786,9 +786,8 @@ func TestADeleteCancelsTheRunInFlight(t *testing.T) {
 // TestACatchUpWithJitterTakesEveryOccurrenceWhoseStartHasPassed: a job
 // with a jitter resumes after an outage at a moment when an occurrence
 // less than a jitter old has already reached its own start. The catch-up
-// takes it in the same step as the older ones, rather than leaving the
-// loop to plan a wake-up that has passed (the spin guard of newEnv fails
-// the test then).
+// takes it in the same step as the older ones: the planner makes every
+// start that has passed due, and wakes the loop only for one to come.
 func TestACatchUpWithJitterTakesEveryOccurrenceWhoseStartHasPassed(t *testing.T) {
 	const jitter = 50 * time.Second
 	// The first minute whose occurrence starts within its first 40 s.

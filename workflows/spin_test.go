@@ -17,18 +17,20 @@ import (
 
 // Every workflow test runs in an environment from newEnv, which fails the
 // test on a loop that turns without blocking: an await whose condition
-// holds at once, too many times in a row, or the job's loop saying its
-// planner named a wake-up already past. (A loop that never awaits at all
-// meets the SDK's deadlock detector, which fails its workflow task.)
+// holds at once, too many times in a row. (A loop that never awaits at all
+// meets the SDK's deadlock detector, which fails its workflow task.) It
+// fails the test too when the job's loop reports that the recurrence
+// engine planned no progress, which ends the schedule where it would
+// otherwise take the same occurrence again.
 
 // maxAwaitStreak is how many awaits in a row may return at once: each
 // such turn must have done work, and work that arrives while the loop
 // does other work is bounded.
 const maxAwaitStreak = 20
 
-// pastWakeUp is what the job's loop logs when its planner and its step
-// disagree (workflows.msgPastWakeUp).
-const pastWakeUp = "planned a wake-up that has passed"
+// noProgress is what the job's loop logs when the recurrence engine plans
+// an occurrence that is not after the one before (workflows.msgNoProgress).
+const noProgress = "planned an occurrence that is not after the one before"
 
 // newEnv returns a test environment whose workflows fail the test when
 // they spin.
@@ -41,14 +43,14 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-// spinLog fails the test when the job's loop reports a past wake-up.
+// spinLog fails the test when the job's loop reports no progress.
 type spinLog struct {
 	log.Logger
 	t *testing.T
 }
 
 func (l *spinLog) Error(msg string, keyvals ...any) {
-	if strings.Contains(msg, pastWakeUp) {
+	if strings.Contains(msg, noProgress) {
 		l.t.Errorf("%s %v", msg, keyvals)
 	}
 	l.Logger.Error(msg, keyvals...)

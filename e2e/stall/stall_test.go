@@ -26,8 +26,9 @@ import (
 const collection = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
 
 // spinning are what recur logs when a workflow's loop turns without
-// blocking: the SDK's deadlock detector, and the job loop's own guard.
-var spinning = []string{"TMPRL1101", "Potential deadlock detected", "planned a wake-up that has passed"}
+// blocking (the SDK's deadlock detector), or when the job's loop meets an
+// occurrence it cannot move past (workflows.msgNoProgress).
+var spinning = []string{"TMPRL1101", "Potential deadlock detected", "planned an occurrence that is not after the one before"}
 
 var client = &http.Client{Timeout: 3 * time.Minute}
 
