@@ -140,7 +140,8 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	if err := decode(c, &job, withoutStatus); err != nil {
 		return err
 	}
-	if err := s.accept(k, &job); err != nil {
+	created := time.Now().UTC().Truncate(time.Second)
+	if err := s.accept(k, &job, created); err != nil {
 		return err
 	}
 	cond, err := preconditions(c)
@@ -153,6 +154,15 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 		if err != nil {
 			return err
 		}
+		if adm != nil && cond.IfMatch == "" {
+			started, err := s.startJob(ctx, k, job, created, *adm)
+			if started != nil {
+				res = jobs.PutJobResult{Job: *started, Created: true}
+			}
+			if err != nil || started != nil {
+				return err
+			}
+		}
 		return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
 			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm}, &res)
 	})
@@ -163,13 +173,13 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	return nil
 }
 
-// accept checks a job definition before anything is touched, and
-// refuses Workflow actions aimed where the operator does not allow them.
-// The job workflow validates the definition again with its own clock as
-// the creation time; where its actions may reach is the API's to check
-// (and the activity's, as the last line).
-func (s *Server) accept(k jobs.Key, job *jobs.Job) error {
-	if err := job.AcceptNew(k, time.Now().UTC()); err != nil {
+// accept checks a job definition, planned at created, before anything is
+// touched, and refuses Workflow actions aimed where the operator does not
+// allow them. The job workflow validates a definition sent as an update
+// again with its own clock as the creation time; where its actions may
+// reach is the API's to check (and the activity's, as the last line).
+func (s *Server) accept(k jobs.Key, job *jobs.Job, created time.Time) error {
+	if err := job.AcceptNew(k, created); err != nil {
 		return err
 	}
 	return s.workflowTargets.CheckJob(job, s.namespace)

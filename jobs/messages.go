@@ -265,11 +265,18 @@ type CollectionInput struct {
 	Reservations int `json:",omitempty"`
 }
 
-// JobInput starts a job workflow (State nil: the definition arrives with
-// the first PutJobRequest update), or continues one as new.
+// JobInput starts a job workflow, or continues one as new. A workflow
+// the API starts for a new job's PUT holds its definition (State, from
+// NewJob) and the admission of its collection the PUT took; one started
+// without State waits for its definition in a PutJobRequest update.
 type JobInput struct {
 	Key   Key
 	State *JobState
+	// Origin names the job's ETags (NewETag) when it is not the first run
+	// ID of the workflow's chain: a job the API started names them before
+	// Temporal gives the run its ID.
+	Origin    string     `json:",omitempty"`
+	Admission *Admission `json:",omitempty"`
 }
 
 // JobState is what a job workflow carries across continue-as-new.

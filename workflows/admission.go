@@ -63,9 +63,8 @@ func (a *admission) receive(answer jobs.AdmitAnswer) {
 }
 
 // admissionMargin is how long before an Admission's Until a job stops
-// taking it: the collection's clock and the job's are the server's, but
-// not always the same host's.
-const admissionMargin = 5 * time.Second
+// taking it.
+const admissionMargin = jobs.AdmissionMargin
 
 // admit has the job's collection admit def, unless the PUT carries the
 // collection's admission (adm), or the job is defined already, and the

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -28,14 +29,17 @@ const maxOccurrencesPerRun = 100
 // all that the one planner (plan) says is due, flush writes what changed,
 // and sleep waits until the wake-up the planner names.
 func Job(ctx workflow.Context, in jobs.JobInput) error {
-	j := &job{key: in.Key, state: in.State, firstRun: workflow.GetInfo(ctx).FirstRunID,
+	j := &job{key: in.Key, state: in.State, firstRun: cmp.Or(in.Origin, workflow.GetInfo(ctx).FirstRunID),
 		graceEnd: workflow.GetInfo(ctx).WorkflowStartTime.Add(undefinedGrace)}
+	if in.Admission != nil {
+		j.startedDefined(*in.Admission)
+	}
 	return j.loop(ctx)
 }
 
 type job struct {
 	key      jobs.Key
-	firstRun string         // the first run ID of the workflow's chain, for ETags
+	firstRun string         // the origin of its ETags: the first run ID of the workflow's chain, or the API's (JobInput.Origin)
 	graceEnd time.Time      // when a job never defined gives up its name (undefinedGrace)
 	state    *jobs.JobState // nil until the first PUT; carried across continue-as-new
 	local    localState     // the rest of the job's state, this run's own
@@ -190,7 +194,7 @@ func (j *job) ending(ctx workflow.Context) error {
 	case j.local.deleted:
 		return errDeleted
 	case j.over(momentOf(ctx)):
-		return workflow.NewContinueAsNewError(ctx, jobs.JobWorkflowName, jobs.JobInput{Key: j.key, State: j.state})
+		return workflow.NewContinueAsNewError(ctx, jobs.JobWorkflowName, jobs.JobInput{Key: j.key, State: j.state, Origin: j.firstRun})
 	}
 	return nil
 }

@@ -121,12 +121,6 @@ func (j *job) register(ctx workflow.Context) error {
 	return nil
 }
 
-// collectionDisabledReason is the stateReason of a job its collection
-// disabled.
-func collectionDisabledReason(k jobs.Key) string {
-	return "job collection " + k.Collection + " was disabled"
-}
-
 // onCollection applies what the job's collection told it: a deleted
 // collection deletes the job; enabling or disabling it enables or
 // disables the job, unless the job has ended (final states stay) or it
@@ -149,7 +143,7 @@ func (j *job) onCollection(ctx workflow.Context, told jobs.CollectionChange) (st
 		err = j.apply(ctx, d)
 	case j.state == nil:
 	case told.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
-		err = j.apply(ctx, disabling{reason: collectionDisabledReason(j.key)})
+		err = j.apply(ctx, disabling{reason: jobs.CollectionDisabledReason(j.key)})
 	case told.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
 		def := j.state.Job
 		// An enabled job has nothing to explain (jobs.Job.Accept).
@@ -375,7 +369,7 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 	if p := &def.Properties; collectionDisabled && !strings.EqualFold(string(p.State), string(jobs.Disabled)) {
 		// A disabled collection's jobs do not run, those defined into it
 		// included; enabling the collection enables them.
-		p.State, p.StateReason = jobs.Disabled, collectionDisabledReason(j.key)
+		p.State, p.StateReason = jobs.Disabled, jobs.CollectionDisabledReason(j.key)
 	}
 	if err := j.apply(ctx, definition{job: def}); err != nil {
 		return jobs.PutJobResult{}, err

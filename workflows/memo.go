@@ -31,13 +31,11 @@ func (j *job) flush(ctx workflow.Context) {
 		return
 	}
 	fields := map[string]any{}
-	view := jobs.JobView{Job: j.view().Redacted(), Deleted: j.local.deleted, Created: j.state.Created}
-	view.Job.Properties.Status = nil // under MemoStatus
+	view, status := j.state.Views(j.local.deleted)
 	if enc, ok := changed(view, j.memo.job); ok {
 		fields[jobs.MemoJob], j.memo.job = view, enc
 	}
 	starting := j.running > 0 && len(j.pending.rows) == 0 && len(fields) == 0
-	status := jobs.StatusView{Status: *j.status(), Runs: j.state.Runs}
 	if enc, ok := changed(status, j.memo.status); ok && !starting {
 		fields[jobs.MemoStatus], j.memo.status = status, enc
 	}

@@ -38,6 +38,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
@@ -171,10 +172,11 @@ func record(dir, tag string) error {
 	time.Sleep(time.Second) // the collection's task that takes the signal
 	// A job far from its first run, admitted by its collection ahead of
 	// its PUT, as the API asks, beside a name whose PUT never comes (the
-	// collection gives it up once it looks), and redefined without asking
-	// its collection again (its terms allow it), which the collection
-	// tells of a PUT that disables it, an enable, and the collection's
-	// DELETE, which ends the collection's workflow.
+	// collection gives it up once it looks), started defined by its PUT
+	// as the API starts a new job, and redefined without asking its
+	// collection again (its terms allow it), which the collection tells
+	// of a PUT that disables it, an enable, and the collection's DELETE,
+	// which ends the collection's workflow.
 	idle := k
 	idle.Job = "idle"
 	var answers []jobs.AdmitAnswer
@@ -185,15 +187,15 @@ func record(dir, tag string) error {
 	if len(answers) != 2 || answers[0].Admission == nil {
 		return fmt.Errorf("the collection did not admit job idle ahead: %+v", answers)
 	}
-	admission := answers[0].Admission
-	for _, later := range []time.Duration{24 * time.Hour, 25 * time.Hour} {
-		if err := put(ctx, c, idle, jobs.JobWorkflowName, jobs.JobInput{Key: idle}, idle.JobWorkflowID(), jobs.UpdatePutJob,
-			jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(later)),
-				Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}},
-				Admission: admission}); err != nil {
-			return err
-		}
-		admission = nil
+	idleJob := func(later time.Duration) jobs.Job {
+		return jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(later)),
+			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}}
+	}
+	if err := startDefined(ctx, c, idle, idleJob(24*time.Hour), *answers[0].Admission); err != nil {
+		return err
+	}
+	if err := put(ctx, c, idle, "", nil, idle.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: idleJob(25 * time.Hour)}); err != nil {
+		return err
 	}
 	time.Sleep(reservationsLooked) // the collection looks at the jobs it reserved names for
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
@@ -296,6 +298,21 @@ func put(ctx context.Context, c client.Client, k jobs.Key, workflow string, inpu
 		return fmt.Errorf("%s on %s: %w", update, id, err)
 	}
 	return handle.Get(ctx, nil)
+}
+
+// startDefined starts the workflow of job k, defined by def, which its
+// collection admitted (adm), as the API starts a new job's.
+func startDefined(ctx context.Context, c client.Client, k jobs.Key, def jobs.Job, adm jobs.Admission) error {
+	created := time.Now().UTC().Truncate(time.Second)
+	if err := def.AcceptNew(k, created); err != nil {
+		return err
+	}
+	opts, in, ok := api.NewJobStart(k, def, created, adm)
+	if !ok {
+		return fmt.Errorf("job %s has no occurrence to come", k.Job)
+	}
+	_, err := c.ExecuteWorkflow(ctx, opts, jobs.JobWorkflowName, in)
+	return err
 }
 
 // patch sends job k a PATCH of its current definition, as the API does.

@@ -1,0 +1,66 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/worker"
+)
+
+// TestAJobStartedDefinedRunsWithoutAskingItsCollection: a job whose
+// workflow the API started with its definition and its collection's
+// admission (jobs.NewJob) runs its occurrences from its first task, names
+// its ETags by the API's origin, knows its collection's terms from the
+// admission (a redefinition asks the collection nothing), and asks to be
+// forgotten when it is deleted. Started while its collection is disabled,
+// it stays disabled, redefined as enabled too, and runs nothing.
+func TestAJobStartedDefinedRunsWithoutAskingItsCollection(t *testing.T) {
+	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	c := start.Add(-30 * time.Minute)
+	for _, disabled := range []bool{false, true} {
+		env := newEnv(t)
+		env.SetStartTime(c)
+		worker.Register(env, &activities.Activities{})
+		coll := newCollectionStandIn(env)
+		var ran []string
+		env.OnActivity(acts.HTTP, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, in jobs.HTTPRequestInput) (jobs.HTTPResponse, error) {
+				ran = append(ran, in.OccurrenceID)
+				return jobs.HTTPResponse{StatusCode: 200, Attempt: 1}, nil
+			}).Maybe()
+		def := hourly(start, 2)
+		require.NoError(t, def.AcceptNew(key, c))
+		st, ok := jobs.NewJob(key, def, c, "origin", disabled)
+		require.True(t, ok)
+		env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdatePutJob, jobs.PutJobRequest{Job: hourly(start, 2)}) }, 10*time.Minute)
+		var view jobs.JobView
+		env.RegisterDelayedCallback(func() {
+			res, err := env.QueryWorkflow(jobs.QueryJob)
+			require.NoError(t, err)
+			require.NoError(t, res.Get(&view))
+			update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
+		}, 3*time.Hour)
+		env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: st, Origin: "origin",
+			Admission: &jobs.Admission{Terms: jobs.CollectionTerms{Revision: 1, Disabled: disabled}, Until: c.Add(20 * time.Second), Gen: 1}})
+
+		require.True(t, env.IsWorkflowCompleted())
+		require.NoError(t, env.GetWorkflowError())
+		require.Len(t, coll.requests, 1, "the only request to the collection is the job's leave")
+		require.True(t, coll.requests[0].Leave)
+		if disabled {
+			require.Empty(t, ran)
+			require.Equal(t, jobs.Disabled, view.Job.Properties.State)
+			require.Equal(t, jobs.NewETag("origin", 2), view.Job.ETag, "the redefinition is its second revision")
+			continue
+		}
+		require.Equal(t, []string{"job:s/rg/c/j@2026-06-01T12:00:00Z", "job:s/rg/c/j@2026-06-01T13:00:00Z"}, ran)
+		require.Equal(t, jobs.Completed, view.Job.Properties.State)
+		require.Equal(t, jobs.NewETag("origin", 3), view.Job.ETag, "completing it is its third revision")
+	}
+}
