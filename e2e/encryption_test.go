@@ -287,7 +287,8 @@ func TestCodecEndpoint(t *testing.T) {
 	}})
 	require.Equal(t, http.StatusCreated, status, body)
 
-	// An encrypted payload as the UI gets it: the update that put the job.
+	// An encrypted payload as the UI gets it: the input that started the
+	// new job's workflow, which holds its definition.
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "secret"}
 	plain := st.Temporal.NewClientWithOptions(client.Options{})
 	iter := plain.GetWorkflowHistory(context.Background(), k.JobWorkflowID(), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -295,11 +296,11 @@ func TestCodecEndpoint(t *testing.T) {
 	for iter.HasNext() && payload == nil {
 		e, err := iter.Next()
 		require.NoError(t, err)
-		if a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil {
-			payload = a.GetAcceptedRequest().GetInput().GetArgs().GetPayloads()[0]
+		if a := e.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+			payload = a.GetInput().GetPayloads()[0]
 		}
 	}
-	require.NotNil(t, payload, "the job's history has an accepted update")
+	require.NotNil(t, payload, "the job's history has its start")
 	require.Equal(t, codec.EncodingEncrypted, string(payload.Metadata[codec.MetadataEncoding]))
 	request, err := json.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{payload}})
 	require.NoError(t, err)
@@ -339,9 +340,9 @@ func TestCodecEndpoint(t *testing.T) {
 		var decoded commonpb.Payloads
 		require.NoError(t, protojson.Unmarshal(data, &decoded))
 		require.Len(t, decoded.Payloads, 1)
-		var put jobs.PutJobRequest
-		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(decoded.Payloads[0], &put))
-		require.Equal(t, "user1", put.Job.Properties.Action.Request.Authentication.Username)
+		var in jobs.JobInput
+		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(decoded.Payloads[0], &in))
+		require.Equal(t, "user1", in.State.Job.Properties.Action.Request.Authentication.Username)
 		require.Contains(t, string(decoded.Payloads[0].Data), secretPassword, "the operator sees the definition as stored")
 	}
 

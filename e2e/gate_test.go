@@ -18,7 +18,8 @@ import (
 // update (a task it loses is run again, and the attempt sent again under
 // its idempotency key). So a run now, a backfill and a redefinition whose
 // first occurrence is due at once each start their action in the very
-// task that accepted them, with no timer in between.
+// task that accepted them, with no timer in between; a new job due at
+// once, whose PUT starts its workflow, in the workflow's first task.
 func TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate(t *testing.T) {
 	s := newStack(t)
 	target, got := newTarget(t)
@@ -72,10 +73,23 @@ func TestAnActionIsScheduledInTheTaskThatAcceptedItsUpdate(t *testing.T) {
 		accepted, ran = s.completions(t, k.JobWorkflowID())
 		return len(ran) == 3
 	}, 10*time.Second, 50*time.Millisecond, "three actions scheduled")
-	require.Len(t, accepted, 4, "the first PUT, the run now, the backfill and the redefinition each accepted in a task")
+	require.Len(t, accepted, 3, "the run now, the backfill and the redefinition each accepted in a task")
 	for task := range ran {
 		require.Contains(t, accepted, task, "the completion at event %d schedules an action but accepts no update", task)
 	}
+
+	// A new job due at once: its PUT starts the workflow, whose first
+	// task (completed at event 4) starts the action.
+	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/gated-now", job)
+	require.Equal(t, http.StatusCreated, status, body)
+	waitHit("a new job due at once")
+	k.Job = "gated-now"
+	require.Eventually(t, func() bool {
+		accepted, ran = s.completions(t, k.JobWorkflowID())
+		return len(ran) == 1
+	}, 10*time.Second, 50*time.Millisecond, "its action scheduled")
+	require.Empty(t, accepted, "the PUT of a new job is a start, not an update")
+	require.Equal(t, map[int64]bool{4: true}, ran, "the action starts in the workflow's first task")
 }
 
 // completions returns, by the event ID of the workflow task completion
