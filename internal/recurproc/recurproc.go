@@ -98,9 +98,11 @@ func StartServe(bin, address, namespace, keyFile, logPath string, profile bool) 
 	}
 	p := &Process{Temporal: address}
 	// The measuring tools' HTTP targets listen on loopback, which serve
-	// refuses by default (dev allows it).
+	// refuses by default (dev allows it); they measure what the cluster
+	// takes, not serve's default rate limit per subscription, which
+	// Schedules beside them do not meet (dev has none).
 	args := []string{"serve", "--temporal-address", address, "--namespace", namespace, "--encryption-key-file", keyFile,
-		"--egress-allow-loopback"}
+		"--egress-allow-loopback", "--rate-limit", "0"}
 	if err := p.launch(bin, args, ports[0], logPath, profile); err != nil {
 		return nil, err
 	}
