@@ -65,6 +65,16 @@ func newCollectionStandIn(env *testsuite.TestWorkflowEnvironment) *collectionSta
 	return c
 }
 
+// queryJob reads the job as its query answers, deleted or not.
+func queryJob(t *testing.T, env *testsuite.TestWorkflowEnvironment) jobs.JobView {
+	t.Helper()
+	res, err := env.QueryWorkflow(jobs.QueryJob)
+	require.NoError(t, err)
+	var v jobs.JobView
+	require.NoError(t, res.Get(&v))
+	return v
+}
+
 // update sends an update from within the test environment and fails the
 // test if it is rejected.
 func update(t *testing.T, env *testsuite.TestWorkflowEnvironment, name string, arg any) {
@@ -95,9 +105,7 @@ func TestJobRunsEveryOccurrenceOnceUnderItsID(t *testing.T) {
 	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdatePutJob, jobs.PutJobRequest{Job: hourly(start, 3)}) }, 0)
 	var view jobs.JobView
 	env.RegisterDelayedCallback(func() {
-		res, err := env.QueryWorkflow(jobs.QueryJob)
-		require.NoError(t, err)
-		require.NoError(t, res.Get(&view))
+		view = queryJob(t, env)
 		update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
 	}, 5*time.Hour)
 	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})

@@ -230,13 +230,7 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 }
 
 // query reads the job as its query answers, deleted or not.
-func (h *harness) query() jobs.JobView {
-	res, err := h.env.QueryWorkflow(jobs.QueryJob)
-	require.NoError(h.t, err)
-	var v jobs.JobView
-	require.NoError(h.t, res.Get(&v))
-	return v
-}
+func (h *harness) query() jobs.JobView { return queryJob(h.t, h.env) }
 
 // TestADeletedCollectionHoldsTheReservationsItCarried: a collection that
 // continued as new with reservations is deleted while it looks at the one

@@ -115,13 +115,7 @@ func (h *harness) put(job jobs.Job) {
 	update(h.t, h.env, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job})
 }
 
-func (h *harness) view() jobs.Job {
-	res, err := h.env.QueryWorkflow(jobs.QueryJob)
-	require.NoError(h.t, err)
-	var v jobs.JobView
-	require.NoError(h.t, res.Get(&v))
-	return v.Job
-}
+func (h *harness) view() jobs.Job { return queryJob(h.t, h.env).Job }
 
 // run executes the job workflow until it ends (deleted at end).
 func (h *harness) run(end time.Duration, in jobs.JobInput) {

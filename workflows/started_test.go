@@ -41,9 +41,7 @@ func TestAJobStartedDefinedRunsWithoutAskingItsCollection(t *testing.T) {
 		env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdatePutJob, jobs.PutJobRequest{Job: hourly(start, 2)}) }, 10*time.Minute)
 		var view jobs.JobView
 		env.RegisterDelayedCallback(func() {
-			res, err := env.QueryWorkflow(jobs.QueryJob)
-			require.NoError(t, err)
-			require.NoError(t, res.Get(&view))
+			view = queryJob(t, env)
 			update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
 		}, 3*time.Hour)
 		env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: st, Origin: "origin",
