@@ -57,8 +57,17 @@ func (a *admission) heard(t jobs.CollectionTerms) bool {
 }
 
 // receive keeps an answer of the collection's for the admission that
-// waits for it.
+// waits for it. An answer to a request this run has not sent is a late
+// one to the run before a continue-as-new (whose requests are numbered
+// from 1 too): it is dropped, as one to a request answered already is
+// never taken.
 func (a *admission) receive(answer jobs.AdmitAnswer) {
+	if answer.Seq > a.seq {
+		return
+	}
+	if a.answers == nil {
+		a.answers = map[int]jobs.AdmitAnswer{}
+	}
 	a.answers[answer.Seq] = answer
 }
 
@@ -87,9 +96,6 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 	}
 	if t := a.terms; t != nil && (j.state != nil || admitted) && !j.local.deleted && t.Check(gap, j.key.Collection) == nil {
 		return t.Disabled, nil
-	}
-	if a.answers == nil {
-		a.answers = map[int]jobs.AdmitAnswer{}
 	}
 	a.seq++
 	seq := a.seq

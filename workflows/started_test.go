@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
@@ -61,4 +62,40 @@ func TestAJobStartedDefinedRunsWithoutAskingItsCollection(t *testing.T) {
 		require.Equal(t, jobs.Completed, view.Job.Properties.State)
 		require.Equal(t, jobs.NewETag("origin", 3), view.Job.ETag, "completing it is its third revision")
 	}
+}
+
+// TestALateAnswerToTheRunBeforeIsDropped: a job continued as new may get
+// the answer its collection sent to the run before (whose requests are
+// numbered from 1 too) before it asks anything: the answer, here a
+// refusal, is dropped, and the redefinition that asks next takes its own
+// answer.
+func TestALateAnswerToTheRunBeforeIsDropped(t *testing.T) {
+	env := newEnv(t)
+	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	env.SetStartTime(start.Add(-30 * time.Minute))
+	worker.Register(env, &activities.Activities{})
+	coll := newCollectionStandIn(env)
+	def := hourly(start, 3)
+	require.NoError(t, def.Accept(key, start.Add(-time.Hour)))
+	next := start
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(jobs.SignalAdmitted, jobs.AdmitAnswer{Seq: 1,
+			Error: &jobs.Error{Code: jobs.CodeQuotaExceeded, Message: "the run before's refusal"}})
+	}, time.Minute)
+	var put error
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdatePutJob, "redefine", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { t.Errorf("redefinition rejected: %v", err) },
+			OnAccept:   func() {},
+			OnComplete: func(_ any, err error) { put = err },
+		}, jobs.PutJobRequest{Job: hourly(start, 3)})
+	}, 2*time.Minute)
+	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}) }, 3*time.Minute)
+	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: &jobs.JobState{Job: def, Created: start.Add(-time.Hour), Next: &next}})
+
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, put, "the redefinition took its own answer, not the run before's refusal")
+	require.NotEmpty(t, coll.requests, "the redefinition asked the collection")
+	require.Equal(t, 1, coll.requests[0].Seq)
 }
