@@ -12,7 +12,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -205,37 +204,14 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 	return jobs.PutResult{Collection: *c.ledger.Collection, Created: a.created}, a.err
 }
 
-// acceptedCollection is a PUT's definition in its accepted form, or why it
-// was refused, as accept records it.
-type acceptedCollection struct {
-	Collection jobs.Collection
-	Error      *jobs.Error `json:",omitempty"`
-}
-
-// accept returns def accepted (normalized and validated) in a side effect:
-// the accepted form enters history, and a replay takes it from there
-// without validating again, so that a validator made stricter after a
-// write was recorded never changes what the write did. validatePut has
-// refused the definitions Accept refuses today before they reach history.
+// accept returns def accepted (normalized and validated) once, in a side
+// effect (acceptOnce). validatePut has refused the definitions Accept
+// refuses today before they reach history.
 func (c *collection) accept(ctx workflow.Context, def jobs.Collection) (jobs.Collection, error) {
-	var out acceptedCollection
-	err := workflow.SideEffect(ctx, func(workflow.Context) any {
-		if err := def.Accept(c.ledger.Key); err != nil {
-			var e *jobs.Error
-			if !errors.As(err, &e) {
-				e = &jobs.Error{Code: jobs.CodeInvalidRequest, Message: err.Error()}
-			}
-			return acceptedCollection{Error: e}
-		}
-		return acceptedCollection{Collection: def}
-	}).Get(&out)
-	switch {
-	case err != nil:
-		return jobs.Collection{}, err
-	case out.Error != nil:
-		return jobs.Collection{}, out.Error.ToApplicationError()
-	}
-	return out.Collection, nil
+	return acceptOnce(ctx, func(workflow.Context) (jobs.Collection, error) {
+		err := def.Accept(c.ledger.Key) // normalizes def
+		return def, err
+	})
 }
 
 // preconditions refuses a write whose If-Match or If-None-Match the

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -306,42 +305,17 @@ func (j *job) patch(ctx workflow.Context, req jobs.PatchJobRequest) (jobs.PutJob
 	return j.redefine(ctx, def, req.Preconditions, req.Base, nil)
 }
 
-// accepted is a write's definition in its accepted form, or why it was
-// refused, as accept records it.
-type accepted struct {
-	Job   jobs.Job
-	Error *jobs.Error `json:",omitempty"`
-}
-
 // accept returns the definition def gives, accepted (normalized and
-// validated) in a side effect: the accepted form enters history, and a
-// replay takes it from there without validating again, so that a
-// validator made stricter after a write was recorded never changes what
-// the write did. The validator has refused the writes it refuses today
-// before they reach history.
+// validated) once, in a side effect (acceptOnce). The validator has
+// refused the writes it refuses today before they reach history.
 func (j *job) accept(ctx workflow.Context, def func() (jobs.Job, error)) (jobs.Job, error) {
-	var out accepted
-	err := workflow.SideEffect(ctx, func(ctx workflow.Context) any {
+	return acceptOnce(ctx, func(ctx workflow.Context) (jobs.Job, error) {
 		job, err := def()
 		if err == nil {
 			err = job.AcceptNew(j.key, creationTime(ctx))
 		}
-		if err != nil {
-			e, ok := jobs.FromApplicationError(err)
-			if !ok && !errors.As(err, &e) {
-				e = &jobs.Error{Code: jobs.CodeInvalidRequest, Message: err.Error()}
-			}
-			return accepted{Error: e}
-		}
-		return accepted{Job: job}
-	}).Get(&out)
-	switch {
-	case err != nil:
-		return jobs.Job{}, err
-	case out.Error != nil:
-		return jobs.Job{}, out.Error.ToApplicationError()
-	}
-	return out.Job, nil
+		return job, err
+	})
 }
 
 // redefine makes def the job's definition once its collection has
