@@ -65,8 +65,7 @@ func firstAttempt(t *testing.T, a *Activities, in jobs.FirstAttemptInput) (jobs.
 // returns the answer; the registry keeps nothing.
 func TestAFirstAttemptAnsweredWithinTheBudgetIsItsResult(t *testing.T) {
 	tg := newTarget(t)
-	a := New(localPolicy)
-	a.Attempts = NewAttempts(5 * time.Second)
+	a := withBudget(5 * time.Second)
 	out, err := firstAttempt(t, a, firstAttemptInput(tg.URL+"/?after=0s"))
 	require.NoError(t, err)
 	require.Empty(t, out.Queue)
@@ -81,8 +80,7 @@ func TestAFirstAttemptAnsweredWithinTheBudgetIsItsResult(t *testing.T) {
 // workflow task retried on this process) joins the request in flight.
 func TestAFirstAttemptPastTheBudgetIsHandedOffNotSentAgain(t *testing.T) {
 	tg := newTarget(t)
-	a := New(localPolicy)
-	a.Attempts = NewAttempts(50 * time.Millisecond)
+	a := withBudget(50 * time.Millisecond)
 	in := firstAttemptInput(tg.URL + "/?after=500ms")
 	out, err := firstAttempt(t, a, in)
 	require.NoError(t, err)
@@ -108,8 +106,7 @@ func TestAFirstAttemptPastTheBudgetIsHandedOffNotSentAgain(t *testing.T) {
 // runs cancels the await, which cancels the request.
 func TestAnAwaitCancelledCancelsTheAttempt(t *testing.T) {
 	tg := newTarget(t)
-	a := New(localPolicy)
-	a.Attempts = NewAttempts(50 * time.Millisecond)
+	a := withBudget(50 * time.Millisecond)
 	out, err := firstAttempt(t, a, firstAttemptInput(tg.URL+"/?after=1h"))
 	require.NoError(t, err)
 	require.NotEmpty(t, out.Queue)
@@ -130,10 +127,17 @@ func TestWithoutABudgetTheFirstAttemptDeclines(t *testing.T) {
 	tg := newTarget(t)
 	for _, r := range []*Attempts{nil, NewAttempts(0)} {
 		a := New(localPolicy)
-		a.Attempts = r
+		a.Attempts = r // nil: no registry at all
 		out, err := firstAttempt(t, a, firstAttemptInput(tg.URL+"/?after=0s"))
 		require.NoError(t, err)
 		require.True(t, out.Declined)
 	}
 	require.Equal(t, int32(0), tg.got.Load())
+}
+
+// withBudget returns activities whose first attempts have budget.
+func withBudget(budget time.Duration) *Activities {
+	a := New(localPolicy)
+	a.Attempts = NewAttempts(budget)
+	return a
 }

@@ -88,36 +88,21 @@ func TestBadSQLiteSyncStopsAtStart(t *testing.T) {
 // TestFinishedJobRetentionFlag: 60 days unless said otherwise, in days or
 // as a duration, 0 to keep finished jobs; a bad variable stops the start.
 func TestFinishedJobRetentionFlag(t *testing.T) {
-	parse := func(args ...string) (workerFlags, error) {
-		var w workerFlags
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		var envs envDefaults
-		w.register(fs, &envs)
-		if err := fs.Parse(args); err != nil {
-			return w, err
-		}
-		if err := envs.err(); err != nil {
-			return w, err
-		}
-		_, err := w.options()
-		return w, err
-	}
 	for args, want := range map[string]time.Duration{"": jobs.DefaultFinishedRetention, "7d": 7 * 24 * time.Hour, "90m": 90 * time.Minute, "0": 0} {
 		var w workerFlags
 		var err error
 		if args == "" {
-			w, err = parse()
+			w, err = parseWorkerFlags()
 		} else {
-			w, err = parse("--finished-job-retention", args)
+			w, err = parseWorkerFlags("--finished-job-retention", args)
 		}
 		require.NoError(t, err, args)
 		require.Equal(t, want, w.finishedRetention, args)
 	}
-	_, err := parse("--finished-job-retention", "-1h")
+	_, err := parseWorkerFlags("--finished-job-retention", "-1h")
 	require.ErrorContains(t, err, "--finished-job-retention must be 0 (keep) or more")
 	t.Setenv("RECUR_FINISHED_JOB_RETENTION", "sixty days")
-	_, err = parse()
+	_, err = parseWorkerFlags()
 	require.ErrorContains(t, err, "RECUR_FINISHED_JOB_RETENTION")
 }
 
@@ -192,33 +177,36 @@ func TestBadEnvironmentStopsAtStart(t *testing.T) {
 // budget, takes RECUR_ACTION_BUDGET, and refuses a budget that would hold
 // a job's workflow task (and its writes) for more than a second.
 func TestActionBudgetFlag(t *testing.T) {
-	parse := func(args ...string) (workerFlags, error) {
-		var w workerFlags
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		var envs envDefaults
-		w.register(fs, &envs)
-		if err := envs.err(); err != nil {
-			return w, err
-		}
-		if err := fs.Parse(args); err != nil {
-			return w, err
-		}
-		_, err := w.options()
-		return w, err
-	}
-	w, err := parse()
+	w, err := parseWorkerFlags()
 	require.NoError(t, err)
 	require.Equal(t, activities.DefaultActionBudget, w.actionBudget)
-	w, err = parse("--action-budget", "0")
+	w, err = parseWorkerFlags("--action-budget", "0")
 	require.NoError(t, err)
 	require.Zero(t, w.actionBudget, "0 makes every attempt an activity")
 	t.Setenv("RECUR_ACTION_BUDGET", "250ms")
-	w, err = parse()
+	w, err = parseWorkerFlags()
 	require.NoError(t, err)
 	require.Equal(t, 250*time.Millisecond, w.actionBudget)
 	for _, bad := range []string{"-1ms", "2s"} {
-		_, err = parse("--action-budget", bad)
+		_, err = parseWorkerFlags("--action-budget", bad)
 		require.ErrorContains(t, err, "--action-budget must be between 0 and 1s", bad)
 	}
+}
+
+// parseWorkerFlags parses a worker's flags as its command does, the
+// environment's defaults included, and checks the options they make.
+func parseWorkerFlags(args ...string) (workerFlags, error) {
+	var w workerFlags
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var envs envDefaults
+	w.register(fs, &envs)
+	if err := fs.Parse(args); err != nil {
+		return w, err
+	}
+	if err := envs.err(); err != nil {
+		return w, err
+	}
+	_, err := w.options()
+	return w, err
 }

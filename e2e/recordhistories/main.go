@@ -337,6 +337,18 @@ func kindOf(k jobs.Key, workflow string) temporal.SearchAttributes {
 	return k.SearchAttributes(jobs.KindJob)
 }
 
+// saveAfterRuns waits until job k has counted runs runs, deletes it and
+// saves its history as name.
+func saveAfterRuns(ctx context.Context, c client.Client, k jobs.Key, runs int, dir, name, tag string) error {
+	if err := waitRuns(ctx, c, k, runs); err != nil {
+		return err
+	}
+	if err := deleteJob(ctx, c, k); err != nil {
+		return err
+	}
+	return save(ctx, c, k.JobWorkflowID(), dir, name, tag)
+}
+
 // deleteJob deletes job k and waits for its workflow's end.
 func deleteJob(ctx context.Context, c client.Client, k jobs.Key) error {
 	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}); err != nil {
@@ -424,13 +436,7 @@ func recordBehind(ctx context.Context, dir, tag, target string) error {
 	if err := startJobBehind(ctx, c, k, target); err != nil {
 		return err
 	}
-	if err := waitRuns(ctx, c, k, 2); err != nil {
-		return err
-	}
-	if err := deleteJob(ctx, c, k); err != nil {
-		return err
-	}
-	return save(ctx, c, k.JobWorkflowID(), dir, "job-behind", tag)
+	return saveAfterRuns(ctx, c, k, 2, dir, "job-behind", tag)
 }
 
 // recordUnadmitted records a job whose first PUT its collection never
@@ -594,13 +600,7 @@ func recordRetried(ctx context.Context, c client.Client, dir, tag, target string
 	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
 		return err
 	}
-	if err := waitRuns(ctx, c, k, 1); err != nil {
-		return err
-	}
-	if err := deleteJob(ctx, c, k); err != nil {
-		return err
-	}
-	return save(ctx, c, k.JobWorkflowID(), dir, "job-retried", tag)
+	return saveAfterRuns(ctx, c, k, 1, dir, "job-retried", tag)
 }
 
 // lostIdentity is the identity of the worker recordLost loses.
