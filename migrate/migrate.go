@@ -47,7 +47,7 @@ type Resource struct {
 	// Scheduler's 2016-03-01 API: {"location": ..., "properties": {...}}
 	// for a collection, {"properties": {...}} for a job. It holds the
 	// secrets the files give, so it is never printed.
-	Body json.RawMessage
+	Body   json.RawMessage
 	Source Source
 	// Missing lists what the resource needs from the user; a resource
 	// with any is skipped.
