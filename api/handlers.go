@@ -75,6 +75,13 @@ func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 	if err != nil {
 		return err
 	}
+	apply, err := applyHeader(c)
+	if err != nil {
+		return err
+	}
+	if apply == jobs.ApplyWhatIf {
+		return s.whatIfCollection(ctx, c, k, coll, cond)
+	}
 	if err := s.collectionRoom(ctx, k); err != nil {
 		return err
 	}
@@ -84,12 +91,16 @@ func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 	err = retrying(ctx, isNotFound, func() error {
 		var err error
 		res, err = s.updateWithStart(ctx, collectionStart(k), jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection,
-			jobs.PutCollectionRequest{Collection: coll, Preconditions: cond})
+			jobs.PutCollectionRequest{Collection: coll, Preconditions: cond, Apply: apply})
 		return err
 	})
+	if _, unchanged := notWritten(err); unchanged {
+		return s.unchangedCollection(ctx, c, k)
+	}
 	if err != nil {
 		return err
 	}
+	writeOutcome(c, createdOutcome(res.Created))
 	writeCollection(c, putStatus(res.Created), res.Collection)
 	return nil
 }
@@ -148,6 +159,13 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	if err != nil {
 		return err
 	}
+	apply, err := applyHeader(c)
+	if err != nil {
+		return err
+	}
+	if apply == jobs.ApplyWhatIf {
+		return s.whatIfJob(ctx, c, k, job, cond)
+	}
 	var res jobs.PutJobResult
 	err = retrying(ctx, isNotFound, func() error {
 		adm, err := s.admission(ctx, k, job)
@@ -164,11 +182,15 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 			}
 		}
 		return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
-			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm}, &res)
+			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm, Apply: apply}, &res)
 	})
+	if _, unchanged := notWritten(err); unchanged {
+		return s.unchangedJob(ctx, c, k)
+	}
 	if err != nil {
 		return err
 	}
+	writeOutcome(c, createdOutcome(res.Created))
 	writeJob(c, putStatus(res.Created), res.Job)
 	return nil
 }

@@ -23,6 +23,10 @@ const (
 	// CodeBaseChanged refuses a PatchJobRequest whose Base is no longer
 	// the job's definition (409 once the API gives up reading it again).
 	CodeBaseChanged = "BaseChanged"
+	// CodeNotWritten refuses a PUT its Apply keeps from writing; the
+	// target is the PUT's outcome (OutcomeUnchanged, or what a what-if
+	// PUT would do). The API answers it 200.
+	CodeNotWritten = "NotWritten"
 )
 
 // Error is a business error: what the API answers with a 4xx.

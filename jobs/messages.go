@@ -63,6 +63,7 @@ const (
 type PutCollectionRequest struct {
 	Collection Collection
 	Preconditions
+	Apply Apply `json:",omitempty"`
 }
 
 // PutResult answers a collection's PUT: the collection as stored (its
@@ -318,6 +319,7 @@ type PutJobRequest struct {
 	Job Job
 	Preconditions
 	Admission *Admission `json:",omitempty"`
+	Apply     Apply      `json:",omitempty"`
 }
 
 // PatchJobRequest redefines a job with its definition merged with a JSON

@@ -199,7 +199,10 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	if err := j.writable(req.Preconditions); err != nil {
 		return err
 	}
-	return toWire(req.Job.AcceptNew(j.key, creationTime(ctx)))
+	if err := req.Job.AcceptNew(j.key, creationTime(ctx)); err != nil {
+		return toWire(err)
+	}
+	return req.Apply.Refusal(j.state != nil, func() bool { return jobs.SameJob(j.state.Job, req.Job) })
 }
 
 // validatePatch is validatePut for a PATCH, which needs the job defined

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// A PUT's Recur-Apply header (jobs.Apply) may keep it from writing: its
+// resource's workflow compares the definition with its own, secrets
+// included, in its update validator, and refuses the update, which then
+// leaves no trace. Every PUT's answer says what it did in Recur-Outcome.
+
+// applyHeader reads a request's Recur-Apply.
+func applyHeader(c *gin.Context) (jobs.Apply, error) {
+	apply, err := jobs.ParseApply(c.GetHeader("Recur-Apply"))
+	if err != nil {
+		return "", err
+	}
+	return apply, nil
+}
+
+// writeOutcome says in the answer's Recur-Outcome what a PUT did, or for
+// a what-if PUT would do.
+func writeOutcome(c *gin.Context, outcome string) { c.Header("Recur-Outcome", outcome) }
+
+// createdOutcome is the outcome of a PUT that was written.
+func createdOutcome(created bool) string {
+	if created {
+		return jobs.OutcomeCreated
+	}
+	return jobs.OutcomeUpdated
+}
+
+// notWritten returns the outcome of a PUT its workflow did not write, and
+// whether err is that refusal.
+func notWritten(err error) (string, bool) {
+	e, ok := jobs.FromApplicationError(err)
+	if !ok && !errors.As(err, &e) || e.Code != jobs.CodeNotWritten {
+		return "", false
+	}
+	return e.Target, true
+}
+
+// whatIf answers a what-if PUT, which its resource's workflow has refused
+// with err: 200 with the outcome the PUT would have, and the resource as it
+// is when unchanged (current), else the definition it would store,
+// accepted, without ETag or status (proposed). A resource without a
+// workflow would be created if exists, which checks what the PUT needs
+// (its collection, for a job), says so; the preconditions of a creation
+// are checked here. Quotas are not asked: a what-if PUT that would create
+// a job can still be refused its admission.
+func whatIf(c *gin.Context, err error, cond jobs.Preconditions, what string, exists, current func() error, proposed func()) error {
+	if isNotFound(err) {
+		if e := cond.Check("", what); e != nil {
+			return e
+		}
+		if err := exists(); err != nil {
+			return err
+		}
+		err = jobs.NotWritten(jobs.OutcomeCreated)
+	}
+	outcome, ok := notWritten(err)
+	switch {
+	case ok && outcome == jobs.OutcomeUnchanged:
+		return current()
+	case ok:
+		writeOutcome(c, outcome)
+		proposed()
+		return nil
+	case err == nil:
+		// A worker that does not know Recur-Apply took the update.
+		return &apiError{status: http.StatusInternalServerError, code: "InternalServerError",
+			message: "a worker of an older version wrote the what-if PUT: upgrade every worker"}
+	}
+	return err
+}
+
+// whatIfJob answers a PUT of job with Recur-Apply: what-if.
+func (s *Server) whatIfJob(ctx context.Context, c *gin.Context, k jobs.Key, job jobs.Job, cond jobs.Preconditions) error {
+	err := s.updateJob(ctx, k, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Apply: jobs.ApplyWhatIf})
+	return whatIf(c, err, cond, jobNamed(k), func() error {
+		_, err := s.collection(ctx, k)
+		if isNotFound(err) {
+			return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}
+		}
+		return err
+	}, func() error { return s.unchangedJob(ctx, c, k) }, func() { writeJob(c, http.StatusOK, job) })
+}
+
+// whatIfCollection answers a PUT of coll with Recur-Apply: what-if.
+func (s *Server) whatIfCollection(ctx context.Context, c *gin.Context, k jobs.Key, coll jobs.Collection, cond jobs.Preconditions) error {
+	_, err := s.update(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
+		jobs.PutCollectionRequest{Collection: coll, Preconditions: cond, Apply: jobs.ApplyWhatIf})
+	return whatIf(c, notFoundAs(err, collectionNamed(k)), cond, collectionNamed(k),
+		func() error { return s.collectionRoom(ctx, k) },
+		func() error { return s.unchangedCollection(ctx, c, k) },
+		func() { writeCollection(c, http.StatusOK, coll) })
+}
+
+// unchangedJob answers a PUT that left the job as it is: 200 and the job.
+func (s *Server) unchangedJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	job, err := s.job(ctx, k)
+	if err != nil {
+		return err
+	}
+	writeOutcome(c, jobs.OutcomeUnchanged)
+	writeJob(c, http.StatusOK, job)
+	return nil
+}
+
+// unchangedCollection answers a PUT that left the collection as it is.
+func (s *Server) unchangedCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	coll, err := s.collection(ctx, k)
+	if err != nil {
+		return err
+	}
+	writeOutcome(c, jobs.OutcomeUnchanged)
+	writeCollection(c, http.StatusOK, coll)
+	return nil
+}
