@@ -112,9 +112,17 @@ func parseServer(s string) (*url.URL, error) {
 type armError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Target is the JSON path or parameter at fault, when the answer
+	// names one.
+	Target string `json:"target,omitempty"`
 }
 
-func (e *armError) Error() string { return e.Code + ": " + e.Message }
+func (e *armError) Error() string {
+	if e.Target != "" {
+		return e.Code + " (" + e.Target + "): " + e.Message
+	}
+	return e.Code + ": " + e.Message
+}
 
 // apiClient sends requests to one recur API.
 type apiClient struct {

@@ -33,6 +33,8 @@ Client of a running recur's REST API (--server, default http://127.0.0.1:8080):
   recur jobs VERB          put, get, list, delete, run a job; its history
   recur collections VERB   put, get, list, enable, disable, delete a job
                            collection
+  recur import FILE...     create or update the collections and jobs of Azure
+                           Scheduler's ARM templates and Terraform files
 
   recur help [command]     show this help, or a command's flags and verbs
 `
@@ -67,8 +69,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runClient(ctx, jobsCommand, args, stdin, stdout, stderr)
 	case "collections":
 		return runClient(ctx, collectionsCommand, args, stdin, stdout, stderr)
+	case "import":
+		return runImport(ctx, args, stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		if len(args) > 0 && (args[0] == "preview" || args[0] == "jobs" || args[0] == "collections") {
+		if len(args) > 0 && (args[0] == "preview" || args[0] == "jobs" || args[0] == "collections" || args[0] == "import") {
 			return run(ctx, []string{args[0], "-h"}, stdin, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)

@@ -1,0 +1,404 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/migrate"
+)
+
+// recur import reads Azure Scheduler's definitions from ARM templates and
+// Terraform files (package migrate) and PUTs each collection, then each
+// job, into a running recur. Every PUT carries Recur-Apply: if-changed, so
+// that importing the same files again writes nothing; --dry-run sends
+// what-if PUTs, which write nothing at all.
+
+const importSynopsis = "usage: recur import [flags] FILE...   (ARM templates: .json; Terraform: .tf, or a directory of them)"
+
+// importOptions are the flags and files of recur import.
+type importOptions struct {
+	server, token  string
+	addr           address // subscription, and the resource group that overrides the files'
+	location       string
+	parameterFiles listFlag
+	varFiles       listFlag
+	vars, sets     assignFlag
+	dryRun         bool
+	concurrency    int
+	files          []string
+}
+
+// listFlag is a flag that may be given many times.
+type listFlag []string
+
+func (f *listFlag) String() string     { return strings.Join(*f, ", ") }
+func (f *listFlag) Set(s string) error { *f = append(*f, s); return nil }
+
+// assignFlag is a NAME=VALUE flag that may be given many times.
+type assignFlag map[string]string
+
+func (f assignFlag) String() string { return "" }
+
+func (f assignFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=VALUE", s)
+	}
+	f[name] = value
+	return nil
+}
+
+func importFlags(o *importOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	o.vars, o.sets = assignFlag{}, assignFlag{}
+	fs.StringVar(&o.server, "server", env("RECUR_SERVER", defaultServer), "`URL` of the recur REST API (RECUR_SERVER)")
+	fs.StringVar(&o.token, "token", "", "bearer `token` sent to the API (RECUR_TOKEN, better: other users may see command lines)")
+	fs.StringVar(&o.addr.subscription, "subscription", env(partSubscription.env, ""), "the `subscription` to import into ("+partSubscription.env+")")
+	fs.StringVar(&o.addr.resourceGroup, "resource-group", env(partResourceGroup.env, ""),
+		"the resource `group` of every resource imported ("+partResourceGroup.env+"); without it, the one a Terraform resource names; an ARM template's resources need it")
+	fs.StringVar(&o.location, "location", "", "the `location` a template's resourceGroup().location means")
+	fs.Var(&o.parameterFiles, "parameters", "an ARM parameters `FILE` (parameters.json); may be given many times, the last wins")
+	fs.Var(o.vars, "var", "a Terraform variable, `NAME=VALUE`; may be given many times")
+	fs.Var(&o.varFiles, "var-file", "a Terraform variables `FILE` (.tfvars); may be given many times, the last wins")
+	fs.Var(o.sets, "set", "a value the files leave to you, `NAME=VALUE` with NAME as the report gives it; may be given many times")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print what an import would do; write nothing")
+	fs.IntVar(&o.concurrency, "concurrency", 8, "how many PUTs to send at once, `N` from 1 to 64")
+	return fs
+}
+
+func parseImportFlags(args []string) (*flag.FlagSet, importOptions, error) {
+	var o importOptions
+	fs := importFlags(&o)
+	for {
+		if err := fs.Parse(args); err != nil {
+			return fs, o, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		o.files, args = append(o.files, fs.Arg(0)), fs.Args()[1:]
+	}
+	if o.token == "" {
+		o.token = env("RECUR_TOKEN", "")
+	}
+	switch {
+	case len(o.files) == 0:
+		return fs, o, errors.New("name at least one FILE")
+	case o.concurrency < 1 || o.concurrency > 64:
+		return fs, o, fmt.Errorf("--concurrency %d: want 1 to 64", o.concurrency)
+	}
+	return fs, o, o.addr.require([]part{partSubscription}, false)
+}
+
+// runImport runs recur import: 0 when every resource was created, updated
+// or unchanged (or, with --dry-run, would be), 1 otherwise, 2 for a usage
+// error or files that cannot be read.
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, o, err := parseImportFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "%s\n\nFlags:\n", importSynopsis)
+		printDefaults(stdout, fs)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "recur import: %v\n%s\n", err, importSynopsis)
+		return 2
+	}
+	server, err := parseServer(o.server)
+	if err != nil {
+		fmt.Fprintf(stderr, "recur import: %v\n", err)
+		return 2
+	}
+	resources, err := readImportFiles(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "recur import: %v\n", err)
+		return 2
+	}
+	im := importer{client: newClient(server, o.token, stderr), subscription: o.addr.subscription, dryRun: o.dryRun, concurrency: o.concurrency}
+	if im.client.progress != nil {
+		im.bar = &progressBar{w: im.client.progress, total: len(resources)}
+	}
+	items := im.run(ctx, placed(resources, o.addr.resourceGroup))
+	if err := printImport(stdout, items, o.dryRun); err != nil {
+		fmt.Fprintf(stderr, "recur import: %v\n", err)
+		return 1
+	}
+	for _, it := range items {
+		if !it.done() {
+			return 1
+		}
+	}
+	return 0
+}
+
+// placed puts every resource in resourceGroup when it is given, and sorts
+// them as they are to be written.
+func placed(rs []migrate.Resource, resourceGroup string) []migrate.Resource {
+	if resourceGroup != "" {
+		for i := range rs {
+			rs[i].ResourceGroup = resourceGroup
+		}
+	}
+	migrate.Sort(rs)
+	return rs
+}
+
+// Outcomes of an import's items beyond the API's (jobs.Outcome...).
+const (
+	outcomeSkipped = "skipped"
+	outcomeFailed  = "failed"
+)
+
+// importItem is a resource and what the import did with it.
+type importItem struct {
+	migrate.Resource
+	outcome string
+	detail  string
+}
+
+// done reports whether the item is where the files say it should be (or,
+// in a dry run, would be).
+func (it importItem) done() bool {
+	switch it.outcome {
+	case jobs.OutcomeCreated, jobs.OutcomeUpdated, jobs.OutcomeUnchanged:
+		return true
+	}
+	return false
+}
+
+// importer PUTs resources into one subscription of a recur API.
+type importer struct {
+	client       *apiClient
+	subscription string
+	dryRun       bool
+	concurrency  int
+	bar          *progressBar // nil without a terminal
+}
+
+// run imports rs, collections first: a job is written only once its
+// collection is, when the files define that too.
+func (im *importer) run(ctx context.Context, rs []migrate.Resource) []importItem {
+	items := make([]importItem, len(rs))
+	for i, r := range rs {
+		items[i] = importItem{Resource: r}
+	}
+	byName := map[string]*importItem{}
+	var collections, jobItems []*importItem
+	for i := range items {
+		it := &items[i]
+		if it.Kind == migrate.Collection {
+			byName[it.ResourceGroup+"/"+it.Collection] = it
+			collections = append(collections, it)
+		} else {
+			jobItems = append(jobItems, it)
+		}
+	}
+	im.each(ctx, collections, nil)
+	im.each(ctx, jobItems, func(it *importItem) *importItem { return byName[it.ResourceGroup+"/"+it.Collection] })
+	if im.bar != nil {
+		im.bar.clear()
+	}
+	return items
+}
+
+// each imports items, at most im.concurrency at once. collectionOf, when
+// not nil, returns a job's collection item, nil when the files do not
+// define it.
+func (im *importer) each(ctx context.Context, items []*importItem, collectionOf func(*importItem) *importItem) {
+	slots := make(chan struct{}, im.concurrency)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			var coll *importItem
+			if collectionOf != nil {
+				coll = collectionOf(it)
+			}
+			it.outcome, it.detail = im.one(ctx, it.Resource, coll)
+			if im.bar != nil {
+				im.bar.step()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// one imports r, whose collection's item is coll (nil for a collection,
+// or a job whose collection the files do not define), and returns the
+// outcome and what it has to say of it.
+func (im *importer) one(ctx context.Context, r migrate.Resource, coll *importItem) (outcome, detail string) {
+	switch {
+	case len(r.Missing) > 0:
+		return outcomeSkipped, needsSummary(r.Missing)
+	case r.ResourceGroup == "":
+		return outcomeSkipped, "the file names no resource group: give --resource-group"
+	case coll != nil && !coll.done():
+		return outcomeSkipped, "its collection " + coll.Collection + " was not imported"
+	case im.dryRun && coll != nil && coll.outcome == jobs.OutcomeCreated:
+		// Its collection does not exist yet: a what-if PUT would find no
+		// collection, so the job is checked here, as the API would.
+		return planNewJob(r)
+	}
+	apply := jobs.ApplyIfChanged
+	if im.dryRun {
+		apply = jobs.ApplyWhatIf
+	}
+	a := address{subscription: im.subscription, resourceGroup: r.ResourceGroup, collection: r.Collection, job: r.Job}
+	path := a.collectionPath()
+	if r.Kind == migrate.Job {
+		path = a.jobPath()
+	}
+	outcome, err := im.client.putApplying(ctx, path, r.Body, apply)
+	if err != nil {
+		return outcomeFailed, err.Error()
+	}
+	return outcome, ""
+}
+
+// planNewJob checks a job to be created in a collection that a dry run
+// would create, as the API checks a PUT's definition.
+func planNewJob(r migrate.Resource) (outcome, detail string) {
+	var job jobs.Job
+	if err := json.Unmarshal(r.Body, &job); err != nil {
+		return outcomeFailed, err.Error()
+	}
+	k := jobs.Key{Subscription: "dry-run", ResourceGroup: r.ResourceGroup, Collection: r.Collection, Job: r.Job}
+	if err := job.AcceptNew(k, time.Now().UTC()); err != nil {
+		var e *jobs.Error
+		if errors.As(err, &e) {
+			return outcomeFailed, (&armError{Code: e.Code, Message: e.Message, Target: e.Target}).Error()
+		}
+		return outcomeFailed, err.Error()
+	}
+	return jobs.OutcomeCreated, "in the collection the import creates (its quotas are not checked)"
+}
+
+func needsSummary(missing []migrate.Missing) string {
+	names := make([]string, len(missing))
+	for i, m := range missing {
+		names[i] = m.Name
+	}
+	return "needs " + strings.Join(names, ", ")
+}
+
+// putApplying PUTs body with Recur-Apply: apply and returns the answer's
+// Recur-Outcome.
+func (c *apiClient) putApplying(ctx context.Context, path string, body []byte, apply jobs.Apply) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.server.String()+path+"?"+withVersion(url.Values{}).Encode(), strings.NewReader(string(body)))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Recur-Apply", string(apply))
+	resp, data, err := c.exchange(req)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", answerError(resp.Status, data)
+	}
+	outcome := resp.Header.Get("Recur-Outcome")
+	if outcome == "" {
+		return "", errors.New("the server's answer has no Recur-Outcome: is it a recur older than this command?")
+	}
+	return outcome, nil
+}
+
+// dryRunWords are the outcomes as a dry run says them: what an import
+// would do.
+var dryRunWords = map[string]string{
+	jobs.OutcomeCreated: "create", jobs.OutcomeUpdated: "update", jobs.OutcomeUnchanged: "unchanged",
+	outcomeSkipped: "skip", outcomeFailed: "fail",
+}
+
+// printImport writes the summary table of an import, the values its
+// skipped resources need, and the count of each outcome.
+func printImport(w io.Writer, items []importItem, dryRun bool) error {
+	word := func(outcome string) string {
+		if dryRun {
+			return dryRunWords[outcome]
+		}
+		return outcome
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESULT\tKIND\tNAME\tRESOURCE GROUP\tSOURCE\tDETAIL")
+	counts := map[string]int{}
+	for _, it := range items {
+		counts[it.outcome]++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", word(it.outcome), it.Kind, cell(it.Name()), cell(it.ResourceGroup),
+			cell(it.Source.String()), cell(it.detail))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var needs []string
+	for _, it := range items {
+		for _, m := range it.Missing {
+			needs = append(needs, fmt.Sprintf("  %s %s: %s", it.Kind, it.Name(), m))
+		}
+	}
+	if len(needs) > 0 {
+		fmt.Fprintf(w, "\nWhat the files leave to you:\n%s\n", strings.Join(needs, "\n"))
+	}
+	var parts []string
+	for _, outcome := range []string{jobs.OutcomeCreated, jobs.OutcomeUpdated, jobs.OutcomeUnchanged, outcomeSkipped, outcomeFailed} {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[outcome], word(outcome)))
+	}
+	summary := strings.Join(parts, ", ")
+	if dryRun {
+		summary = "dry run, nothing written: " + summary
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", summary)
+	return err
+}
+
+// progressBar draws how far an import is on one line of a terminal.
+type progressBar struct {
+	mu    sync.Mutex
+	w     io.Writer
+	total int
+	done  int
+}
+
+const barWidth = 30
+
+func (b *progressBar) step() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done++
+	filled := barWidth * b.done / max(b.total, 1)
+	fmt.Fprintf(b.w, "\r[%s%s] %d/%d", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), b.done, b.total)
+}
+
+func (b *progressBar) clear() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done > 0 {
+		fmt.Fprintf(b.w, "\r%s\r", strings.Repeat(" ", barWidth+2+2*len(fmt.Sprint(b.total))+2))
+	}
+}
+
+// readImportFiles reads the files of an import, each with its reader.
+var readImportFiles = func(o importOptions) ([]migrate.Resource, error) {
+	for _, f := range o.files {
+		if _, err := os.Stat(f); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New("no reader yet")
+}
