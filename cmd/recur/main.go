@@ -35,6 +35,8 @@ Client of a running recur's REST API (--server, default http://127.0.0.1:8080):
                            collection
   recur import FILE...     create or update the collections and jobs of Azure
                            Scheduler's ARM templates and Terraform files
+  recur export             write collections and jobs as an ARM template or
+                           Terraform, secrets left to parameters
 
   recur help [command]     show this help, or a command's flags and verbs
 `
@@ -71,8 +73,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runClient(ctx, collectionsCommand, args, stdin, stdout, stderr)
 	case "import":
 		return runImport(ctx, args, stdout, stderr)
+	case "export":
+		return runExport(ctx, args, stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		if len(args) > 0 && (args[0] == "preview" || args[0] == "jobs" || args[0] == "collections" || args[0] == "import") {
+		if len(args) > 0 && (args[0] == "preview" || args[0] == "jobs" || args[0] == "collections" || args[0] == "import" || args[0] == "export") {
 			return run(ctx, []string{args[0], "-h"}, stdin, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+
+	"github.com/recurhq/recur/migrate"
+	"github.com/recurhq/recur/migrate/arm"
+)
+
+// recur export writes the collections and jobs of a subscription, a
+// resource group or one collection as the files recur import reads: an ARM
+// template, or Terraform. recur's answers never show a secret, so neither
+// does an export: each secret is left to a parameter.
+
+const exportSynopsis = "usage: recur export --subscription S [--resource-group RG [--collection C]] [--format arm|terraform] [-o FILE]"
+
+// exportFormats are the writers of recur export, by --format.
+var exportFormats = map[string]func(io.Writer, []migrate.Exported) error{
+	"arm": arm.Write,
+}
+
+type exportOptions struct {
+	server, token string
+	addr          address
+	format, out   string
+}
+
+func parseExportFlags(args []string) (*flag.FlagSet, exportOptions, error) {
+	var o exportOptions
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&o.server, "server", env("RECUR_SERVER", defaultServer), "`URL` of the recur REST API (RECUR_SERVER)")
+	fs.StringVar(&o.token, "token", "", "bearer `token` sent to the API (RECUR_TOKEN, better: other users may see command lines)")
+	for _, p := range collectionParts {
+		fs.StringVar(o.addr.field(p), p.flag, env(p.env, ""), p.noun+" `name` ("+p.env+")")
+	}
+	fs.StringVar(&o.format, "format", "arm", "`format` of the output: arm (an ARM template) or terraform")
+	fs.StringVar(&o.out, "o", "", "write to `FILE` instead of stdout")
+	if err := fs.Parse(args); err != nil {
+		return fs, o, err
+	}
+	if o.token == "" {
+		o.token = env("RECUR_TOKEN", "")
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fs, o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case exportFormats[o.format] == nil:
+		return fs, o, fmt.Errorf("--format %q: want arm or terraform", o.format)
+	case o.addr.collection != "" && o.addr.resourceGroup == "":
+		return fs, o, errors.New("--collection needs --resource-group")
+	}
+	return fs, o, o.addr.require([]part{partSubscription}, false)
+}
+
+// runExport runs recur export: 0 when it wrote every resource, 1 when the
+// API failed it, 2 for a usage error.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, o, err := parseExportFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "%s\n\nFlags:\n", exportSynopsis)
+		printDefaults(stdout, fs)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "recur export: %v\n%s\n", err, exportSynopsis)
+		return 2
+	}
+	server, err := parseServer(o.server)
+	if err != nil {
+		fmt.Fprintf(stderr, "recur export: %v\n", err)
+		return 2
+	}
+	es, err := exportResources(ctx, newClient(server, o.token, stderr), o.addr)
+	if err == nil {
+		err = writeExport(o, es, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "recur export: %v\n", err)
+		return 1
+	}
+	collections, secrets := 0, 0
+	for _, e := range es {
+		if e.Kind == migrate.Collection {
+			collections++
+		}
+		secrets += len(e.Secrets)
+	}
+	fmt.Fprintf(stderr, "exported %d collections and %d jobs; %d secrets are parameters without a value, for you to supply\n",
+		collections, len(es)-collections, secrets)
+	return 0
+}
+
+func writeExport(o exportOptions, es []migrate.Exported, stdout io.Writer) error {
+	if o.out == "" {
+		return exportFormats[o.format](stdout, es)
+	}
+	f, err := os.Create(o.out)
+	if err != nil {
+		return err
+	}
+	if err := exportFormats[o.format](f, es); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// exportResources reads the collections a names (one, those of its
+// resource group, or those of its subscription) and their jobs.
+func exportResources(ctx context.Context, c *apiClient, a address) ([]migrate.Exported, error) {
+	var answers []json.RawMessage
+	if a.collection != "" {
+		data, err := c.do(ctx, http.MethodGet, a.collectionPath(), nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		answers = []json.RawMessage{data}
+	} else {
+		var err error
+		if answers, err = c.list(ctx, a.collections(), nil, "collections"); err != nil {
+			return nil, err
+		}
+	}
+	var out []migrate.Exported
+	for _, answer := range answers {
+		var coll struct{ ID, Name string }
+		if err := json.Unmarshal(answer, &coll); err != nil {
+			return nil, fmt.Errorf("read a collection: %w", err)
+		}
+		at := address{subscription: a.subscription, resourceGroup: resourceGroupOf(coll.ID), collection: coll.Name}
+		e, err := migrate.ForExport(migrate.Resource{Kind: migrate.Collection, ResourceGroup: at.resourceGroup, Collection: at.collection}, answer)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+		jobAnswers, err := c.list(ctx, at.jobsPath(), nil, "jobs")
+		if err != nil {
+			return nil, err
+		}
+		for _, answer := range jobAnswers {
+			var job struct{ Name string }
+			if err := json.Unmarshal(answer, &job); err != nil {
+				return nil, fmt.Errorf("read a job of %s: %w", at.collection, err)
+			}
+			e, err := migrate.ForExport(migrate.Resource{Kind: migrate.Job, ResourceGroup: at.resourceGroup,
+				Collection: at.collection, Job: shortName(job.Name)}, answer)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,139 @@
+package arm
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/recurhq/recur/migrate"
+)
+
+// APIVersion is the version of Microsoft.Scheduler's resources that
+// templates name.
+const APIVersion = "2016-03-01"
+
+// The $schema and contentVersion of the templates Write writes.
+const (
+	templateSchema = "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"
+	contentVersion = "1.0.0.0"
+)
+
+type template struct {
+	Schema         string                 `json:"$schema"`
+	ContentVersion string                 `json:"contentVersion"`
+	Parameters     map[string]secureParam `json:"parameters"`
+	Resources      []*resource            `json:"resources"`
+}
+
+type secureParam struct {
+	Type     string            `json:"type"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+type resource struct {
+	Type       string      `json:"type"`
+	APIVersion string      `json:"apiVersion"`
+	Name       string      `json:"name"`
+	Location   any         `json:"location,omitempty"`
+	Tags       any         `json:"tags,omitempty"`
+	DependsOn  []string    `json:"dependsOn,omitempty"`
+	Properties any         `json:"properties"`
+	Resources  []*resource `json:"resources,omitempty"`
+}
+
+// Write writes one ARM template of the resources, which must all be in
+// one resource group (a template deploys into one): each job nested in
+// its collection's resources, or at the top level named "coll/job" when
+// its collection is not among them. Every secret is a securestring
+// parameter without a value, named after its job and place; the template
+// holds none. A string that ARM would read as an expression ("[...]") is
+// escaped ("[[...]").
+func Write(w io.Writer, es []migrate.Exported) error {
+	groups := map[string]bool{}
+	for _, e := range es {
+		groups[e.ResourceGroup] = true
+	}
+	if len(groups) > 1 {
+		return fmt.Errorf("the resources are in %d resource groups; an ARM template deploys into one: export each resource group on its own", len(groups))
+	}
+	t := template{Schema: templateSchema, ContentVersion: contentVersion, Parameters: map[string]secureParam{}, Resources: []*resource{}}
+	collections := map[string]*resource{}
+	for _, e := range es {
+		def := escaped(e.Definition).(map[string]any)
+		for _, s := range e.Secrets {
+			name := parameterName(e.Resource, s, t.Parameters)
+			t.Parameters[name] = secureParam{Type: "securestring",
+				Metadata: map[string]string{"description": fmt.Sprintf("%s of job %s", s, e.Name())}}
+			s.Set(def, "[parameters('"+name+"')]")
+		}
+		switch e.Kind {
+		case migrate.Collection:
+			r := &resource{Type: "Microsoft.Scheduler/jobCollections", APIVersion: APIVersion, Name: e.Collection,
+				Location: def["location"], Tags: def["tags"], Properties: def["properties"]}
+			collections[e.Collection] = r
+			t.Resources = append(t.Resources, r)
+		case migrate.Job:
+			r := &resource{Type: "jobs", APIVersion: APIVersion, Name: e.Job, Properties: def["properties"],
+				DependsOn: []string{"[resourceId('Microsoft.Scheduler/jobCollections', '" + e.Collection + "')]"}}
+			if coll, ok := collections[e.Collection]; ok {
+				coll.Resources = append(coll.Resources, r)
+				continue
+			}
+			r.Type, r.Name, r.DependsOn = "Microsoft.Scheduler/jobCollections/jobs", e.Collection+"/"+e.Job, nil
+			t.Resources = append(t.Resources, r)
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(t)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+
+// parameterName names the parameter of secret s of r: its collection, job
+// and place, in the letters, digits and underscores parameter names take,
+// numbered when two would meet.
+func parameterName(r migrate.Resource, s migrate.Secret, taken map[string]secureParam) string {
+	parts := []string{r.Collection, r.Job}
+	for _, member := range s {
+		if member != "properties" && member != "request" && member != "authentication" {
+			parts = append(parts, member)
+		}
+	}
+	base := unsafeName.ReplaceAllString(strings.Join(parts, "_"), "_")
+	name := base
+	for n := 2; ; n++ {
+		if _, ok := taken[name]; !ok {
+			return name
+		}
+		name = fmt.Sprintf("%s_%d", base, n)
+	}
+}
+
+// escaped returns v with every string that ARM would evaluate as an
+// expression escaped.
+func escaped(v any) any {
+	switch v := v.(type) {
+	case string:
+		if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+			return "[" + v
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = escaped(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = escaped(x)
+		}
+		return out
+	}
+	return v
+}

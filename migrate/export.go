@@ -1,0 +1,114 @@
+package migrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Exported is a resource as recur export writes it: its definition as a
+// PUT would send it, and the places of its secrets, which recur's answers
+// never show, so that a writer leaves each to a parameter.
+type Exported struct {
+	Resource
+	// Definition is Body decoded: what a writer walks.
+	Definition map[string]any
+	Secrets    []Secret
+}
+
+// Secret is the place of a secret in a definition: the members from its
+// top (properties, action, request, authentication, password).
+type Secret []string
+
+func (s Secret) String() string { return strings.Join(s, ".") }
+
+// ForExport makes an Exported of a resource as recur's GET answered it:
+// without what the scheduler keeps (id, type, name, etag, the status,
+// a client certificate's computed members) and with its secrets' places.
+// A completed or faulted job is written disabled: a PUT takes only
+// Enabled or Disabled, and a job that ran its course should not run again
+// because it moved.
+func ForExport(r Resource, answer json.RawMessage) (Exported, error) {
+	var def map[string]any
+	if err := json.Unmarshal(answer, &def); err != nil {
+		return Exported{}, fmt.Errorf("%s %s: %w", r.Kind, r.Name(), err)
+	}
+	for _, name := range []string{"id", "type", "name", "etag"} {
+		delete(def, name)
+	}
+	e := Exported{Resource: r, Definition: def}
+	props, _ := def["properties"].(map[string]any)
+	if r.Kind == Job && props != nil {
+		delete(props, "status")
+		switch state, _ := props["state"].(string); {
+		case strings.EqualFold(state, "Completed"), strings.EqualFold(state, "Faulted"):
+			props["state"] = "Disabled"
+		}
+		if action, ok := props["action"].(map[string]any); ok {
+			e.Secrets = append(e.Secrets, actionSecrets(action, Secret{"properties", "action"})...)
+			if errorAction, ok := action["errorAction"].(map[string]any); ok {
+				e.Secrets = append(e.Secrets, actionSecrets(errorAction, Secret{"properties", "action", "errorAction"})...)
+			}
+		}
+	}
+	body, err := json.Marshal(def)
+	if err != nil {
+		return Exported{}, err
+	}
+	e.Body = body
+	return e, nil
+}
+
+// authSecrets are the secret members of each type of HTTP authentication.
+var authSecrets = map[string][]string{
+	"basic":                {"password"},
+	"clientcertificate":    {"pfx", "password"},
+	"activedirectoryoauth": {"secret"},
+}
+
+// computedAuth are an authentication's members that recur computes from
+// the PFX: a PUT does not give them.
+var computedAuth = []string{"certificateThumbprint", "certificateSubjectName", "certificateExpirationDate", "certificateExpiration"}
+
+// actionSecrets returns the places of an action's secrets, at, and drops
+// its authentication's computed members.
+func actionSecrets(action map[string]any, at Secret) []Secret {
+	var out []Secret
+	place := func(names ...string) Secret { return append(append(Secret{}, at...), names...) }
+	if request, ok := action["request"].(map[string]any); ok {
+		if auth, ok := request["authentication"].(map[string]any); ok {
+			for _, name := range computedAuth {
+				delete(auth, name)
+			}
+			typ, _ := auth["type"].(string)
+			for _, name := range authSecrets[strings.ToLower(typ)] {
+				out = append(out, place("request", "authentication", name))
+			}
+		}
+	}
+	if _, ok := action["queueMessage"].(map[string]any); ok {
+		out = append(out, place("queueMessage", "sasToken"))
+	}
+	for _, member := range []string{"serviceBusQueueMessage", "serviceBusTopicMessage"} {
+		if msg, ok := action[member].(map[string]any); ok {
+			if _, ok := msg["authentication"].(map[string]any); ok {
+				out = append(out, place(member, "authentication", "sasKey"))
+			}
+		}
+	}
+	return out
+}
+
+// Set puts value at place in def, making the objects on the way.
+func (s Secret) Set(def map[string]any, value any) {
+	obj := def
+	for _, name := range s[:len(s)-1] {
+		next, ok := obj[name].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			obj[name] = next
+		}
+		obj = next
+	}
+	obj[s[len(s)-1]] = value
+}
