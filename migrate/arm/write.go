@@ -20,7 +20,7 @@ const (
 	contentVersion = "1.0.0.0"
 )
 
-type template struct {
+type armTemplate struct {
 	Schema         string                 `json:"$schema"`
 	ContentVersion string                 `json:"contentVersion"`
 	Parameters     map[string]secureParam `json:"parameters"`
@@ -58,7 +58,7 @@ func Write(w io.Writer, es []migrate.Exported) error {
 	if len(groups) > 1 {
 		return fmt.Errorf("the resources are in %d resource groups; an ARM template deploys into one: export each resource group on its own", len(groups))
 	}
-	t := template{Schema: templateSchema, ContentVersion: contentVersion, Parameters: map[string]secureParam{}, Resources: []*resource{}}
+	t := armTemplate{Schema: templateSchema, ContentVersion: contentVersion, Parameters: map[string]secureParam{}, Resources: []*resource{}}
 	collections := map[string]*resource{}
 	for _, e := range es {
 		def := escaped(e.Definition).(map[string]any)
