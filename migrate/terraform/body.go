@@ -100,6 +100,10 @@ func (r *reading) bodyNode(path string, body *hclsyntax.Body, s schema) *node {
 			for _, a := range sortedAttributes(b.Body) {
 				n.maps[b.Type] = append(n.maps[b.Type], entry{key: a.Name, value: a.Expr})
 			}
+		case b.Type == "dynamic" && len(b.Labels) == 1:
+			path := n.join(b.Labels[0])
+			r.missing = append(r.missing, migrate.Missing{Name: path, Path: path,
+				Reason: "recur does not evaluate dynamic blocks, which for_each makes: write the blocks out"})
 		case !ok || f.kind != ignored:
 			r.unknown(n, b.Type)
 		}

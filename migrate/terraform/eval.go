@@ -43,6 +43,11 @@ var attributes = []string{"name", "location", "resource_group_name"}
 // unknown and the needs say why; needs of a branch the value does not
 // depend on are dropped.
 func (e *evaluator) eval(expr hcl.Expression) (cty.Value, []need) {
+	text := e.cfg.text(expr.Range())
+	// The text of an expression recur cannot evaluate is a Missing's name.
+	if s, ok := e.opts.Set[text]; ok && text != "" {
+		return cty.StringVal(s), nil
+	}
 	var needs []need
 	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{}}
 	for _, t := range expr.Variables() {
@@ -55,7 +60,6 @@ func (e *evaluator) eval(expr hcl.Expression) (cty.Value, []need) {
 	}
 	ctx.Functions = e.functions(expr, ctx, &needs)
 	val, diags := expr.Value(ctx)
-	text := e.cfg.text(expr.Range())
 	switch {
 	case diags.HasErrors():
 		return cty.DynamicVal, append(needs, need{text, "recur cannot evaluate it: " + diagText(diags)})

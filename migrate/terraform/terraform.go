@@ -35,7 +35,11 @@
 //
 // Two rules keep the reader from guessing. A scheduler resource with
 // count or for_each is reported, not evaluated: it gets a Missing named
-// after the resource and no body. Data sources and modules are not read.
+// after the resource and no body; so is a dynamic block. Data sources
+// and modules are not read. An attribute the provider did not have, or
+// two blocks of which it took one, is a Missing too, rather than dropped
+// unsaid: Terraform refused such a file. These Missing values name what
+// the user must change in the file; --set cannot give them.
 //
 // A resource_group_name the reader cannot evaluate is not a Missing: the
 // resource's ResourceGroup is "" and recur import fills it from
@@ -69,22 +73,43 @@ const (
 )
 
 // Read reads the Terraform files at paths (a directory means every .tf file in it). Its error is for a file that cannot be read or parsed; everything a resource lacks is in its Missing.
+//
+// Each directory is one configuration, as for Terraform: the files named
+// in one directory, or the directory itself, share their variables,
+// locals and resources; two directories share only opts.
 func Read(paths []string, opts Options) ([]migrate.Resource, error) {
-	cfg := newConfig()
-	var autoVarFiles []string
-	for _, p := range paths {
-		files, varFiles, err := expand(p)
+	modules, err := group(paths)
+	if err != nil {
+		return nil, err
+	}
+	var out []migrate.Resource
+	for _, m := range modules {
+		rs, err := m.read(opts)
 		if err != nil {
 			return nil, err
 		}
-		autoVarFiles = append(autoVarFiles, varFiles...)
-		for _, f := range files {
-			if err := cfg.load(f); err != nil {
-				return nil, err
-			}
+		out = append(out, rs...)
+	}
+	migrate.Sort(out)
+	return out, nil
+}
+
+// module is the files of one directory that Read reads.
+type module struct {
+	files []string
+	// varFiles are the var files Terraform loads from the directory by
+	// itself: terraform.tfvars, then *.auto.tfvars in lexical order.
+	varFiles []string
+}
+
+func (m *module) read(opts Options) ([]migrate.Resource, error) {
+	cfg := newConfig()
+	for _, f := range m.files {
+		if err := cfg.load(f); err != nil {
+			return nil, err
 		}
 	}
-	values, err := readVarFiles(append(autoVarFiles, opts.VarFiles...))
+	values, err := readVarFiles(append(slices.Clone(m.varFiles), opts.VarFiles...))
 	if err != nil {
 		return nil, err
 	}
@@ -93,23 +118,54 @@ func Read(paths []string, opts Options) ([]migrate.Resource, error) {
 	for _, res := range cfg.scheduler {
 		out = append(out, ev.resource(res))
 	}
-	migrate.Sort(out)
 	return out, nil
 }
 
-// expand returns the configuration files at path and, for a directory,
-// the var files Terraform would load from it by itself.
-func expand(path string) (files, varFiles []string, err error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+// group sorts paths into modules by directory, in the order they come.
+func group(paths []string) ([]*module, error) {
+	var out []*module
+	byDir := map[string]*module{}
+	get := func(dir string) *module {
+		dir = filepath.Clean(dir)
+		if byDir[dir] == nil {
+			byDir[dir] = &module{}
+			out = append(out, byDir[dir])
+		}
+		return byDir[dir]
 	}
-	if !info.IsDir() {
-		return []string{path}, nil, nil
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		if !info.IsDir() {
+			m := get(filepath.Dir(p))
+			if !slices.Contains(m.files, p) {
+				m.files = append(m.files, p)
+			}
+			continue
+		}
+		m := get(p)
+		files, varFiles, err := expand(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if !slices.Contains(m.files, f) {
+				m.files = append(m.files, f)
+			}
+		}
+		m.varFiles = varFiles
 	}
-	entries, err := os.ReadDir(path)
+	return out, nil
+}
+
+// expand returns the configuration files of the directory dir and the
+// var files Terraform would load from it by itself.
+func expand(dir string) (files, varFiles []string, err error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", dir, err)
 	}
 	var auto []string
 	for _, e := range entries {
@@ -117,11 +173,11 @@ func expand(path string) (files, varFiles []string, err error) {
 		switch {
 		case e.IsDir():
 		case strings.HasSuffix(name, ".tf"):
-			files = append(files, filepath.Join(path, name))
+			files = append(files, filepath.Join(dir, name))
 		case name == "terraform.tfvars":
-			varFiles = append(varFiles, filepath.Join(path, name))
+			varFiles = append(varFiles, filepath.Join(dir, name))
 		case strings.HasSuffix(name, ".auto.tfvars"):
-			auto = append(auto, filepath.Join(path, name))
+			auto = append(auto, filepath.Join(dir, name))
 		}
 	}
 	// ReadDir sorts by name: the auto files load in lexical order, after
