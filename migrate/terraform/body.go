@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/big"
-	"regexp"
 	"slices"
 
 	"github.com/hashicorp/hcl/v2"
@@ -157,7 +156,7 @@ func (r *reading) item(n *node, s schema, name string, expr hcl.Expression) {
 		}
 	case f.kind == textMap:
 		if obj, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
-			n.maps[name] = r.entries(obj)
+			n.maps[name] = entries(obj)
 			return
 		}
 		n.attrs[name] = expr
@@ -171,7 +170,7 @@ func (r *reading) item(n *node, s schema, name string, expr hcl.Expression) {
 func (r *reading) objects(path string, expr hcl.Expression) [][]entry {
 	switch e := expr.(type) {
 	case *hclsyntax.ObjectConsExpr:
-		return [][]entry{r.entries(e)}
+		return [][]entry{entries(e)}
 	case *hclsyntax.TupleConsExpr:
 		var out [][]entry
 		for _, elem := range e.Exprs {
@@ -218,21 +217,18 @@ func objectsOf(val cty.Value, rng hcl.Range) ([][]entry, bool) {
 	return nil, false
 }
 
-// hyphenated is a map key Terraform 0.11 wrote unquoted (Content-Type).
-var hyphenated = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-
 // entries reads the items of an object. A key is literal when it is a
-// name (HCL 2 reads Content-Type as one, as Terraform's 0.12upgrade did)
-// or a string without references; any other key is evaluated later.
-func (r *reading) entries(obj *hclsyntax.ObjectConsExpr) []entry {
+// name or a string without references; any other key is evaluated later.
+// Terraform 0.11's unquoted Content-Type is a name: HCL 2's names may
+// hold dashes, so it reads as the one key 0.11 meant, not as a
+// subtraction.
+func entries(obj *hclsyntax.ObjectConsExpr) []entry {
 	var out []entry
 	for _, it := range obj.Items {
 		e := entry{value: it.ValueExpr}
 		switch key := hcl.ExprAsKeyword(it.KeyExpr); {
 		case key != "":
 			e.key = key
-		case hyphenated.MatchString(r.ev.cfg.text(it.KeyExpr.Range())):
-			e.key = r.ev.cfg.text(it.KeyExpr.Range())
 		case len(it.KeyExpr.Variables()) == 0:
 			if v, diags := it.KeyExpr.Value(nil); !diags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
 				e.key = v.AsString()

@@ -1,7 +1,7 @@
 // Package terraform reads the job collections and jobs of Terraform files
 // written for the azurerm provider's azurerm_scheduler_job_collection and
-// azurerm_scheduler_job resources (azurerm 1.x; the resources left in
-// 2.0), in Terraform 0.11 or 0.12+ syntax, as migrate.Resources.
+// azurerm_scheduler_job resources (azurerm 1.x: 2.0 removed them), in
+// Terraform 0.11 or 0.12+ syntax, as migrate.Resources.
 //
 // The reader evaluates what a configuration holds by itself and nothing
 // more:
@@ -29,7 +29,8 @@
 // (azurerm_storage_account.main.primary_access_key,
 // data.azurerm_key_vault_secret.pfx.value, module.m.out, count.index),
 // file("PATH") and filebase64("PATH") for a file that is not there, or
-// the text of a call to a function recur does not evaluate. A --set value
+// the text of a call to a function recur does not evaluate or of an
+// expression it cannot (var.list[5] past the list's end). A --set value
 // is a string, read as an HCL expression for a variable whose type is a
 // list, map or object, as Terraform reads -var.
 //
