@@ -1,0 +1,89 @@
+package terraform
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/recurhq/recur/migrate"
+)
+
+// resource reads one scheduler resource.
+func (e *evaluator) resource(res *resource) migrate.Resource {
+	out := migrate.Resource{Kind: migrate.Job, Source: migrate.Source{File: res.file, Path: res.address(), Line: res.line}}
+	s := jobSchema
+	if res.typ == typeCollection {
+		out.Kind, s = migrate.Collection, collectionSchema
+	}
+	if res.repeated != "" {
+		return e.repeated(res, out, s)
+	}
+	r := &reading{ev: e}
+	n := r.bodyNode("", res.body, s)
+	out.ResourceGroup = e.resourceGroup(n)
+	var body map[string]any
+	if out.Kind == migrate.Collection {
+		out.Collection = r.identity(res, n, "name")
+		body = r.collection(n)
+	} else {
+		out.Collection = r.identity(res, n, "job_collection_name")
+		out.Job = r.identity(res, n, "name")
+		body = r.job(n)
+	}
+	out.Body = marshal(body)
+	out.Missing = r.missing
+	return out
+}
+
+// repeated reports a resource with count or for_each, which the reader
+// does not evaluate: its instances are known only to Terraform. Its names
+// are there when they evaluate, for the report.
+func (e *evaluator) repeated(res *resource, out migrate.Resource, s schema) migrate.Resource {
+	quiet := &reading{ev: e}
+	n := quiet.bodyNode("", res.body, s)
+	out.ResourceGroup, _ = quiet.str(n, "resource_group_name")
+	if out.Kind == migrate.Collection {
+		out.Collection, _ = quiet.str(n, "name")
+	} else {
+		out.Collection, _ = quiet.str(n, "job_collection_name")
+		out.Job, _ = quiet.str(n, "name")
+	}
+	out.Missing = []migrate.Missing{{Name: res.address(), Path: res.repeated,
+		Reason: "recur does not evaluate count or for_each: write the resource once for each job, without " + res.repeated}}
+	return out
+}
+
+// resourceGroup evaluates resource_group_name. One the reader cannot
+// evaluate is "" and no Missing: recur import's --resource-group gives it.
+func (e *evaluator) resourceGroup(n *node) string {
+	rg, _ := (&reading{ev: e}).str(n, "resource_group_name")
+	return rg
+}
+
+// identity evaluates an attribute that names the resource. One the
+// resource does not set is a Missing named as a reference to it, which
+// --set can give.
+func (r *reading) identity(res *resource, n *node, name string) string {
+	if n.attrs[name] != nil {
+		s, _ := r.str(n, name)
+		return s
+	}
+	ref := res.address() + "." + name
+	if s, ok := r.ev.opts.Set[ref]; ok {
+		return s
+	}
+	r.missing = append(r.missing, migrate.Missing{Name: ref, Path: name, Reason: res.address() + " does not set " + name})
+	return ""
+}
+
+// marshal writes a body as JSON, its members sorted.
+func marshal(body map[string]any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// A body's URLs and messages go to recur as they are, & and < too.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
+		// The body holds strings, numbers, maps and slices alone.
+		panic(err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}

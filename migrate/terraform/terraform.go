@@ -1,0 +1,283 @@
+// Package terraform reads the job collections and jobs of Terraform files
+// written for the azurerm provider's azurerm_scheduler_job_collection and
+// azurerm_scheduler_job resources (azurerm 1.x: 2.0 removed them), in
+// Terraform 0.11 or 0.12+ syntax, as migrate.Resources.
+//
+// The reader evaluates what a configuration holds by itself and nothing
+// more:
+//
+//   - var.NAME: --set var.NAME, else -var, else the var files (later
+//     files win; a directory's terraform.tfvars and *.auto.tfvars come
+//     first, as Terraform loads them), else the variable's default.
+//   - local.NAME: the local's expression.
+//   - TYPE.NAME.ATTR for a resource in the files without count or
+//     for_each, when ATTR is name, location or resource_group_name and
+//     the resource gives it: the expression it gives. These are the
+//     arguments Terraform keeps as written; any other attribute (an
+//     access key, an id) is known only once Azure has made the resource.
+//   - path.module, path.root and path.cwd: ".", so that a file() path is
+//     relative to the directory of the file that names it.
+//   - the functions file, filebase64, base64encode, base64decode, lower,
+//     upper, trimspace, format, join, concat, lookup, merge and
+//     jsonencode (functions.go): the ones scheduler configurations use
+//     whose Terraform meaning recur has exactly. file and filebase64 read
+//     paths relative to the directory of the file that calls them. A
+//     function not among them is not guessed at.
+//
+// Everything else a resource needs is a migrate.Missing named as --set
+// takes it: var.NAME, local.NAME, the reference's text
+// (azurerm_storage_account.main.primary_access_key,
+// data.azurerm_key_vault_secret.pfx.value, module.m.out, count.index),
+// file("PATH") and filebase64("PATH") for a file that is not there, or
+// the text of a call to a function recur does not evaluate or of an
+// expression it cannot (var.list[5] past the list's end). A --set value
+// is a string, read as an HCL expression for a variable whose type is a
+// list, map or object, as Terraform reads -var.
+//
+// Two rules keep the reader from guessing. A scheduler resource with
+// count or for_each is reported, not evaluated: it gets a Missing named
+// after the resource and no body; so is a dynamic block. Data sources
+// and modules are not read. An attribute the provider did not have, or
+// two blocks of which it took one, is a Missing too, rather than dropped
+// unsaid: Terraform refused such a file. These Missing values name what
+// the user must change in the file; --set cannot give them.
+//
+// A resource_group_name the reader cannot evaluate is not a Missing: the
+// resource's ResourceGroup is "" and recur import fills it from
+// --resource-group, as it does for ARM templates.
+package terraform
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/recurhq/recur/migrate"
+)
+
+// Options are what the configuration takes from outside it.
+type Options struct {
+	Vars     map[string]string // -var NAME=VALUE (wins over var files)
+	VarFiles []string          // --var-file FILE (.tfvars, HCL; later files win)
+	Set      map[string]string // --set NAME=VALUE: the value of a Missing.Name (var.x, a reference such as azurerm_storage_account.main.primary_access_key, file("cert.pfx"))
+}
+
+// The resource types the reader turns into resources.
+const (
+	typeCollection = "azurerm_scheduler_job_collection"
+	typeJob        = "azurerm_scheduler_job"
+)
+
+// Read reads the Terraform files at paths (a directory means every .tf file in it). Its error is for a file that cannot be read or parsed; everything a resource lacks is in its Missing.
+//
+// Each directory is one configuration, as for Terraform: the files named
+// in one directory, or the directory itself, share their variables,
+// locals and resources; two directories share only opts.
+func Read(paths []string, opts Options) ([]migrate.Resource, error) {
+	modules, err := group(paths)
+	if err != nil {
+		return nil, err
+	}
+	var out []migrate.Resource
+	for _, m := range modules {
+		rs, err := m.read(opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	migrate.Sort(out)
+	return out, nil
+}
+
+// module is the files of one directory that Read reads.
+type module struct {
+	files []string
+	// varFiles are the var files Terraform loads from the directory by
+	// itself: terraform.tfvars, then *.auto.tfvars in lexical order.
+	varFiles []string
+}
+
+func (m *module) read(opts Options) ([]migrate.Resource, error) {
+	cfg := newConfig()
+	for _, f := range m.files {
+		if err := cfg.load(f); err != nil {
+			return nil, err
+		}
+	}
+	values, err := readVarFiles(append(slices.Clone(m.varFiles), opts.VarFiles...))
+	if err != nil {
+		return nil, err
+	}
+	ev := newEvaluator(cfg, opts, values)
+	out := make([]migrate.Resource, 0, len(cfg.scheduler))
+	for _, res := range cfg.scheduler {
+		out = append(out, ev.resource(res))
+	}
+	return out, nil
+}
+
+// group sorts paths into modules by directory, in the order they come.
+func group(paths []string) ([]*module, error) {
+	var out []*module
+	byDir := map[string]*module{}
+	get := func(dir string) *module {
+		dir = filepath.Clean(dir)
+		if byDir[dir] == nil {
+			byDir[dir] = &module{}
+			out = append(out, byDir[dir])
+		}
+		return byDir[dir]
+	}
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		if !info.IsDir() {
+			m := get(filepath.Dir(p))
+			if !slices.Contains(m.files, p) {
+				m.files = append(m.files, p)
+			}
+			continue
+		}
+		m := get(p)
+		files, varFiles, err := expand(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if !slices.Contains(m.files, f) {
+				m.files = append(m.files, f)
+			}
+		}
+		m.varFiles = varFiles
+	}
+	return out, nil
+}
+
+// expand returns the configuration files of the directory dir and the
+// var files Terraform would load from it by itself.
+func expand(dir string) (files, varFiles []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	var auto []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+		case strings.HasSuffix(name, ".tf"):
+			files = append(files, filepath.Join(dir, name))
+		case name == "terraform.tfvars":
+			varFiles = append(varFiles, filepath.Join(dir, name))
+		case strings.HasSuffix(name, ".auto.tfvars"):
+			auto = append(auto, filepath.Join(dir, name))
+		}
+	}
+	// ReadDir sorts by name: the auto files load in lexical order, after
+	// terraform.tfvars, as in Terraform.
+	return files, append(varFiles, auto...), nil
+}
+
+// config is what the files declare.
+type config struct {
+	src       map[string][]byte // by file name, for the text of expressions
+	variables map[string]*variable
+	locals    map[string]hcl.Expression
+	resources map[string]*resource // every resource, by address
+	scheduler []*resource          // the scheduler resources, in reading order
+}
+
+// resource is one resource block.
+type resource struct {
+	typ, name string
+	body      *hclsyntax.Body
+	file      string
+	line      int
+	// repeated is "count" or "for_each" when the block has one.
+	repeated string
+}
+
+func (r *resource) address() string { return r.typ + "." + r.name }
+
+func newConfig() *config {
+	return &config{src: map[string][]byte{}, variables: map[string]*variable{},
+		locals: map[string]hcl.Expression{}, resources: map[string]*resource{}}
+}
+
+// load parses one file and adds what it declares.
+func (c *config) load(file string) error {
+	if strings.HasSuffix(file, ".tf.json") {
+		return fmt.Errorf("read %s: Terraform's JSON syntax is not supported; convert the file to HCL", file)
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
+	if diags.HasErrors() {
+		return fmt.Errorf("parse %s: %w", file, diags)
+	}
+	c.src[file] = src
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		if err := c.declare(file, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *config) declare(file string, b *hclsyntax.Block) error {
+	switch {
+	case b.Type == "variable" && len(b.Labels) == 1:
+		v, err := declareVariable(b)
+		if err != nil {
+			return err
+		}
+		if old := c.variables[v.name]; old != nil {
+			return fmt.Errorf("%s: variable %q is declared again (first at %s)", b.DefRange(), v.name, old.rng)
+		}
+		c.variables[v.name] = v
+	case b.Type == "locals":
+		for name, a := range b.Body.Attributes {
+			if old := c.locals[name]; old != nil {
+				return fmt.Errorf("%s: local %q is defined again (first at %s)", a.SrcRange, name, old.Range())
+			}
+			c.locals[name] = a.Expr
+		}
+	case b.Type == "resource" && len(b.Labels) == 2:
+		r := &resource{typ: b.Labels[0], name: b.Labels[1], body: b.Body, file: file, line: b.DefRange().Start.Line}
+		for _, meta := range []string{"count", "for_each"} {
+			if b.Body.Attributes[meta] != nil {
+				r.repeated = meta
+			}
+		}
+		if old := c.resources[r.address()]; old != nil {
+			return fmt.Errorf("%s: resource %s is defined again (first in %s:%d)", b.DefRange(), r.address(), old.file, old.line)
+		}
+		c.resources[r.address()] = r
+		if slices.Contains([]string{typeCollection, typeJob}, r.typ) {
+			c.scheduler = append(c.scheduler, r)
+		}
+	}
+	// Data sources, modules, providers, outputs and terraform blocks
+	// define nothing recur takes; references to data sources and modules
+	// are Missing where they are used.
+	return nil
+}
+
+// text returns the source text of rng, for the names of Missing values.
+func (c *config) text(rng hcl.Range) string {
+	src, ok := c.src[rng.Filename]
+	if !ok || rng.End.Byte > len(src) || rng.Start.Byte > rng.End.Byte {
+		return ""
+	}
+	return string(rng.SliceBytes(src))
+}

@@ -1,0 +1,3 @@
+url  = "https://one.example/run"
+base = "https://one.example"
+rg   = "from-one"

@@ -1,0 +1,2 @@
+base  = "https://two.example"
+hours = [6, 18]
