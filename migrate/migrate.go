@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Kind is what a resource is.
@@ -86,7 +87,8 @@ type Missing struct {
 	// Terraform variable (var.region), a reference to another resource
 	// (azurerm_storage_account.main.primary_access_key), a file function
 	// (file("certs/client.pfx")), or the text of an expression recur does
-	// not evaluate.
+	// not evaluate; "" when no value can: the file needs an edit (a copy
+	// loop, count, an attribute the provider never had).
 	Name string
 	// Path is where the value is needed, in the terms of the file: a JSON
 	// path in an ARM template, an attribute in a Terraform resource
@@ -96,8 +98,14 @@ type Missing struct {
 	Reason string
 }
 
+// String says what is missing and, when a value can supply it, the
+// --set that does, quoted for a POSIX shell.
 func (m Missing) String() string {
-	return fmt.Sprintf("%s needs %s: %s (supply it with --set '%s=VALUE')", m.Path, m.Name, m.Reason, m.Name)
+	if m.Name == "" {
+		return fmt.Sprintf("%s: %s", m.Path, m.Reason)
+	}
+	quoted := "'" + strings.ReplaceAll(m.Name+"=VALUE", "'", `'\''`) + "'"
+	return fmt.Sprintf("%s needs %s: %s (supply it with --set %s)", m.Path, m.Name, m.Reason, quoted)
 }
 
 // Sort orders resources as they must be written, collections first, and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/migrate"
+	"github.com/recurhq/recur/migrate/arm"
 )
 
 // recur import reads Azure Scheduler's definitions from ARM templates and
@@ -288,10 +291,11 @@ func planNewJob(r migrate.Resource) (outcome, detail string) {
 	return jobs.OutcomeCreated, "in the collection the import creates (its quotas are not checked)"
 }
 
+// needsSummary names what a resource lacks, for its row of the table.
 func needsSummary(missing []migrate.Missing) string {
 	names := make([]string, len(missing))
 	for i, m := range missing {
-		names[i] = m.Name
+		names[i] = cmp.Or(m.Name, m.Path)
 	}
 	return "needs " + strings.Join(names, ", ")
 }
@@ -393,12 +397,23 @@ func (b *progressBar) clear() {
 	}
 }
 
-// readImportFiles reads the files of an import, each with its reader.
+// readImportFiles reads the files of an import, each with its reader: a
+// .json file is an ARM template; a .tf file, or a directory of them, is
+// Terraform. A variable, so that tests of the writing can give resources
+// of their own.
 var readImportFiles = func(o importOptions) ([]migrate.Resource, error) {
+	var templates []string
 	for _, f := range o.files {
-		if _, err := os.Stat(f); err != nil {
+		info, err := os.Stat(f)
+		switch {
+		case err != nil:
 			return nil, err
+		case !info.IsDir() && strings.EqualFold(filepath.Ext(f), ".json"):
+			templates = append(templates, f)
+		default:
+			return nil, fmt.Errorf("%s: recur import reads ARM templates (.json) and Terraform files (.tf, or a directory of them)", f)
 		}
 	}
-	return nil, errors.New("no reader yet")
+	return arm.Read(templates, arm.Options{ParameterFiles: o.parameterFiles, Set: o.sets,
+		Subscription: o.addr.subscription, ResourceGroup: o.addr.resourceGroup, Location: o.location})
 }

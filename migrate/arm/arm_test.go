@@ -198,7 +198,7 @@ func TestReadWithoutParametersOrLocation(t *testing.T) {
 	rs := byName(t, []string{"testdata/collection.json"}, Options{})
 	require.Len(t, rs, 4)
 	assert.Equal(t, []migrate.Missing{{Name: "[resourceGroup().location]", Path: "resources[0].location",
-		Reason: "resourceGroup().location is not given to recur import"}}, rs["ops-jobs"].Missing)
+		Reason: "resourceGroup().location is not given to recur import: give --location"}}, rs["ops-jobs"].Missing)
 	assert.Equal(t, []migrate.Missing{{Name: "apiPassword", Path: "resources[0].resources[0].properties.action.request.authentication.password",
 		Reason: "the parameter has no value: no --set, parameters file or defaultValue gives one"}}, rs["ops-jobs/billing-export"].Missing)
 	assert.Equal(t, "queueSasToken", rs["ops-jobs/queue-ping"].Missing[0].Name)

@@ -56,9 +56,16 @@ func (s *scope) member(name, text string) any {
 	case !ok:
 		return unknownf(text, "%s.%s is not known to recur import", s.fn, name)
 	case v == "":
-		return unknownf(text, "%s.%s is not given to recur import", s.fn, name)
+		return unknownf(text, "%s.%s is not given to recur import: give %s", s.fn, name, scopeFlags[s.fn+"."+strings.ToLower(name)])
 	}
 	return v
+}
+
+// scopeFlags are recur import's flags that give the deployment's scope.
+var scopeFlags = map[string]string{
+	"resourceGroup().name": "--resource-group", "resourceGroup().location": "--location",
+	"resourceGroup().id": "--subscription and --resource-group", "subscription().subscriptionid": "--subscription",
+	"subscription().id": "--subscription",
 }
 
 // maxLength bounds the strings and arrays expressions build, so that

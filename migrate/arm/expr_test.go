@@ -117,7 +117,7 @@ func TestEvaluateUnknown(t *testing.T) {
 		{"[parameters('obj').missing]", []problem{{"[parameters('obj').missing]", `the expression cannot be evaluated: the object has no member "missing"`}}},
 		{"[parameters('name').length]", []problem{{"[parameters('name').length]", "the expression cannot be evaluated: a string has no members"}}},
 		{"[resourceGroup().managedBy]", []problem{{"[resourceGroup().managedBy]", "resourceGroup().managedBy is not known to recur import"}}},
-		{"[resourceGroup().location]", []problem{{"[resourceGroup().location]", "resourceGroup().location is not given to recur import"}}},
+		{"[resourceGroup().location]", []problem{{"[resourceGroup().location]", "resourceGroup().location is not given to recur import: give --location"}}},
 		{"[name]", []problem{{"[name]", "the expression does not parse: at 4: expected (, found the end"}}},
 		{"[concat('a',]", []problem{{"[concat('a',]", "the expression does not parse: at 11: expected a string, an integer or a function call, found the end"}}},
 		{"['open]", []problem{{"['open]", "the expression does not parse: at 0: a string is not closed"}}},

@@ -101,7 +101,7 @@ func (r *reading) bodyNode(path string, body *hclsyntax.Body, s schema) *node {
 			}
 		case b.Type == "dynamic" && len(b.Labels) == 1:
 			path := n.join(b.Labels[0])
-			r.missing = append(r.missing, migrate.Missing{Name: path, Path: path,
+			r.missing = append(r.missing, migrate.Missing{Path: path,
 				Reason: "recur does not evaluate dynamic blocks, which for_each makes: write the blocks out"})
 		case !ok || f.kind != ignored:
 			r.unknown(n, b.Type)
@@ -128,14 +128,14 @@ func (r *reading) blockPath(n *node, name string, f field) string {
 
 func (r *reading) unknown(n *node, name string) {
 	path := n.join(name)
-	r.missing = append(r.missing, migrate.Missing{Name: path, Path: path,
+	r.missing = append(r.missing, migrate.Missing{Path: path,
 		Reason: "the azurerm provider has no " + name + " here, so Terraform would refuse the file: correct or remove it"})
 }
 
 // conflict records that n has both a and b, which the provider refused.
 func (r *reading) conflict(n *node, a, b string) {
 	path := n.join(b)
-	r.missing = append(r.missing, migrate.Missing{Name: path, Path: path,
+	r.missing = append(r.missing, migrate.Missing{Path: path,
 		Reason: "the azurerm provider takes " + a + " or " + b + ", not both, so Terraform would refuse the file: remove one"})
 }
 
@@ -383,7 +383,7 @@ func (r *reading) one(n *node, name string) *node {
 	}
 	if len(bs) > 1 {
 		path := n.join(name)
-		r.missing = append(r.missing, migrate.Missing{Name: path, Path: path,
+		r.missing = append(r.missing, migrate.Missing{Path: path,
 			Reason: fmt.Sprintf("the azurerm provider takes one %s, and the file gives %d", name, len(bs))})
 	}
 	return bs[0]

@@ -56,8 +56,8 @@ func TestReadMissing(t *testing.T) {
 			`file("certs/missing.pfx")@action_web.authentication_certificate.pfx`,
 			"data.azurerm_key_vault_secret.pfx.value@action_web.authentication_certificate.password",
 		},
-		"azurerm_scheduler_job.counted": {"azurerm_scheduler_job.counted@count"},
-		"azurerm_scheduler_job.each":    {"azurerm_scheduler_job.each@for_each"},
+		"azurerm_scheduler_job.counted": {"@count"},
+		"azurerm_scheduler_job.each":    {"@for_each"},
 	}, missing(rs))
 
 	got := byAddress(rs)
@@ -181,7 +181,7 @@ func TestReadEdges(t *testing.T) {
     client_secret = "s"
   }
 }`},
-		missing: []string{"action_web.client_secret@action_web.client_secret", "var.nowhere@action_web.url"},
+		missing: []string{"@action_web.client_secret", "var.nowhere@action_web.url"},
 	}, {
 		name: "locals that refer to each other",
 		files: map[string]string{"main.tf": `
@@ -279,7 +279,7 @@ variable "on" { default = true }` + jobHead + `
     }
   }
 }`},
-		missing: []string{"recurrence.monthly_occurrences@recurrence.monthly_occurrences"},
+		missing: []string{"@recurrence.monthly_occurrences"},
 	}, {
 		name: "a resource without a name",
 		files: map[string]string{"main.tf": `

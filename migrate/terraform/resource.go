@@ -47,7 +47,7 @@ func (e *evaluator) repeated(res *resource, out migrate.Resource, s schema) migr
 		out.Collection, _ = quiet.str(n, "job_collection_name")
 		out.Job, _ = quiet.str(n, "name")
 	}
-	out.Missing = []migrate.Missing{{Name: res.address(), Path: res.repeated,
+	out.Missing = []migrate.Missing{{Path: res.repeated,
 		Reason: "recur does not evaluate count or for_each: write the resource once for each job, without " + res.repeated}}
 	return out
 }
