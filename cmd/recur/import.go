@@ -20,6 +20,7 @@ import (
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/migrate"
 	"github.com/recurhq/recur/migrate/arm"
+	"github.com/recurhq/recur/migrate/terraform"
 )
 
 // recur import reads Azure Scheduler's definitions from ARM templates and
@@ -402,18 +403,35 @@ func (b *progressBar) clear() {
 // Terraform. A variable, so that tests of the writing can give resources
 // of their own.
 var readImportFiles = func(o importOptions) ([]migrate.Resource, error) {
-	var templates []string
+	var templates, configs []string
 	for _, f := range o.files {
 		info, err := os.Stat(f)
 		switch {
 		case err != nil:
 			return nil, err
-		case !info.IsDir() && strings.EqualFold(filepath.Ext(f), ".json"):
+		case info.IsDir() || strings.EqualFold(filepath.Ext(f), ".tf"):
+			configs = append(configs, f)
+		case strings.EqualFold(filepath.Ext(f), ".json"):
 			templates = append(templates, f)
 		default:
 			return nil, fmt.Errorf("%s: recur import reads ARM templates (.json) and Terraform files (.tf, or a directory of them)", f)
 		}
 	}
-	return arm.Read(templates, arm.Options{ParameterFiles: o.parameterFiles, Set: o.sets,
-		Subscription: o.addr.subscription, ResourceGroup: o.addr.resourceGroup, Location: o.location})
+	var rs []migrate.Resource
+	if len(templates) > 0 {
+		read, err := arm.Read(templates, arm.Options{ParameterFiles: o.parameterFiles, Set: o.sets,
+			Subscription: o.addr.subscription, ResourceGroup: o.addr.resourceGroup, Location: o.location})
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, read...)
+	}
+	if len(configs) > 0 {
+		read, err := terraform.Read(configs, terraform.Options{Vars: o.vars, VarFiles: o.varFiles, Set: o.sets})
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, read...)
+	}
+	return rs, nil
 }
