@@ -42,16 +42,17 @@ const (
 
 // Refusal returns the refusal of a PUT given as Apply says, or nil when
 // the PUT is to be written. defined says whether the resource has a
-// definition, and same whether it is the PUT's, both accepted.
-func (a Apply) Refusal(defined bool, same func() bool) error {
-	switch {
-	case a == ApplyAlways:
-		return nil
-	case defined && same():
+// definition, and same whether it is the PUT's, both accepted; writable
+// refuses a write the resource takes from no PUT (a job that has ended),
+// which a PUT that changes nothing never needs.
+func (a Apply) Refusal(defined bool, same func() bool, writable func() error) error {
+	if a != ApplyAlways && defined && same() {
 		return NotWritten(OutcomeUnchanged).ToApplicationError()
-	case a == ApplyIfChanged:
-		return nil
-	case !defined:
+	}
+	if err := writable(); err != nil || a != ApplyWhatIf {
+		return err
+	}
+	if !defined {
 		return NotWritten(OutcomeCreated).ToApplicationError()
 	}
 	return NotWritten(OutcomeUpdated).ToApplicationError()
@@ -63,11 +64,18 @@ func NotWritten(outcome string) *Error {
 	return &Error{Code: CodeNotWritten, Target: outcome, Message: "the PUT is not written: " + outcome}
 }
 
-// SameJob reports whether two accepted job definitions are one: the same
-// properties, secrets included, whatever their status.
-func SameJob(a, b Job) bool {
-	a.Properties.Status, b.Properties.Status = nil, nil
-	return sameJSON(a.Properties, b.Properties)
+// SameJob reports whether a new accepted definition is the stored one:
+// the same properties, secrets included, whatever their status. A job
+// that ran its course (Completed, Faulted) holds the definition it was
+// given enabled: its state and its reason are the scheduler's doing, not
+// another definition.
+func SameJob(stored, accepted Job) bool {
+	s, a := stored.Properties, accepted.Properties
+	s.Status, a.Status = nil, nil
+	if (s.State == Completed || s.State == Faulted) && a.State == Enabled {
+		s.State, s.StateReason = Enabled, ""
+	}
+	return sameJSON(s, a)
 }
 
 // SameCollection reports whether two accepted collection definitions are

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -28,22 +29,36 @@ func TestApplyRefusesWhatItKeepsFromWriting(t *testing.T) {
 	}
 	same := func() bool { return true }
 	differs := func() bool { return false }
+	final := errors.New("final")
+	writable := func() error { return nil }
+	ended := func() error { return final }
 	for _, c := range []struct {
-		apply   Apply
-		defined bool
-		same    func() bool
-		want    string
+		apply    Apply
+		defined  bool
+		same     func() bool
+		writable func() error
+		want     string
 	}{
-		{ApplyAlways, true, same, "written"},
-		{ApplyAlways, false, differs, "written"},
-		{ApplyIfChanged, true, same, OutcomeUnchanged},
-		{ApplyIfChanged, true, differs, "written"},
-		{ApplyIfChanged, false, differs, "written"},
-		{ApplyWhatIf, true, same, OutcomeUnchanged},
-		{ApplyWhatIf, true, differs, OutcomeUpdated},
-		{ApplyWhatIf, false, differs, OutcomeCreated},
+		{ApplyAlways, true, same, writable, "written"},
+		{ApplyAlways, false, differs, writable, "written"},
+		{ApplyAlways, true, same, ended, "final"},
+		{ApplyIfChanged, true, same, writable, OutcomeUnchanged},
+		{ApplyIfChanged, true, same, ended, OutcomeUnchanged},
+		{ApplyIfChanged, true, differs, writable, "written"},
+		{ApplyIfChanged, true, differs, ended, "final"},
+		{ApplyIfChanged, false, differs, writable, "written"},
+		{ApplyWhatIf, true, same, writable, OutcomeUnchanged},
+		{ApplyWhatIf, true, same, ended, OutcomeUnchanged},
+		{ApplyWhatIf, true, differs, writable, OutcomeUpdated},
+		{ApplyWhatIf, true, differs, ended, "final"},
+		{ApplyWhatIf, false, differs, writable, OutcomeCreated},
 	} {
-		require.Equal(t, c.want, outcome(c.apply.Refusal(c.defined, c.same)), "%q, defined %v", c.apply, c.defined)
+		err := c.apply.Refusal(c.defined, c.same, c.writable)
+		if errors.Is(err, final) {
+			require.Equal(t, c.want, "final")
+			continue
+		}
+		require.Equal(t, c.want, outcome(err), "%q, defined %v", c.apply, c.defined)
 	}
 }
 
@@ -59,4 +74,10 @@ func TestSameJobComparesSecretsNotStatus(t *testing.T) {
 	a, b := job("a", 1), job("a", 1)
 	b.Properties.State = Disabled
 	require.False(t, SameJob(a, b))
+	for _, ended := range []State{Completed, Faulted} {
+		stored := job("a", 1)
+		stored.Properties.State, stored.Properties.StateReason = ended, "it ran its course"
+		require.True(t, SameJob(stored, job("a", 1)), "a %s job holds the definition it was given enabled", ended)
+		require.False(t, SameJob(stored, b), "a %s job was not given a disabled definition", ended)
+	}
 }

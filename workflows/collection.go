@@ -189,7 +189,8 @@ func (c *collection) validatePut(_ workflow.Context, req jobs.PutCollectionReque
 	if err := req.Collection.Accept(c.ledger.Key); err != nil {
 		return toWire(err)
 	}
-	return req.Apply.Refusal(c.ledger.exists(), func() bool { return jobs.SameCollection(*c.ledger.Collection, req.Collection) })
+	return req.Apply.Refusal(c.ledger.exists(), func() bool { return jobs.SameCollection(*c.ledger.Collection, req.Collection) },
+		func() error { return nil })
 }
 
 // put defines or redefines the collection, by PUT or PATCH (which the API

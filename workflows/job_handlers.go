@@ -196,13 +196,13 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 		// the API sends the PUT again, to the workflow that starts next.
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
-	if err := j.writable(req.Preconditions); err != nil {
+	if err := j.preconditions(req.Preconditions); err != nil {
 		return err
 	}
 	if err := req.Job.AcceptNew(j.key, creationTime(ctx)); err != nil {
 		return toWire(err)
 	}
-	return req.Apply.Refusal(j.state != nil, func() bool { return jobs.SameJob(j.state.Job, req.Job) })
+	return req.Apply.Refusal(j.state != nil, func() bool { return jobs.SameJob(j.state.Job, req.Job) }, j.redefinable)
 }
 
 // validatePatch is validatePut for a PATCH, which needs the job defined

@@ -200,6 +200,7 @@ func (im *importer) run(ctx context.Context, rs []migrate.Resource) []importItem
 	for i, r := range rs {
 		items[i] = importItem{Resource: r}
 	}
+	failDuplicates(items)
 	byName := map[string]*importItem{}
 	var collections, jobItems []*importItem
 	for i := range items {
@@ -219,6 +220,32 @@ func (im *importer) run(ctx context.Context, rs []migrate.Resource) []importItem
 	return items
 }
 
+// failDuplicates fails every resource the files define more than once:
+// which of the definitions is meant is the user's to say.
+func failDuplicates(items []importItem) {
+	groups := map[string][]int{}
+	for i, it := range items {
+		if it.Collection != "" && (it.Kind == migrate.Collection || it.Job != "") {
+			key := it.Kind.String() + " " + it.ResourceGroup + "/" + it.Name()
+			groups[key] = append(groups[key], i)
+		}
+	}
+	for _, group := range groups {
+		if len(group) < 2 {
+			continue
+		}
+		for _, i := range group {
+			var others []string
+			for _, j := range group {
+				if j != i {
+					others = append(others, items[j].Source.String())
+				}
+			}
+			items[i].outcome, items[i].detail = outcomeFailed, "defined more than once: also at "+strings.Join(others, ", ")
+		}
+	}
+}
+
 // each imports items, at most im.concurrency at once. collectionOf, when
 // not nil, returns a job's collection item, nil when the files do not
 // define it.
@@ -233,7 +260,9 @@ func (im *importer) each(ctx context.Context, items []*importItem, collectionOf 
 			if collectionOf != nil {
 				coll = collectionOf(it)
 			}
-			it.outcome, it.detail = im.one(ctx, it.Resource, coll)
+			if it.outcome == "" {
+				it.outcome, it.detail = im.one(ctx, it.Resource, coll)
+			}
 			if im.bar != nil {
 				im.bar.step()
 			}

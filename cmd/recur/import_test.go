@@ -1,13 +1,22 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"maps"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"software.sslmate.com/src/go-pkcs12"
 
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/migrate"
@@ -144,4 +153,227 @@ func TestImportFlags(t *testing.T) {
 	res := recurCLI(t, "", "import", "-h")
 	require.Equal(t, 0, res.code, "%s", res)
 	require.Contains(t, res.stdout, "-dry-run")
+}
+
+// definitions GETs each resource of a collection of n jobs, keyed by its
+// name: the collection's body and its jobs' without their status and
+// ETags, which a new run of the same definitions changes. It waits until
+// the list of the collection's jobs has them all: lists lag writes.
+func definitions(t *testing.T, at []string, collection string, n int) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	get := func(args ...string) map[string]any {
+		res := recurCLI(t, "", append(args, at...)...)
+		require.Equal(t, 0, res.code, "%s", res)
+		body := res.json(t)
+		delete(body, "etag")
+		if props, ok := body["properties"].(map[string]any); ok {
+			delete(props, "status")
+		}
+		return body
+	}
+	out[collection] = get("collections", "get", collection, "-o", "json")
+	list := eventually(t, func(r cliResult) bool {
+		var page struct{ Value []any }
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &page) == nil && len(page.Value) == n
+	}, "", append([]string{"jobs", "list", "--collection", collection, "-o", "json"}, at...)...)
+	for _, job := range list.json(t)["value"].([]any) {
+		name := job.(map[string]any)["name"].(string)
+		out[name] = get("jobs", "get", "--collection", collection, shortName(name), "-o", "json")
+	}
+	return out
+}
+
+// TestImportARMTemplatesAndExportThemBack imports the ARM templates the
+// reader's tests use (nested and top-level jobs, parameters, a parameters
+// file, a Key Vault secret supplied with --set) into a real recur; a
+// second import writes nothing; recur export writes them back as one
+// template with each secret a parameter, which, after the collections are
+// deleted, imports with the secrets supplied to the same definitions.
+func TestImportARMTemplatesAndExportThemBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it imports into a real recur (about 10 s)")
+	}
+	clearClientEnv(t)
+	st, err := recurtest.Start()
+	require.NoError(t, err)
+	t.Cleanup(st.Stop)
+	at := []string{"--server", st.API.URL, "--subscription", "sub1", "--resource-group", "rg1"}
+	testdata := filepath.Join("..", "..", "migrate", "arm", "testdata")
+	const sas, password, busKey = "?sv=2019-02-02&sig=c2FzLXNpZ25hdHVyZQ%3D%3D", "p@ss<word>&1", "c2VydmljZWJ1c2tleQ=="
+	importOps := append([]string{"import", filepath.Join(testdata, "collection.json"), "--parameters", filepath.Join(testdata, "collection.parameters.json"),
+		"--set", "queueSasToken=" + sas, "--location", "westeurope"}, at...)
+	importNightlies := append([]string{"import", filepath.Join(testdata, "toplevel.json"), "--location", "westeurope",
+		"--set", "collectionName=nightlies", "--set", "[equals(parameters('environment'), 'prod')]=true"}, at...)
+
+	for _, c := range []struct {
+		args  []string
+		names []string
+	}{
+		{importOps, []string{"contoso-ops", "contoso-ops/billing-export", "contoso-ops/queue-ping", "contoso-ops/servicebus-report"}},
+		{importNightlies, []string{"nightlies", "nightlies/nightly", "nightlies/prod-only"}},
+	} {
+		res := recurCLI(t, "", c.args...)
+		require.Equal(t, 0, res.code, "%s", res)
+		rows := byName(t, res)
+		require.Len(t, rows, len(c.names), "%s", res)
+		for _, name := range c.names {
+			require.Equal(t, "created", rows[name]["RESULT"], "%s: %s", name, res)
+		}
+		res = recurCLI(t, "", c.args...)
+		require.Equal(t, 0, res.code, "%s", res)
+		for _, name := range c.names {
+			require.Equal(t, "unchanged", byName(t, res)[name]["RESULT"], "the second import of %s: %s", name, res)
+		}
+	}
+	collections := map[string]int{"contoso-ops": 3, "nightlies": 2}
+	before := map[string]map[string]any{}
+	for coll, n := range collections {
+		maps.Copy(before, definitions(t, at, coll, n))
+	}
+	require.Len(t, before, 7)
+
+	exported := filepath.Join(t.TempDir(), "exported.json")
+	res := recurCLI(t, "", append([]string{"export", "-o", exported}, at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Contains(t, res.stderr, "exported 2 collections and 5 jobs; 3 secrets are parameters without a value")
+	data, err := os.ReadFile(exported)
+	require.NoError(t, err)
+	for _, secret := range []string{sas, password, busKey} {
+		require.NotContains(t, string(data), secret, "an export holds no secret")
+	}
+	var template struct {
+		Parameters map[string]struct{ Type string }
+	}
+	require.NoError(t, json.Unmarshal(data, &template))
+	var sets []string
+	for name, p := range template.Parameters {
+		require.Equal(t, "securestring", p.Type, name)
+		value := map[string]string{"password": password, "sasToken": sas, "sasKey": busKey}[name[strings.LastIndex(name, "_")+1:]]
+		require.NotEmpty(t, value, "the parameter %s names its secret's member last", name)
+		sets = append(sets, "--set", name+"="+value)
+	}
+	require.Len(t, sets, 6)
+
+	for coll := range collections {
+		res := recurCLI(t, "", append([]string{"collections", "delete", coll}, at...)...)
+		require.Equal(t, 0, res.code, "%s", res)
+	}
+	res = recurCLI(t, "", append(append([]string{"import", exported}, sets...), at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "7 created, 0 updated, 0 unchanged, 0 skipped, 0 failed", summaryLine(res))
+	after := map[string]map[string]any{}
+	for coll, n := range collections {
+		maps.Copy(after, definitions(t, at, coll, n))
+	}
+	require.Equal(t, before, after, "export, delete and import give back every definition")
+}
+
+func TestImportFailsWhatIsDefinedMoreThanOnce(t *testing.T) {
+	at := func(file string, r migrate.Resource) importItem {
+		r.Source = migrate.Source{File: file, Path: "resources[0]"}
+		return importItem{Resource: r}
+	}
+	coll := migrate.Resource{Kind: migrate.Collection, ResourceGroup: "rg", Collection: "c"}
+	job := migrate.Resource{Kind: migrate.Job, ResourceGroup: "rg", Collection: "c", Job: "j"}
+	elsewhere := job
+	elsewhere.ResourceGroup = "other"
+	unnamed := migrate.Resource{Kind: migrate.Job, ResourceGroup: "rg", Collection: "c"}
+	items := []importItem{at("a.json", coll), at("b.json", coll), at("a.json", job), at("b.json", elsewhere),
+		at("a.json", unnamed), at("b.json", unnamed)}
+	failDuplicates(items)
+	require.Equal(t, "defined more than once: also at b.json (resources[0])", items[0].detail)
+	require.Equal(t, "defined more than once: also at a.json (resources[0])", items[1].detail)
+	require.Equal(t, outcomeFailed, items[1].outcome)
+	for _, it := range items[2:] {
+		require.Empty(t, it.outcome, "%s in %s: once in its resource group, or unnamed", it.Name(), it.ResourceGroup)
+	}
+}
+
+// writePFX writes a PKCS#12 file of a new self-signed certificate,
+// sealed with password, at file.
+func writePFX(t *testing.T, file, password string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "scheduler client"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pfx, err := pkcs12.Modern.Encode(key, cert, nil, password)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, pfx, 0o600))
+}
+
+// copyDir copies the files of dir into a new temporary directory.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(out, e.Name()), data, 0o600))
+	}
+	return out
+}
+
+// TestImportTheAzurermExample imports the reader's copy of the azurerm
+// provider's scheduler example (Terraform 0.11: resource group variables,
+// ${} references, a file() certificate, a storage queue whose key comes
+// from another resource, monthly occurrences as a list of maps) into a
+// real recur: without the certificate and the key, the report names both
+// and how to supply them, and the rest is created; with them, everything
+// is. The same example in 0.12+ syntax then finds every resource
+// unchanged.
+func TestImportTheAzurermExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: it imports into a real recur (about 5 s)")
+	}
+	clearClientEnv(t)
+	st, err := recurtest.Start()
+	require.NoError(t, err)
+	t.Cleanup(st.Stop)
+	at := []string{"--server", st.API.URL, "--subscription", "sub1"}
+	testdata := filepath.Join("..", "..", "migrate", "terraform", "testdata")
+	v011, v012 := copyDir(t, filepath.Join(testdata, "azurerm011")), copyDir(t, filepath.Join(testdata, "azurerm012"))
+	const key = "azurerm_storage_account.example.primary_access_key"
+
+	res := recurCLI(t, "", append([]string{"import", v011}, at...)...)
+	require.Equal(t, 1, res.code, "%s", res)
+	rows := byName(t, res)
+	require.Len(t, rows, 8, "%s", res)
+	require.Equal(t, "skipped", rows["tfex-scheduler-job-collection/tfex-web-recurring_weekly-auth_cert"]["RESULT"], "%s", res)
+	require.Equal(t, "skipped", rows["tfex-scheduler-job-collection/tfex-schedulerjob-storage_queue"]["RESULT"], "%s", res)
+	require.Equal(t, "tfex-job_collection", rows["tfex-scheduler-job-collection"]["RESOURCE GROUP"], "the variable's default")
+	require.Contains(t, res.stdout, `needs file("cert.pfx"): the file `)
+	require.Contains(t, res.stdout, "(supply it with --set '"+key+"=VALUE')")
+	require.Equal(t, "6 created, 0 updated, 0 unchanged, 2 skipped, 0 failed", summaryLine(res))
+
+	writePFX(t, filepath.Join(v011, "cert.pfx"), "terraform")
+	pfx, err := os.ReadFile(filepath.Join(v011, "cert.pfx"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(v012, "cert.pfx"), pfx, 0o600))
+	res = recurCLI(t, "", append([]string{"import", v011, "--set", key + "=?sv=2019-02-02&sig=a2V5"}, at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "2 created, 0 updated, 6 unchanged, 0 skipped, 0 failed", summaryLine(res))
+	job := recurCLI(t, "", "jobs", "get", "tfex-web-recurring_weekly-auth_cert", "-o", "json", "--resource-group", "tfex-job_collection",
+		"--collection", "tfex-scheduler-job-collection", "--server", st.API.URL, "--subscription", "sub1")
+	require.Equal(t, 0, job.code, "%s", job)
+	var got struct {
+		Properties struct {
+			Action struct {
+				Request struct{ Authentication struct{ CertificateSubjectName string } }
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(job.stdout), &got))
+	require.Equal(t, "CN=scheduler client", got.Properties.Action.Request.Authentication.CertificateSubjectName, "the certificate is the file's")
+
+	res = recurCLI(t, "", append([]string{"import", v012, "--set", key + "=?sv=2019-02-02&sig=a2V5"}, at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "0 created, 0 updated, 8 unchanged, 0 skipped, 0 failed", summaryLine(res), "the 0.12 copy says the same")
 }
