@@ -366,7 +366,9 @@ func TestImportTheAzurermExample(t *testing.T) {
 	var got struct {
 		Properties struct {
 			Action struct {
-				Request struct{ Authentication struct{ CertificateSubjectName string } }
+				Request struct {
+					Authentication struct{ CertificateSubjectName string }
+				}
 			}
 		}
 	}
