@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -378,4 +379,13 @@ func TestImportTheAzurermExample(t *testing.T) {
 	res = recurCLI(t, "", append([]string{"import", v012, "--set", key + "=?sv=2019-02-02&sig=a2V5"}, at...)...)
 	require.Equal(t, 0, res.code, "%s", res)
 	require.Equal(t, "0 created, 0 updated, 8 unchanged, 0 skipped, 0 failed", summaryLine(res), "the 0.12 copy says the same")
+}
+
+func TestImportProgressBar(t *testing.T) {
+	var term bytes.Buffer
+	b := progressBar{w: &term, total: 4}
+	b.step()
+	b.step()
+	b.clear()
+	require.Equal(t, "\r[#######.......................] 1/4\r[###############...............] 2/4\r"+strings.Repeat(" ", 36)+"\r", term.String())
 }
