@@ -30,7 +30,8 @@ const maxDepth = 64
 
 // decode reads a JSON object of at most MaxJobSize bytes from the body into
 // v, after passing it through the filters. Its member names are checked
-// against v's type (jobs.CheckMembers).
+// against v's type (jobs.CheckMembers). A merge patch is read with
+// decodePatch: a json.RawMessage takes any name.
 func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
 	return decodeAs(c, reflect.TypeOf(v), v, filters...)
 }
