@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -82,10 +83,13 @@ func TestDefinitionsNestedToTheLimitAreTaken(t *testing.T) {
 	body := `{"properties":{"action":{"type":"Workflow","workflow":{"workflowType":"w","taskQueue":"q","input":` + input + `}}}}`
 	require.Equal(t, maxDepth, nesting([]byte(body)))
 	var job jobs.Job
-	require.NoError(t, checkJSONText([]byte(body)))
+	require.NoError(t, checkJSONText([]byte(body), jobMembers))
 	require.NoError(t, json.Unmarshal([]byte(body), &job))
-	require.Error(t, checkJSONText([]byte(strings.Replace(body, "[", "[[", 1))))
+	require.Error(t, checkJSONText([]byte(strings.Replace(body, "[", "[[", 1)), jobMembers))
 }
+
+// jobMembers checks the member names of a job's body, as PUT does.
+func jobMembers(data []byte) error { return jobs.CheckMembers(data, reflect.TypeFor[jobs.Job]()) }
 
 // unreadBody fails the test if the handler reads it.
 type unreadBody struct{ t *testing.T }
@@ -220,13 +224,13 @@ func TestWorkflowInputKeepsItsLetterCase(t *testing.T) {
 			`"errorAction":{"type":"Workflow","Workflow":{"workflowType":"w","taskQueue":"q","Input":{"a":1,"A":2}}}}`,
 	} {
 		body := `{"properties":{"action":` + action + `}}`
-		require.NoError(t, checkJSONText([]byte(body)), body)
+		require.NoError(t, checkJSONText([]byte(body), jobMembers), body)
 	}
 	// Members beside the input still fold.
-	err := checkJSONText([]byte(`{"properties":{"action":{"type":"Workflow","workflow":{"workflowType":"w","WorkflowType":"v","taskQueue":"q"}}}}`))
-	var apiErr *apiError
-	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, "properties.action.workflow.WorkflowType", apiErr.target)
+	err := checkJSONText([]byte(`{"properties":{"action":{"type":"Workflow","workflow":{"workflowType":"w","WorkflowType":"v","taskQueue":"q"}}}}`), jobMembers)
+	var jobErr *jobs.Error
+	require.ErrorAs(t, err, &jobErr)
+	require.Equal(t, "properties.action.workflow.WorkflowType", jobErr.Target)
 }
 
 // TestTimeSpansOutOfRangeAreRefused: in a TimeSpan ([d.]hh:mm:ss) minutes

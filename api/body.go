@@ -29,9 +29,23 @@ const MaxJobSize = 16 * 1024
 const maxDepth = 64
 
 // decode reads a JSON object of at most MaxJobSize bytes from the body into
-// v, after passing it through the filters.
+// v, after passing it through the filters. Its member names are checked
+// against v's type (jobs.CheckMembers). A merge patch is read with
+// decodePatch: a json.RawMessage takes any name.
 func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
-	data, err := readBody(c)
+	return decodeAs(c, reflect.TypeOf(v), v, filters...)
+}
+
+// decodePatch reads a JSON merge patch of a T: the body as it is, whose
+// member names are checked against T's, as PUT checks the whole T's.
+func decodePatch[T any](c *gin.Context) (json.RawMessage, error) {
+	var patch json.RawMessage
+	return patch, decodeAs(c, reflect.TypeFor[T](), &patch)
+}
+
+// decodeAs is decode with the member names of shape.
+func decodeAs(c *gin.Context, shape reflect.Type, v any, filters ...func([]byte) []byte) error {
+	data, err := readBody(c, func(data []byte) error { return jobs.CheckMembers(data, shape) })
 	if err != nil {
 		return err
 	}
@@ -45,9 +59,11 @@ func decode(c *gin.Context, v any, filters ...func([]byte) []byte) error {
 }
 
 // readBody reads at most MaxJobSize bytes of body and checks what
-// encoding/json lets through (see checkJSONText). A body that says or
-// turns out to be larger is refused without reading the rest of it.
-func readBody(c *gin.Context) ([]byte, error) {
+// encoding/json lets through (see checkJSONText), the member names with
+// members (jobs.CheckMembers or jobs.CheckPreviewMembers). A body that
+// says or turns out to be larger is refused without reading the rest of
+// it.
+func readBody(c *gin.Context, members func([]byte) error) ([]byte, error) {
 	if c.Request.ContentLength > MaxJobSize {
 		return nil, tooLarge(c)
 	}
@@ -58,7 +74,7 @@ func readBody(c *gin.Context) ([]byte, error) {
 	if len(data) > MaxJobSize {
 		return nil, tooLarge(c)
 	}
-	return data, checkJSONText(data)
+	return data, checkJSONText(data, members)
 }
 
 // unreadable is the answer to a body whose reading failed. It never
@@ -92,9 +108,10 @@ func tooLarge(c *gin.Context) error {
 // must not hold: invalid UTF-8 (json replaces it with U+FFFD without a
 // word), nesting deeper than maxDepth (json allows 10000 levels, which
 // merge patches and workflow inputs would carry on), anything but an
-// object at the top (a null merge patch would empty the resource), and
-// members given twice or null in arrays (see checkMembers).
-func checkJSONText(data []byte) error {
+// object at the top (a null merge patch would empty the resource), and,
+// as members finds them, member names the body's type does not know,
+// members given twice and null in arrays.
+func checkJSONText(data []byte, members func([]byte) error) error {
 	if !utf8.Valid(data) {
 		return invalidContent("the body is not valid UTF-8")
 	}
@@ -104,7 +121,7 @@ func checkJSONText(data []byte) error {
 	if top := bytes.TrimLeft(data, " \t\r\n"); len(top) > 0 && top[0] != '{' {
 		return invalidContent("the body must be a JSON object")
 	}
-	return checkMembers(data)
+	return members(data)
 }
 
 // nesting returns how deeply the objects and arrays of a JSON text nest,

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -16,8 +15,8 @@ import (
 // merge patch) and stores the result as PUT would; a missing collection
 // is a 404, not a creation.
 func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	var patch json.RawMessage
-	if err := decode(c, &patch); err != nil {
+	patch, err := decodePatch[jobs.Collection](c)
+	if err != nil {
 		return err
 	}
 	cond, err := preconditions(c)

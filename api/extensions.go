@@ -100,7 +100,7 @@ func (s *Server) previewBody(_ context.Context, c *gin.Context, _ jobs.Key) erro
 	if err != nil {
 		return err
 	}
-	data, err := readBody(c)
+	data, err := readBody(c, jobs.CheckPreviewMembers)
 	if err != nil {
 		return err
 	}

@@ -68,8 +68,8 @@ func FuzzJobBody(f *testing.F) {
 // patchSteps are patchJob's steps before it asks Temporal for the job,
 // then merge into basicJob as if it were the stored one.
 func patchSteps(c *gin.Context) (jobs.Job, error) {
-	var patch json.RawMessage
-	if err := decode(c, &patch); err != nil {
+	patch, err := decodePatch[jobs.Job](c)
+	if err != nil {
 		return jobs.Job{}, err
 	}
 	if _, given := dropStatus(patch); given {

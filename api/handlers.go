@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -262,8 +261,8 @@ func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any
 // would go, and names what it read as the update's base: a job redefined
 // in between refuses the update, and the API reads it again.
 func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	var patch json.RawMessage
-	if err := decode(c, &patch); err != nil {
+	patch, err := decodePatch[jobs.Job](c)
+	if err != nil {
 		return err
 	}
 	if _, given := dropStatus(patch); given {

@@ -108,6 +108,11 @@ var badJobBodies = []badBody{
 		`"errorAction":{"type":"Https","request":{"uri":"http://s3cretpw@example.invalid/e","method":"POST"}}}`),
 		http.StatusBadRequest, "properties.action.errorAction.request.uri"},
 	{"a jitter of 99 seconds", badJobBody(`"jitter":"00:00:99",` + badAction), http.StatusBadRequest, "properties.jitter"},
+	{"a misspelt property (the issue's)", badJobBody(`"maxConcurentRuns":2,` + badAction), http.StatusBadRequest, "properties.maxConcurentRuns"},
+	{"a misspelt retry policy member (the issue's)", badJobBody(`"action":{"type":"Http","request":{"uri":"http://example.invalid/","method":"GET"},` +
+		`"retryPolicy":{"retryType":"Fixed","retryIntervall":"00:01:00"}}`), http.StatusBadRequest, "properties.action.retryPolicy.retryIntervall"},
+	{"a misspelt monthly occurrence member", badJobBody(`"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"Monday","ocurrence":1}]}},` +
+		badAction), http.StatusBadRequest, "properties.recurrence.schedule.monthlyOccurrences[0].ocurrence"},
 	{"a main action field of the wrong type", badJobBody(`"action":{"type":"Http","request":{"uri":"http://example.invalid/","method":"GET"},` +
 		`"retryPolicy":{"retryCount":"4"}}`), http.StatusBadRequest, "properties.action.retryPolicy.retryCount"},
 }
@@ -122,6 +127,7 @@ var badCollectionBodies = []badBody{
 	{"two objects", `{"location":"westus","properties":{}}{}`, http.StatusBadRequest, ""},
 	{"byte order mark", "\xef\xbb\xbf" + `{"location":"westus","properties":{}}`, http.StatusBadRequest, ""},
 	{"a member in two letter cases", `{"location":"westus","Location":"eastus","properties":{}}`, http.StatusBadRequest, "Location"},
+	{"a misspelt quota member", `{"location":"westus","properties":{"quota":{"maxJobCont":5}}}`, http.StatusBadRequest, "properties.quota.maxJobCont"},
 }
 
 // badPath is a path whose names the API must refuse, with a body that

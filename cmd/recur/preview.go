@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
 )
 
@@ -114,10 +115,16 @@ Flags:
 
 // preview reads the input and computes its occurrences. The job is taken
 // as created at opts.now, so past start times follow rule 3 of
-// docs/recurrence.md and a job without startTime runs at once.
+// docs/recurrence.md and a job without startTime runs at once. The input
+// meets the API's rule for member names first, as POST /recur/v1/preview
+// does: a name no job has, a member given twice or null in an array is
+// refused, never dropped or read as a zero.
 func preview(opts previewOptions, stdin io.Reader) ([]time.Time, []recurrence.Shifted, error) {
 	data, err := readInput(opts.file, stdin)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := jobs.CheckPreviewMembers(data); err != nil {
 		return nil, nil, err
 	}
 	return recurrence.PreviewJob(data, opts.now, opts.now, opts.count)

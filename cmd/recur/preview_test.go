@@ -78,6 +78,12 @@ func TestPreview(t *testing.T) {
 			`{"properties":{"startTime":"2015-04-07T14:00Z","recurrence":{"frequency":"Day","endTime":"2015-04-08T00:00Z"}}}`, ""},
 		{"fractional seconds are kept", []string{"--now", seedNow, "--count", "1"},
 			`{"startTime":"2015-04-07T14:00:00.25Z","recurrence":{"frequency":"Day","interval":2}}`, "2015-04-09T14:00:00.25Z\n"},
+		{"a whole job as GET answers it, free-form members and all", []string{"--now", seedNow, "--count", "4"},
+			`{"id":"/subscriptions/s/resourceGroups/g/providers/Microsoft.Scheduler/jobCollections/c/jobs/j","type":"Microsoft.Scheduler/jobCollections/jobs",` +
+				`"name":"c/j","etag":"\"e-1\"","properties":{"startTime":"2015-04-07T14:00Z","recurrence":{"frequency":"Day","interval":2},` +
+				`"action":{"type":"Workflow","workflow":{"workflowType":"w","taskQueue":"q","input":{"anyName":[null],"AnyName":1}},` +
+				`"errorAction":{"type":"Http","request":{"uri":"http://a.example/","method":"GET","headers":{"X-Whatever":"1"}}}},` +
+				`"state":"enabled","status":{"executionCount":0,"failureCount":0,"faultedCount":0}}}`, seedOut},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +127,22 @@ func TestPreviewErrors(t *testing.T) {
 		{"properties: never occurs (Compile)", seedArgs,
 			`{"properties":{"startTime":"2015-02-01T00:00Z","recurrence":{"frequency":"Month","interval":12,"schedule":{"monthDays":[30]}}}}`,
 			"properties.recurrence.schedule: this recurrence never occurs"},
+		{"the issue's properties typo", seedArgs, `{"properties":{"maxConcurentRuns":2,"recurrence":{"frequency":"Day"}}}`,
+			"properties.maxConcurentRuns: is not a property of properties; did you mean maxConcurrentRuns?"},
+		{"the issue's retry policy typo", seedArgs,
+			`{"properties":{"action":{"type":"Http","retryPolicy":{"retryIntervall":"00:01:00"}},"recurrence":{"frequency":"Day"}}}`,
+			"properties.action.retryPolicy.retryIntervall: is not a property of retryPolicy; did you mean retryInterval?"},
+		{"a typo in job properties", seedArgs, `{"startTme":"2015-04-07T14:00Z","recurrence":{"frequency":"Day"}}`,
+			"startTme: is not a property of the body; did you mean startTime?"},
+		{"a typo in a whole job", seedArgs, `{"nmae":"c/j","properties":{"recurrence":{"frequency":"Day"}}}`,
+			"nmae: is not a property of the body; did you mean name?"},
+		{"a typo in a monthly occurrence", seedArgs,
+			`{"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"Monday"},{"day":"Friday","ocurrence":1}]}}}`,
+			"recurrence.schedule.monthlyOccurrences[1].ocurrence: is not a property of monthlyOccurrences; did you mean occurrence?"},
+		{"a member given twice", seedArgs, `{"startTime":"2015-04-07T14:00Z","StartTime":"2015-04-09T14:00Z","recurrence":{"frequency":"Day"}}`,
+			`StartTime: "startTime" and "StartTime" are the same member (names match in any letter case); give it once`},
+		{"null in an array", seedArgs, `{"properties":{"recurrence":{"frequency":"Hour","schedule":{"minutes":[null]}}}}`,
+			"properties.recurrence.schedule.minutes[0]: null is not allowed in an array"},
 		{"properties not an object", seedArgs, `{"properties":5}`, `properties: must be a JSON object with startTime and recurrence, not "5"`},
 		{"properties null", seedArgs, `{"properties":null}`, `properties: must be a JSON object with startTime and recurrence, not "null"`},
 		{"--count zero", []string{"--count", "0"}, seedJob, "--count: must be at least 1, not 0"},
