@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -307,11 +308,15 @@ func (im *importer) one(ctx context.Context, r migrate.Resource, coll *importIte
 // would create, as the API checks a PUT's definition.
 func planNewJob(r migrate.Resource) (outcome, detail string) {
 	var job jobs.Job
-	if err := json.Unmarshal(r.Body, &job); err != nil {
-		return outcomeFailed, err.Error()
+	err := jobs.CheckMembers(r.Body, reflect.TypeFor[jobs.Job]())
+	if err == nil {
+		err = json.Unmarshal(r.Body, &job)
 	}
 	k := jobs.Key{Subscription: "dry-run", ResourceGroup: r.ResourceGroup, Collection: r.Collection, Job: r.Job}
-	if err := job.AcceptNew(k, time.Now().UTC()); err != nil {
+	if err == nil {
+		err = job.AcceptNew(k, time.Now().UTC())
+	}
+	if err != nil {
 		var e *jobs.Error
 		if errors.As(err, &e) {
 			return outcomeFailed, (&armError{Code: e.Code, Message: e.Message, Target: e.Target}).Error()

@@ -77,7 +77,10 @@ func TestImportWritesOnlyWhatChanged(t *testing.T) {
 		needy.Missing = []migrate.Missing{{Name: "var.key", Path: "action_web.authentication_basic.password", Reason: "the variable has no value"}}
 		elsewhere := job("elsewhere", "https://example.com/")
 		elsewhere.Collection = "other"
+		typo := job("typo", "https://example.com/")
+		typo.Body = json.RawMessage(strings.Replace(string(typo.Body), `"startTime"`, `"maxConcurentRuns":2,"startTime"`, 1))
 		return []migrate.Resource{
+			typo,
 			job("nightly", "https://example.com/nightly"),
 			needy,
 			job("broken", "ftp://example.com/"),
@@ -100,8 +103,11 @@ func TestImportWritesOnlyWhatChanged(t *testing.T) {
 	require.Equal(t, "fail", rows["reports/broken"]["RESULT"], "%s", res)
 	require.Contains(t, rows["reports/broken"]["DETAIL"], "properties.action.request.uri")
 	require.Equal(t, "fail", rows["other/elsewhere"]["RESULT"], "no collection other: %s", res)
+	require.Equal(t, "fail", rows["reports/typo"]["RESULT"], "%s", res)
+	require.Contains(t, rows["reports/typo"]["DETAIL"], "UnknownProperty (properties.maxConcurentRuns)")
+	require.Contains(t, rows["reports/typo"]["DETAIL"], "did you mean maxConcurrentRuns?")
 	require.Contains(t, res.stdout, "action_web.authentication_basic.password needs var.key")
-	require.Equal(t, "dry run, nothing written: 2 create, 0 update, 0 unchanged, 1 skip, 2 fail", summaryLine(res))
+	require.Equal(t, "dry run, nothing written: 2 create, 0 update, 0 unchanged, 1 skip, 3 fail", summaryLine(res))
 	require.NotContains(t, res.stdout+res.stderr, password, "no secret is ever printed")
 	got := recurCLI(t, "", "collections", "get", "reports", "--server", st.API.URL, "--subscription", "sub1", "--resource-group", "rg1")
 	require.Equal(t, 1, got.code, "the dry run created nothing: %s", got)
@@ -113,8 +119,10 @@ func TestImportWritesOnlyWhatChanged(t *testing.T) {
 	require.Equal(t, "created", rows["reports/nightly"]["RESULT"], "%s", res)
 	require.Equal(t, "skipped", rows["reports/needy"]["RESULT"], "%s", res)
 	require.Equal(t, "failed", rows["reports/broken"]["RESULT"], "%s", res)
+	require.Equal(t, "failed", rows["reports/typo"]["RESULT"], "%s", res)
+	require.Contains(t, rows["reports/typo"]["DETAIL"], "UnknownProperty (properties.maxConcurentRuns)")
 	require.Equal(t, "main.tf:3 (azurerm_scheduler_job.nightly)", rows["reports/nightly"]["SOURCE"])
-	require.Equal(t, "2 created, 0 updated, 0 unchanged, 1 skipped, 2 failed", summaryLine(res))
+	require.Equal(t, "2 created, 0 updated, 0 unchanged, 1 skipped, 3 failed", summaryLine(res))
 
 	for _, dry := range []bool{true, false} {
 		a := args
