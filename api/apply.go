@@ -104,22 +104,21 @@ func (s *Server) whatIfCollection(ctx context.Context, c *gin.Context, k jobs.Ke
 
 // unchangedJob answers a PUT that left the job as it is: 200 and the job.
 func (s *Server) unchangedJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	job, err := s.job(ctx, k)
-	if err != nil {
-		return err
-	}
-	writeOutcome(c, jobs.OutcomeUnchanged)
-	writeJob(c, http.StatusOK, job)
-	return nil
+	return unchanged(c, func() (jobs.Job, error) { return s.job(ctx, k) }, writeJob)
 }
 
 // unchangedCollection answers a PUT that left the collection as it is.
 func (s *Server) unchangedCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	coll, err := s.collection(ctx, k)
+	return unchanged(c, func() (jobs.Collection, error) { return s.collection(ctx, k) }, writeCollection)
+}
+
+// unchanged answers with the resource read reads, as write writes it.
+func unchanged[R any](c *gin.Context, read func() (R, error), write func(*gin.Context, int, R)) error {
+	r, err := read()
 	if err != nil {
 		return err
 	}
 	writeOutcome(c, jobs.OutcomeUnchanged)
-	writeCollection(c, http.StatusOK, coll)
+	write(c, http.StatusOK, r)
 	return nil
 }

@@ -65,19 +65,9 @@ func parseExportFlags(args []string) (*flag.FlagSet, exportOptions, error) {
 // API failed it, 2 for a usage error.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, o, err := parseExportFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "%s\n\nFlags:\n", exportSynopsis)
-		printDefaults(stdout, fs)
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "recur export: %v\n%s\n", err, exportSynopsis)
-		return 2
-	}
-	server, err := parseServer(o.server)
-	if err != nil {
-		fmt.Fprintf(stderr, "recur export: %v\n", err)
-		return 2
+	server, code, ok := clientStart("export", exportSynopsis, fs, err, o.server, stdout, stderr)
+	if !ok {
+		return code
 	}
 	es, err := exportResources(ctx, newClient(server, o.token, stderr), o.addr)
 	if err == nil {

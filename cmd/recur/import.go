@@ -114,19 +114,9 @@ func parseImportFlags(args []string) (*flag.FlagSet, importOptions, error) {
 // error or files that cannot be read.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, o, err := parseImportFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "%s\n\nFlags:\n", importSynopsis)
-		printDefaults(stdout, fs)
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "recur import: %v\n%s\n", err, importSynopsis)
-		return 2
-	}
-	server, err := parseServer(o.server)
-	if err != nil {
-		fmt.Fprintf(stderr, "recur import: %v\n", err)
-		return 2
+	server, code, ok := clientStart("import", importSynopsis, fs, err, o.server, stdout, stderr)
+	if !ok {
+		return code
 	}
 	resources, err := readImportFiles(o)
 	if err != nil {
@@ -148,6 +138,26 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	return 0
+}
+
+// clientStart does what recur import and export do first with their parsed
+// flags (fs, err): print the help when asked, refuse a usage error, read
+// the --server URL. ok is false when the command is to exit with code.
+func clientStart(name, synopsis string, fs *flag.FlagSet, err error, server string, stdout, stderr io.Writer) (u *url.URL, code int, ok bool) {
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "%s\n\nFlags:\n", synopsis)
+		printDefaults(stdout, fs)
+		return nil, 0, false
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "recur %s: %v\n%s\n", name, err, synopsis)
+		return nil, 2, false
+	}
+	if u, err = parseServer(server); err != nil {
+		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)
+		return nil, 2, false
+	}
+	return u, 0, true
 }
 
 // placed puts every resource in resourceGroup when it is given, and sorts

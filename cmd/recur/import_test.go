@@ -23,6 +23,20 @@ import (
 	"github.com/recurhq/recur/migrate"
 )
 
+// startRecur starts a real recur in process for a test that imports into
+// it, which -short skips.
+func startRecur(t *testing.T) *recurtest.Stack {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: it imports into a real recur (seconds)")
+	}
+	clearClientEnv(t)
+	st, err := recurtest.Start()
+	require.NoError(t, err)
+	t.Cleanup(st.Stop)
+	return st
+}
+
 // withResources makes recur import read rs, whatever its files say: the
 // tests of the import itself, apart from its readers.
 func withResources(t *testing.T, rs func() []migrate.Resource) {
@@ -54,13 +68,7 @@ func summaryLine(res cliResult) string {
 // skips what needs the user and reports what the API refuses; the same
 // import again writes nothing; a secret changed in the files is an update.
 func TestImportWritesOnlyWhatChanged(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: it imports into a real recur (about 5 s)")
-	}
-	clearClientEnv(t)
-	st, err := recurtest.Start()
-	require.NoError(t, err)
-	t.Cleanup(st.Stop)
+	st := startRecur(t)
 	password := "first secret"
 	job := func(name, uri string) migrate.Resource {
 		body, err := json.Marshal(map[string]any{"properties": map[string]any{
@@ -200,13 +208,7 @@ func definitions(t *testing.T, at []string, collection string, n int) map[string
 // template with each secret a parameter, which, after the collections are
 // deleted, imports with the secrets supplied to the same definitions.
 func TestImportARMTemplatesAndExportThemBack(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: it imports into a real recur (about 10 s)")
-	}
-	clearClientEnv(t)
-	st, err := recurtest.Start()
-	require.NoError(t, err)
-	t.Cleanup(st.Stop)
+	st := startRecur(t)
 	at := []string{"--server", st.API.URL, "--subscription", "sub1", "--resource-group", "rg1"}
 	testdata := filepath.Join("..", "..", "migrate", "arm", "testdata")
 	const sas, password, busKey = "?sv=2019-02-02&sig=c2FzLXNpZ25hdHVyZQ%3D%3D", "p@ss<word>&1", "c2VydmljZWJ1c2tleQ=="
@@ -339,13 +341,7 @@ func copyDir(t *testing.T, dir string) string {
 // is. The same example in 0.12+ syntax then finds every resource
 // unchanged.
 func TestImportTheAzurermExample(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: it imports into a real recur (about 5 s)")
-	}
-	clearClientEnv(t)
-	st, err := recurtest.Start()
-	require.NoError(t, err)
-	t.Cleanup(st.Stop)
+	st := startRecur(t)
 	at := []string{"--server", st.API.URL, "--subscription", "sub1"}
 	testdata := filepath.Join("..", "..", "migrate", "terraform", "testdata")
 	v011, v012 := copyDir(t, filepath.Join(testdata, "azurerm011")), copyDir(t, filepath.Join(testdata, "azurerm012"))
