@@ -26,6 +26,7 @@ const (
 	block   // a nested block, at most one
 	blocks  // nested blocks, any number
 	ignored // computed attributes and Terraform's meta-arguments
+	value   // any value: recur_properties
 )
 
 type field struct {
@@ -99,6 +100,9 @@ func (r *reading) bodyNode(path string, body *hclsyntax.Body, s schema) *node {
 			for _, a := range sortedAttributes(b.Body) {
 				n.maps[b.Type] = append(n.maps[b.Type], entry{key: a.Name, value: a.Expr})
 			}
+		case ok && f.kind == value:
+			r.missing = append(r.missing, migrate.Missing{Path: n.join(b.Type),
+				Reason: b.Type + " is an attribute: write " + b.Type + " = { ... }"})
 		case b.Type == "dynamic" && len(b.Labels) == 1:
 			path := n.join(b.Labels[0])
 			r.missing = append(r.missing, migrate.Missing{Path: path,

@@ -19,6 +19,7 @@ var collectionSchema = withMeta(schema{
 		// name, which the provider documented as the same value.
 		"max_retry_interval": {kind: number},
 	}},
+	recurProperties: {kind: value},
 })
 
 // defaultCollectionState is the state the provider sent for a collection
@@ -44,7 +45,7 @@ func (r *reading) collection(n *node) map[string]any {
 	if q := r.quota(r.one(n, "quota")); q != nil {
 		props["quota"] = q
 	}
-	body["properties"] = props
+	body["properties"] = r.extend(props, n)
 	return body
 }
 

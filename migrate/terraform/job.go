@@ -63,8 +63,9 @@ var (
 				"occurrence": {kind: number},
 			}},
 		}},
-		"start_time": {kind: text},
-		"state":      {kind: text},
+		"start_time":    {kind: text},
+		"state":         {kind: text},
+		recurProperties: {kind: value},
 	})
 )
 
@@ -106,7 +107,7 @@ func (r *reading) job(n *node) map[string]any {
 	}
 	r.put(props, "startTime", n, "start_time")
 	r.put(props, "state", n, "state")
-	return map[string]any{"properties": props}
+	return map[string]any{"properties": r.extend(props, n)}
 }
 
 // put sets member to the string attribute name of n, when n sets it.

@@ -45,6 +45,23 @@
 // A resource_group_name the reader cannot evaluate is not a Missing: the
 // resource's ResourceGroup is "" and recur import fills it from
 // --resource-group, as it does for ARM templates.
+//
+// Both resources may have recur_properties, an attribute the provider
+// never had, for what its schema cannot say: recur's extensions
+// (overlapPolicy, a recurrence's timeZone, an action's timeout, ...), a
+// Service Bus or Workflow action, a retry policy that is not Fixed. It is
+// an object in the shape of Azure's properties, which the reader
+// deep-merges into the properties the azurerm attributes make: where both
+// hold an object, member by member; null removes a member (the retry
+// policy of None an action without a retry block gets); any other value,
+// a list too, replaces what is there. Terraform refuses the attribute: a
+// file that has it is for recur import alone.
+//
+//	recur_properties = {
+//	  overlapPolicy = "BufferOne"
+//	  recurrence    = { timeZone = "Europe/Berlin" }
+//	  action        = { retryPolicy = null }
+//	}
 package terraform
 
 import (
