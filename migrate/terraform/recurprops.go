@@ -3,6 +3,7 @@ package terraform
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -75,4 +76,36 @@ func mergePatch(dst, patch map[string]any) {
 			dst[k] = v
 		}
 	}
+}
+
+// diffPatch returns the patch that mergePatch needs to make want of have:
+// null for what have holds and want does not, a member's patch where both
+// hold objects, want's value for anything else that differs. Where want
+// holds null at a member the merge reaches into, no patch can write it:
+// the caller checks the merge's result.
+func diffPatch(have, want map[string]any) map[string]any {
+	patch := map[string]any{}
+	for k := range have {
+		if _, ok := want[k]; !ok {
+			patch[k] = nil
+		}
+	}
+	for k, w := range want {
+		h, ok := have[k]
+		switch {
+		case ok && reflect.DeepEqual(h, w):
+		case isObject(h) && isObject(w):
+			if sub := diffPatch(h.(map[string]any), w.(map[string]any)); len(sub) > 0 {
+				patch[k] = sub
+			}
+		default:
+			patch[k] = w
+		}
+	}
+	return patch
+}
+
+func isObject(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
 }

@@ -62,6 +62,8 @@
 //	  recurrence    = { timeZone = "Europe/Berlin" }
 //	  action        = { retryPolicy = null }
 //	}
+//
+// Write is the reader's inverse: recur export --format terraform.
 package terraform
 
 import (
