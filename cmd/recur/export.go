@@ -12,6 +12,7 @@ import (
 
 	"github.com/recurhq/recur/migrate"
 	"github.com/recurhq/recur/migrate/arm"
+	"github.com/recurhq/recur/migrate/terraform"
 )
 
 // recur export writes the collections and jobs of a subscription, a
@@ -23,7 +24,8 @@ const exportSynopsis = "usage: recur export --subscription S [--resource-group R
 
 // exportFormats are the writers of recur export, by --format.
 var exportFormats = map[string]func(io.Writer, []migrate.Exported) error{
-	"arm": arm.Write,
+	"arm":       arm.Write,
+	"terraform": terraform.Write,
 }
 
 type exportOptions struct {
