@@ -70,9 +70,19 @@ var authSecrets = map[string][]string{
 // the PFX: a PUT does not give them.
 var computedAuth = []string{"certificateThumbprint", "certificateSubjectName", "certificateExpirationDate", "certificateExpiration"}
 
-// actionSecrets returns the places of an action's secrets, at, and drops
-// its authentication's computed members.
+// retryTypes are the retry types as a PUT spells them; answers write them
+// in lower case, as Azure did.
+var retryTypes = map[string]string{"fixed": "Fixed", "exponential": "Exponential", "none": "None"}
+
+// actionSecrets returns the places of an action's secrets, at, drops its
+// authentication's computed members and spells its retry type as a PUT
+// does, as the files Azure's users kept spell it.
 func actionSecrets(action map[string]any, at Secret) []Secret {
+	if policy, ok := action["retryPolicy"].(map[string]any); ok {
+		if typ, ok := policy["retryType"].(string); ok && retryTypes[strings.ToLower(typ)] != "" {
+			policy["retryType"] = retryTypes[strings.ToLower(typ)]
+		}
+	}
 	var out []Secret
 	place := func(names ...string) Secret { return append(append(Secret{}, at...), names...) }
 	if request, ok := action["request"].(map[string]any); ok {

@@ -86,8 +86,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		secrets += len(e.Secrets)
 	}
-	fmt.Fprintf(stderr, "exported %d collections and %d jobs; %d secrets are parameters without a value, for you to supply\n",
-		collections, len(es)-collections, secrets)
+	left := "parameters"
+	if o.format == "terraform" {
+		left = "variables"
+	}
+	fmt.Fprintf(stderr, "exported %d collections and %d jobs; %d secrets are %s without a value, for you to supply\n",
+		collections, len(es)-collections, secrets, left)
 	return 0
 }
 

@@ -69,7 +69,7 @@ func TestExportTerraformRoundTrip(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "main.tf")
 	res = recurCLI(t, "", append([]string{"export", "--format", "terraform", "-o", file}, sub...)...)
 	require.Equal(t, 0, res.code, "%s", res)
-	require.Contains(t, res.stderr, "exported 1 collections and 4 jobs; 4 secrets are parameters without a value")
+	require.Contains(t, res.stderr, "exported 1 collections and 4 jobs; 4 secrets are variables without a value")
 	src, err := os.ReadFile(file)
 	require.NoError(t, err)
 	for _, secret := range terraformSecrets {
