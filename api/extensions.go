@@ -79,18 +79,56 @@ func previewCount(c *gin.Context) (int, error) {
 	return n, nil
 }
 
-// previewList is a preview's answer: the times, and those a DST
-// transition moved or repeated (recur's dst, omitted when none).
+// previewList is a preview's answer: the times, those a DST transition
+// moved or repeated (recur's dst, omitted when none), and the IANA zone
+// the schedule is read in (omitted for UTC). The zone is there for
+// clients that know IANA names only, such as a browser's Intl, and cannot
+// resolve a Windows name ("W. Europe Standard Time") themselves.
 type previewList struct {
-	Value []time.Time          `json:"value"`
-	DST   []recurrence.Shifted `json:"dst,omitempty"`
+	Value    []time.Time          `json:"value"`
+	DST      []recurrence.Shifted `json:"dst,omitempty"`
+	TimeZone string               `json:"timeZone,omitempty"`
 }
 
-func newPreviewList(times []time.Time, shifts []recurrence.Shifted) previewList {
+func newPreviewList(times []time.Time, shifts []recurrence.Shifted, timeZone string) previewList {
 	for i := range shifts {
 		shifts[i].Time = shifts[i].Time.UTC()
 	}
-	return previewList{Value: utc(times), DST: shifts}
+	return previewList{Value: utc(times), DST: shifts, TimeZone: ianaZone(timeZone)}
+}
+
+// ianaZone is the IANA name of a recurrence's timeZone, "" for UTC (or a
+// name that is no zone, which validation refused before).
+func ianaZone(name string) string {
+	loc, err := recurrence.LoadLocation(name)
+	if err != nil || loc == time.UTC {
+		return ""
+	}
+	return loc.String()
+}
+
+// previewZone is the recurrence's timeZone in a preview's body: a job's
+// properties, or a whole job definition.
+func previewZone(data []byte) string {
+	type withZone struct {
+		Recurrence *struct {
+			TimeZone string `json:"timeZone"`
+		} `json:"recurrence"`
+	}
+	var body struct {
+		withZone
+		Properties *withZone `json:"properties"`
+	}
+	if json.Unmarshal(data, &body) != nil {
+		return ""
+	}
+	if body.Properties != nil {
+		body.withZone = *body.Properties
+	}
+	if body.Recurrence == nil {
+		return ""
+	}
+	return body.Recurrence.TimeZone
 }
 
 // previewBody answers POST /recur/v1/preview: the next runs of a job not
@@ -109,7 +147,7 @@ func (s *Server) previewBody(_ context.Context, c *gin.Context, _ jobs.Key) erro
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, newPreviewList(times, shifts))
+	c.JSON(http.StatusOK, newPreviewList(times, shifts, previewZone(data)))
 	return nil
 }
 
@@ -129,7 +167,12 @@ func (s *Server) previewJob(ctx context.Context, c *gin.Context, k jobs.Key) err
 	if st := view.Job.Properties.Status; st != nil {
 		next = st.NextExecutionTime
 	}
-	c.JSON(http.StatusOK, newPreviewList(jobs.UpcomingStarts(k, view.Job, view.Created, view.Runs, next, n)))
+	var zone string
+	if r := view.Job.Properties.Recurrence; r != nil {
+		zone = r.TimeZone
+	}
+	times, shifts := jobs.UpcomingStarts(k, view.Job, view.Created, view.Runs, next, n)
+	c.JSON(http.StatusOK, newPreviewList(times, shifts, zone))
 	return nil
 }
 

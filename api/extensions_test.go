@@ -62,3 +62,27 @@ func TestPreviewOfABodyNotYetSaved(t *testing.T) {
 	rec = serve(t, http.MethodPost, "/recur/v1/preview?count=0", "application/json", `{}`)
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 }
+
+// TestPreviewNamesTheIANAZone: a preview says in which IANA zone its
+// schedule is read, a Windows name resolved, so that a client that knows
+// IANA names only (the dashboard, through the browser's Intl) can show the
+// times there; nothing for UTC.
+func TestPreviewNamesTheIANAZone(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"startTime":"2999-01-01T00:00:00Z","recurrence":{"frequency":"Day","timeZone":"Europe/Berlin"}}`:                          `"Europe/Berlin"`,
+		`{"properties":{"startTime":"2999-01-01T00:00:00Z","recurrence":{"frequency":"Day","timeZone":"W. Europe Standard Time"}}}`: `"Europe/Berlin"`,
+		`{"startTime":"2999-01-01T00:00:00Z","recurrence":{"frequency":"Day","timeZone":"tokyo standard time"}}`:                    `"Asia/Tokyo"`,
+		`{"startTime":"2999-01-01T00:00:00Z","recurrence":{"frequency":"Day","timeZone":"UTC"}}`:                                    `null`,
+		`{"startTime":"2999-01-01T00:00:00Z","recurrence":{"frequency":"Day"}}`:                                                     `null`,
+	} {
+		rec := serve(t, http.MethodPost, "/recur/v1/preview?count=1", "application/json", body)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var got map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+		if want == "null" {
+			require.NotContains(t, got, "timeZone", body)
+			continue
+		}
+		require.JSONEq(t, want, string(got["timeZone"]), body)
+	}
+}

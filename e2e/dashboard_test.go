@@ -38,10 +38,13 @@ type dashboardView struct {
 }
 
 type jobView struct {
-	State, Reason, Next, NextTime, Last, Counts string
-	Runs                                        []string // the timeline's classes, oldest first
-	RunLabels                                   []string
-	Messages                                    []string // the history's messages
+	State, Reason, Next, NextTime, NextText, Last, LastText, Counts string
+	Runs                                                            []string // the timeline's classes, oldest first
+	RunLabels                                                       []string
+	Messages                                                        []string // the history's messages
+	Planned                                                         []string // the history's planned times, as shown
+	Buttons                                                         []string // the actions offered now
+	Outcome, OutcomeKind                                            string   // what the last action did
 }
 
 // readDashboard is the script that reads dashboardView from the page.
@@ -55,11 +58,17 @@ const readDashboard = `(() => {
       Reason: ((cells[1].querySelector('.state-reason') || {}).textContent || '').trim(),
       Next: cells[2].textContent.trim(),
       NextTime: (cells[2].querySelector('time') || {}).dateTime || '',
+      NextText: (cells[2].querySelector('time') || {}).textContent || '',
       Last: cells[3].textContent.trim(),
+      LastText: (cells[3].querySelector('time') || {}).textContent || '',
       Counts: cells[4].textContent.trim(),
       Runs: q('.timeline li.run', tr).map((li) => li.className),
       RunLabels: q('.timeline li.run', tr).map((li) => li.title),
       Messages: q('tr[data-history-of="' + tr.dataset.job + '"] table.rows td.message').map((td) => td.textContent),
+      Planned: q('tr[data-history-of="' + tr.dataset.job + '"] table.rows time').map((t) => t.textContent),
+      Buttons: q('.actions .buttons button:not([disabled]):not([aria-disabled=true])', tr).map((b) => b.textContent),
+      Outcome: (tr.querySelector('.outcome') || {}).textContent || '',
+      OutcomeKind: (tr.querySelector('.outcome') || { dataset: {} }).dataset.kind || '',
     };
   }
   return {
@@ -191,11 +200,11 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 	next := path(okJob, "properties", "status", "nextExecutionTime").(string)
 	require.Equal(t, start.Format(time.RFC3339), next)
 	require.Equal(t, next, good.NextTime)
-	require.Contains(t, good.Next, start.Format("2006-01-02 15:04:05Z"))
+	require.Equal(t, shownAt(t, start, ""), good.NextText, "a job without a zone: UTC alone")
 	require.Regexp(t, `in (59|60) min$`, good.Next)
 	last, err := time.Parse(time.RFC3339Nano, path(okJob, "properties", "status", "lastExecutionTime").(string))
 	require.NoError(t, err)
-	require.Contains(t, good.Last, last.UTC().Format("2006-01-02 15:04:05Z"))
+	require.Equal(t, shownAt(t, last, ""), good.LastText)
 	require.Equal(t, "2 / 0 / 0", good.Counts)
 	require.Equal(t, "1 / 1 / 1", bad.Counts)
 	require.Equal(t, "–", off.Last, "a job that never ran has no last run")
@@ -227,9 +236,9 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 		`Array.from(document.querySelectorAll('#preview-result time')).map((t) => t.dateTime + ' ' + t.textContent)`))
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		"2030-01-01T09:00:00Z 2030-01-01 09:00:00Z",
-		"2030-01-03T09:00:00Z 2030-01-03 09:00:00Z",
-		"2030-01-05T09:00:00Z 2030-01-05 09:00:00Z",
+		"2030-01-01T09:00:00Z 2030-01-01 09:00 UTC",
+		"2030-01-03T09:00:00Z 2030-01-03 09:00 UTC",
+		"2030-01-05T09:00:00Z 2030-01-05 09:00 UTC",
 	}, times)
 
 	// A bad recurrence answers with the field at fault.
@@ -256,7 +265,7 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond, "the cron's preview")
 
 	// A run a DST transition moved is marked: 02:30 daily in Berlin, which
-	// skips 02:00-03:00 on 2027-03-28.
+	// skips 02:00-03:00 on 2027-03-28. The times show in Berlin beside UTC.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`(() => {
 			const f = document.getElementById('preview-form').elements;
@@ -268,9 +277,9 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 		marks, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
 			`Array.from(document.querySelectorAll('#preview-result li')).map((li) => (li.dataset.dst || '-') + ' ' + li.textContent)`))
 		return err == nil && slices.Equal(marks, []string{
-			"- 2027-03-27 01:30:00Z",
-			"moved 2027-03-28 01:30:00Z DST moved it: 2027-03-28T02:30:00 did not exist",
-			"- 2027-03-29 00:30:00Z",
+			"- 2027-03-27 02:30 Europe/Berlin (01:30 UTC)",
+			"moved 2027-03-28 03:30 Europe/Berlin (01:30 UTC) DST moved it: 2027-03-28T02:30:00 did not exist",
+			"- 2027-03-29 02:30 Europe/Berlin (00:30 UTC)",
 		})
 	}, 10*time.Second, 100*time.Millisecond, "the marked preview")
 
@@ -282,8 +291,8 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 // TestDashboardShowsMarkupAsText: with API authentication on, the page
 // loads without a token and shows nothing until one is pasted; then data
 // that holds markup (a collection's location, a target's answer in the
-// history, a time zone typed in the preview form, echoed in the error)
-// appears as text and runs nothing. Job names cannot hold markup: the
+// history, a reason typed to disable a job, a time zone typed in the
+// preview form, echoed in the error) appears as text and runs nothing. Job names cannot hold markup: the
 // API refuses them.
 func TestDashboardShowsMarkupAsText(t *testing.T) {
 	const token = "dashboard-token-0123456789"
@@ -326,6 +335,16 @@ func TestDashboardShowsMarkupAsText(t *testing.T) {
 		`[sessionStorage.getItem('recur.dashboard.token'), localStorage.length + '', document.getElementById('token').value]`))
 	require.NoError(t, err)
 	require.Equal(t, []string{token, "0", ""}, kept, "the token is in sessionStorage only, and not left in the field")
+
+	// A reason typed when disabling through the page is kept and shown as
+	// text.
+	click(t, ctx, "markup", "disable", markup)
+	v = waitActed(t, ctx, 1)
+	require.Equal(t, "Disabled; its state is disabled.", v.Jobs["markup"].Outcome)
+	require.Equal(t, markup, v.Jobs["markup"].Reason)
+	require.Equal(t, markup, path(d.do(t, http.MethodGet, coll+"/jobs/markup", nil, http.StatusOK), "properties", "stateReason"))
+	require.Zero(t, v.Elements, "no markup of the reason became elements")
+	require.Nil(t, v.Pwned)
 
 	zone := `<img src=x onerror=window.pwned=4>`
 	require.NoError(t, chromedp.Do(ctx,

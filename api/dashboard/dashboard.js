@@ -8,10 +8,13 @@
   const HISTORY_ROWS = 40; // history rows read per job: about 20 to 40 runs
   const TIMELINE_RUNS = 20;
   const MAX_PAGES = 20; // nextLinks followed per list
+  const RUN_WAIT_MS = 60000; // how long run now waits for its history row
   const $ = (id) => document.getElementById(id);
 
   let loading = false;
   let timer = null;
+  // busy counts the actions in flight: the automatic refresh waits for them.
+  let busy = 0;
 
   // ---- the token: in this tab's sessionStorage at most ----
 
@@ -42,8 +45,8 @@
     }
   }
 
-  async function call(method, url, body) {
-    const headers = { Accept: 'application/json' };
+  async function call(method, url, body, extra) {
+    const headers = { Accept: 'application/json', ...extra };
     const token = getToken();
     if (token) headers.Authorization = 'Bearer ' + token;
     const init = { method, headers, credentials: 'omit', cache: 'no-store', redirect: 'error' };
@@ -130,10 +133,71 @@
     return node;
   }
 
-  function fmtTime(iso) {
+  // ---- times: in a job's own zone beside UTC ----
+
+  // browserZone is the IANA name the browser knows name by, or null.
+  function browserZone(name) {
+    try { return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone; } catch { return null; }
+  }
+
+  const zones = new Map(); // a recurrence's timeZone -> the zone its times show in, '' for UTC
+
+  // zoneOf resolves a job's recurrence.timeZone to a zone the browser
+  // knows: an IANA name as it is, a Windows name ("W. Europe Standard
+  // Time") through the API, whose preview of the job names the IANA zone
+  // it reads the schedule in. '' (UTC alone) when there is none.
+  async function zoneOf(name, jobPath) {
+    name = String(name || '').trim();
+    if (!name || name.toUpperCase() === 'UTC') return '';
+    if (zones.has(name)) return zones.get(name);
+    let zone = browserZone(name);
+    if (zone === null) {
+      const k = parts(jobPath);
+      const data = await call('GET', `/recur/v1/subscriptions/${seg(k.subscription)}/resourceGroups/${seg(k.resourceGroup)}` +
+        `/jobCollections/${seg(k.collection)}/jobs/${seg(k.job)}/preview?count=1`).catch(() => null);
+      if (!data) return ''; // asked again at the next refresh
+      zone = (data.timeZone && browserZone(data.timeZone)) || '';
+    }
+    zones.set(name, zone);
+    return zone;
+  }
+
+  const wallFormats = new Map();
+
+  // wall is the date and time an instant shows in zone.
+  function wall(d, zone) {
+    let f = wallFormats.get(zone);
+    if (!f) {
+      f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit',
+        day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+      wallFormats.set(zone, f);
+    }
+    const p = Object.fromEntries(f.formatToParts(d).map((x) => [x.type, x.value]));
+    return { date: `${p.year}-${p.month}-${p.day}`, hm: `${p.hour}:${p.minute}`, s: p.second };
+  }
+
+  // when says an instant in zone beside UTC, "2026-11-27 02:00 Europe/Berlin
+  // (01:00 UTC)", with the UTC date when it is another day and seconds
+  // when there are any; "2026-11-27 01:00 UTC" without a zone.
+  function when(iso, zone) {
     const d = new Date(iso);
     if (!iso || Number.isNaN(d.getTime())) return String(iso || '');
-    return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+    const u = d.toISOString();
+    const secs = d.getUTCSeconds() !== 0;
+    const utc = { date: u.slice(0, 10), time: u.slice(11, secs ? 19 : 16) };
+    if (!zone) return `${utc.date} ${utc.time} UTC`;
+    const w = wall(d, zone);
+    return `${w.date} ${secs ? w.hm + ':' + w.s : w.hm} ${zone} (${w.date === utc.date ? '' : utc.date + ' '}${utc.time} UTC)`;
+  }
+
+  // timeEl is a <time> saying when(iso, zone); a line may break before
+  // the UTC part only.
+  function timeEl(iso, zone, className) {
+    const text = when(iso, zone);
+    const cut = zone ? text.lastIndexOf(' (') : -1;
+    if (cut < 0) return el('time', { datetime: iso, className, text });
+    return el('time', { datetime: iso, className: [className, 'zoned'].filter(Boolean).join(' ') },
+      el('span', { text: text.slice(0, cut) }), ' ', el('span', { text: text.slice(cut + 1) }));
   }
 
   function relative(iso) {
@@ -145,9 +209,9 @@
     return ms >= 0 ? `in ${unit[0]} ${unit[1]}` : `${unit[0]} ${unit[1]} ago`;
   }
 
-  function timeCell(iso) {
+  function timeCell(iso, zone) {
     if (!iso) return el('td', { className: 'none' }, el('span', { 'aria-label': 'none', text: '–' }));
-    return el('td', {}, el('time', { datetime: iso, className: 'abs', text: fmtTime(iso) }),
+    return el('td', {}, timeEl(iso, zone, 'abs'),
       el('span', { className: 'rel', text: ' ' + relative(iso) }));
   }
 
@@ -160,12 +224,20 @@
 
   function setStatus(text) { $('status').textContent = text; }
 
+  // errorText says what went wrong as the API put it: status, code,
+  // message and the field at fault.
+  function errorText(err) {
+    return [err.status ? `Error ${err.status}` : 'Error', err.code].filter(Boolean).join(' ') + ': ' + err.message +
+      (err.target ? ` (${err.target})` : '');
+  }
+
   function showError(box, err) {
     const node = $(box);
     if (!err) { node.hidden = true; node.textContent = ''; return; }
     node.hidden = false;
-    node.replaceChildren(el('strong', { text: err.status ? `Error ${err.status}` : 'Error' }), ': ' + err.message +
-      (err.target ? ` (${err.target})` : ''));
+    const text = errorText(err);
+    const head = text.indexOf(':');
+    node.replaceChildren(el('strong', { text: text.slice(0, head) }), text.slice(head));
   }
 
   function needToken(err) {
@@ -207,11 +279,11 @@
     return runs.reverse();
   }
 
-  function timeline(runs) {
+  function timeline(runs, zone) {
     const ol = el('ol', { className: 'timeline', 'aria-label': 'Recent runs, oldest first' });
     for (const run of runs.slice(-TIMELINE_RUNS)) {
       const cls = statusClass(run.status);
-      const label = `${run.status} at ${fmtTime(run.start)}` + (run.message ? `: ${run.message}` : '');
+      const label = `${run.status} at ${when(run.start, zone)}` + (run.message ? `: ${run.message}` : '');
       ol.append(el('li', { className: `run run-${cls}`, title: label, tabindex: 0, 'data-status': run.status },
         el('span', { 'aria-hidden': 'true', text: SYMBOL[cls] }), el('span', { className: 'visually-hidden', text: label })));
     }
@@ -219,26 +291,50 @@
     return ol;
   }
 
-  function historyDetails(rows, job) {
+  function historyDetails(rows, job, zone) {
     const details = el('details', { className: 'history' }, el('summary', { text: `History of ${job} (${rows.length} rows)` }));
     if (!rows.length) return details;
     const body = el('tbody');
     for (const row of rows) {
       const p = row.properties || {};
       body.append(el('tr', { className: `row-${statusClass(p.status)}` },
-        el('td', {}, el('time', { datetime: p.expectedExecutionTime, text: fmtTime(p.expectedExecutionTime) })),
+        el('td', {}, timeEl(p.expectedExecutionTime, zone)),
         el('td', { text: p.actionName || '' }),
         el('td', {}, el('span', { className: `badge status-${statusClass(p.status)}`, text: p.status || '' })),
         el('td', { text: String(p.retryCount ?? '') }),
         el('td', { className: 'message', text: p.message || '' })));
     }
     details.append(el('table', { className: 'rows' },
-      el('thead', {}, el('tr', {}, ...['Planned (UTC)', 'Action', 'Status', 'Retries', 'Message']
+      el('thead', {}, el('tr', {}, ...['Planned', 'Action', 'Status', 'Retries', 'Message']
         .map((h) => el('th', { scope: 'col', text: h })))), body));
     return details;
   }
 
-  function jobRow(job, rows) {
+  // ---- each job shown: its row, kept up to date by its actions ----
+
+  // shown holds, by job path, what the page shows of each job: the job as
+  // the API last gave it (its etag the revision an action expects), its
+  // newest history rows, the zone its times show in, and its two rows.
+  let shown = new Map();
+  // outcomes holds, by job path, what the last action on it did: it stays
+  // through refreshes.
+  const outcomes = new Map();
+  // acting holds the paths of the jobs an action is running on: their
+  // buttons wait (aria-disabled, so that the focus stays on them).
+  const acting = new Set();
+
+  async function historyOf(path) {
+    const data = await call('GET', armURL(path + '/history', { $top: HISTORY_ROWS }));
+    return (data && data.value) || [];
+  }
+
+  async function newEntry(path, job, rows) {
+    const p = job.properties || {};
+    return { path, job, rows, zone: await zoneOf(p.recurrence && p.recurrence.timeZone, path), nodes: [] };
+  }
+
+  function jobRow(entry) {
+    const { job, rows, zone } = entry;
     const k = parts(job.id);
     const p = job.properties || {};
     const s = p.status || {};
@@ -249,17 +345,194 @@
       name,
       el('td', {}, el('span', { className: `badge state state-${String(p.state || '').toLowerCase()}`, text: p.state || '' }),
         p.stateReason ? el('span', { className: 'hint state-reason', text: ' ' + p.stateReason }) : ''),
-      timeCell(s.nextExecutionTime),
-      timeCell(s.lastExecutionTime),
+      timeCell(s.nextExecutionTime, zone),
+      timeCell(s.lastExecutionTime, zone),
       el('td', { className: 'counts', text: `${s.executionCount ?? 0} / ${s.failureCount ?? 0} / ${s.faultedCount ?? 0}` }),
-      el('td', { className: 'runs' }, timeline(runsOf(rows))));
+      el('td', { className: 'runs' }, timeline(runsOf(rows), zone)),
+      actionsCell(entry, k.job, String(p.state || '').toLowerCase()));
     // The history gets a row of its own, the table's full width.
     const history = el('tr', { 'data-history-of': k.job, className: 'history-row' },
-      el('td', { colSpan: 6 }, historyDetails(rows, k.job)));
+      el('td', { colSpan: 7 }, historyDetails(rows, k.job, zone)));
     return [row, history];
   }
 
-  async function collectionSection(coll) {
+  // render puts the entry's rows in the page, in place of those it had,
+  // keeping its history open and the focus in it if they were.
+  function render(entry) {
+    const [oldRow, oldHistory] = entry.nodes;
+    const nodes = jobRow(entry);
+    if (oldHistory) nodes[1].querySelector('details').open = oldHistory.querySelector('details').open;
+    const focused = oldRow && oldRow.contains(document.activeElement);
+    if (oldRow) {
+      oldRow.replaceWith(nodes[0]);
+      oldHistory.replaceWith(nodes[1]);
+    }
+    entry.nodes = nodes;
+    if (focused) nodes[0].querySelector('.actions button').focus();
+    return nodes;
+  }
+
+  // refreshJob reads one job and its history again (GET answers a write
+  // at once, where the collection's list lags) and shows them.
+  async function refreshJob(path) {
+    const entry = shown.get(path);
+    if (!entry) return null;
+    try {
+      const [job, rows] = await Promise.all([call('GET', armURL(path)), historyOf(path)]);
+      Object.assign(entry, await newEntry(path, job, rows), { nodes: entry.nodes });
+    } catch (err) {
+      if (err.status === 404) {
+        entry.gone = true;
+        setOutcome(path, 'This job no longer exists. ' + errorText(err), 'error');
+      }
+      needToken(err);
+      return entry;
+    }
+    render(entry);
+    return entry;
+  }
+
+  // ---- actions: run now, disable with a reason, enable ----
+
+  function setOutcome(path, text, kind) {
+    outcomes.set(path, { text, kind });
+    const entry = shown.get(path);
+    const row = entry && entry.nodes[0];
+    if (row) {
+      const node = row.querySelector('.outcome');
+      node.textContent = text;
+      node.dataset.kind = kind;
+      markButtons(row.querySelector('.buttons'), entry);
+    }
+    if (kind !== 'pending') setStatus(`${parts(path).job}: ${text}`);
+  }
+
+  // markButtons makes a job's buttons wait while an action runs on it,
+  // and ends them once it is gone.
+  function markButtons(buttons, entry) {
+    for (const b of buttons.querySelectorAll('button')) {
+      b.disabled = Boolean(entry.gone);
+      b.setAttribute('aria-disabled', String(acting.has(entry.path)));
+    }
+  }
+
+  function actionsCell(entry, name, state) {
+    const td = el('td', { className: 'actions' });
+    const buttons = el('div', { className: 'buttons' });
+    const button = (text, cls, onClick) => {
+      const b = el('button', { type: 'button', className: cls, text, 'aria-label': `${text} ${name}` });
+      b.addEventListener('click', () => { if (!acting.has(entry.path)) onClick(); });
+      buttons.append(b);
+    };
+    button('Run now', 'run-now', () => confirmRun(entry, td, name));
+    if (state === 'enabled') button('Disable…', 'disable', () => askReason(entry, td, name));
+    if (state === 'disabled' || state === 'faulted') button('Enable', 'enable', () => enable(entry));
+    const done = outcomes.get(entry.path) || { text: '', kind: '' };
+    td.append(buttons, el('p', { className: 'outcome', text: done.text, 'data-kind': done.kind }));
+    markButtons(buttons, entry);
+    return td;
+  }
+
+  // ask shows a small form in the job's actions cell, in place of its
+  // buttons, to confirm an action there rather than in a popup; Cancel or
+  // Escape puts the buttons back.
+  function ask(td, fields, label, onConfirm) {
+    const buttons = td.querySelector('.buttons');
+    const cancel = el('button', { type: 'button', className: 'cancel', text: 'Cancel' });
+    const form = el('form', { className: 'confirm' }, ...fields,
+      el('span', { className: 'confirm-buttons' }, el('button', { type: 'submit', className: 'confirm-action', text: label }), cancel));
+    const close = () => { buttons.hidden = false; buttons.querySelector('button').focus(); form.remove(); };
+    cancel.addEventListener('click', close);
+    form.addEventListener('keydown', (e) => { if (e.key === 'Escape') close(); });
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const values = Object.fromEntries(new FormData(form));
+      close();
+      onConfirm(values);
+    });
+    buttons.hidden = true;
+    td.insertBefore(form, buttons);
+    (form.querySelector('input') || form.querySelector('.confirm-action')).focus();
+  }
+
+  function confirmRun(entry, td, name) {
+    ask(td, [el('span', { className: 'question', text: `Run ${name} now? Its action is called at once.` })],
+      'Run now', () => runNow(entry));
+  }
+
+  function askReason(entry, td, name) {
+    const id = 'reason-' + Math.random().toString(36).slice(2);
+    ask(td, [el('label', { htmlFor: id, text: `Why disable ${name}?` }),
+      el('input', { id, name: 'reason', type: 'text', className: 'reason', required: true, maxLength: 1024,
+        autocomplete: 'off', placeholder: 'at most 1024 characters' })],
+    'Disable', (v) => setState(entry, 'Disabled', v.reason.trim()));
+  }
+
+  // act runs one action on a job, shows its outcome and the job as it is
+  // afterwards. A 412 says someone changed the job since the page read it:
+  // nothing was written, and the row now shows their change.
+  async function act(path, doing, fn) {
+    busy++;
+    acting.add(path);
+    setOutcome(path, doing, 'pending');
+    try {
+      setOutcome(path, await fn(), 'ok');
+    } catch (err) {
+      needToken(err);
+      const changed = err.status === 412 ? 'The job changed since this page read it, and nothing was written: ' +
+        'its row now shows it as it is. ' : '';
+      setOutcome(path, changed + errorText(err), 'error');
+    } finally {
+      acting.delete(path);
+      const entry = shown.get(path);
+      if (entry && entry.nodes[0]) markButtons(entry.nodes[0].querySelector('.buttons'), entry);
+      await refreshJob(path);
+      busy--;
+      document.body.dataset.acted = String(Number(document.body.dataset.acted || 0) + 1);
+    }
+  }
+
+  // ifMatch makes a write apply only to the revision the page shows.
+  function ifMatch(entry) { return entry.job.etag ? { 'If-Match': entry.job.etag } : {}; }
+
+  function setState(entry, state, reason) {
+    const properties = state === 'Disabled' ? { state, stateReason: reason } : { state };
+    const name = parts(entry.path).job;
+    return act(entry.path, state === 'Disabled' ? `Disabling ${name}…` : `Enabling ${name}…`, async () => {
+      const job = await call('PATCH', armURL(entry.path), { properties }, ifMatch(shown.get(entry.path) || entry));
+      return `${state === 'Disabled' ? 'Disabled' : 'Enabled'}; its state is ${(job && job.properties && job.properties.state) || '?'}.`;
+    });
+  }
+
+  const enable = (entry) => setState(entry, 'Enabled');
+
+  // runNow runs the job once and waits, a minute at most, for the run's
+  // history row, which comes when the run ends.
+  function runNow(entry) {
+    const path = entry.path;
+    const name = parts(path).job;
+    return act(path, `Starting a run of ${name}…`, async () => {
+      const before = shown.get(path) || entry;
+      const count = (before.job.properties.status || {}).executionCount ?? 0;
+      const newest = before.rows.length ? JSON.stringify(before.rows[0]) : '';
+      await call('POST', armURL(path + '/run'));
+      setOutcome(path, `The run of ${name} started; waiting for its history row…`, 'pending');
+      const deadline = Date.now() + RUN_WAIT_MS;
+      while (Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const entry = await refreshJob(path);
+        if (!entry || entry.gone) throw Object.assign(new Error(`${name} no longer exists`), { status: 404 });
+        const ran = ((entry.job.properties.status || {}).executionCount ?? 0) > count;
+        if (ran && entry.rows.length && JSON.stringify(entry.rows[0]) !== newest) {
+          const run = runsOf(entry.rows).at(-1);
+          return `Ran: ${run.status} at ${when(run.start, entry.zone)}.`;
+        }
+      }
+      return `The run of ${name} started; its history row has not come yet: refresh later.`;
+    });
+  }
+
+  async function collectionSection(coll, fresh) {
     const k = parts(coll.id);
     const p = coll.properties || {};
     const node = $('collection-template').content.firstElementChild.cloneNode(true);
@@ -277,11 +550,15 @@
     const path = collectionPath(k);
     const jobs = await list(armURL(path + '/jobs'));
     // The first page of each job's history: its newest rows.
-    const histories = await inTurn(jobs, (job) =>
-      call('GET', armURL(`${path}/jobs/${seg(parts(job.id).job)}/history`, { $top: HISTORY_ROWS }))
-        .then((data) => (data && data.value) || [], () => []));
+    const entries = await inTurn(jobs, async (job) => {
+      const jobPath = `${path}/jobs/${seg(parts(job.id).job)}`;
+      return newEntry(jobPath, job, await historyOf(jobPath).catch(() => []));
+    });
     const tbody = node.querySelector('tbody');
-    jobs.forEach((job, i) => tbody.append(...jobRow(job, histories[i])));
+    for (const entry of entries) {
+      fresh.set(entry.path, entry);
+      tbody.append(...render(entry));
+    }
     if (!jobs.length) {
       node.querySelector('table').hidden = true;
       node.querySelector('.no-jobs').hidden = false;
@@ -298,17 +575,25 @@
     $('refresh').disabled = false;
     try {
       const colls = await list(armURL(`/subscriptions/${seg(sub)}/providers/Microsoft.Scheduler/jobCollections`));
+      const fresh = new Map();
       const sections = [];
-      for (const coll of colls) sections.push(await collectionSection(coll));
+      for (const coll of colls) sections.push(await collectionSection(coll, fresh));
+      // Histories the user opened stay open.
+      for (const [path, entry] of shown) {
+        const again = fresh.get(path);
+        if (again && entry.nodes[1] && entry.nodes[1].querySelector('details').open) again.nodes[1].querySelector('details').open = true;
+      }
+      shown = fresh;
       $('collections').replaceChildren(...sections);
       $('empty').textContent = colls.length ? '' : `Subscription ${sub} has no job collections.`;
       $('empty').hidden = colls.length > 0;
       showError('error', null);
       needToken(null);
-      setStatus(`${colls.length} collection(s) of ${sub}, read at ${fmtTime(new Date().toISOString())}.`);
+      setStatus(`${colls.length} collection(s) of ${sub}, read at ${when(new Date().toISOString())}.`);
       document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
     } catch (err) {
       if (needToken(err)) {
+        shown = new Map();
         $('collections').replaceChildren();
         $('empty').textContent = 'The job collections show once the API accepts a token.';
         $('empty').hidden = false;
@@ -355,8 +640,9 @@
       showError('preview-error', null);
       const times = (data && data.value) || [];
       const shifts = new Map(((data && data.dst) || []).map((s) => [s.time, s]));
+      const zone = (data && data.timeZone && browserZone(data.timeZone)) || '';
       for (const t of times) {
-        const li = el('li', {}, el('time', { datetime: t, text: fmtTime(t) }));
+        const li = el('li', {}, timeEl(t, zone));
         const s = shifts.get(t);
         if (s) {
           li.dataset.dst = s.change;
@@ -376,7 +662,9 @@
 
   function autoRefresh() {
     clearInterval(timer);
-    timer = $('auto-refresh').checked ? setInterval(load, 15000) : null;
+    // It waits while an action runs or asks for confirmation.
+    const tick = () => { if (!busy && !document.querySelector('form.confirm')) load(); };
+    timer = $('auto-refresh').checked ? setInterval(tick, 15000) : null;
   }
 
   document.addEventListener('DOMContentLoaded', () => {
@@ -392,6 +680,7 @@
     });
     $('forget-token').addEventListener('click', () => {
       setToken('');
+      shown = new Map();
       $('collections').replaceChildren();
       $('empty').textContent = 'The token is forgotten. Show the jobs again to use the API without one.';
       $('empty').hidden = false;
