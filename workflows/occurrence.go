@@ -59,7 +59,7 @@ func (o occurrence) run(ctx workflow.Context) ended {
 	observeStart(ctx, o)
 	result, row := o.act(ctx, o.action.ActionSpec, jobs.MainAction)
 	if ctx.Err() != nil {
-		occurrenceLogger(ctx, o.key, o.id, o.nominal).Info("occurrence cancelled: its job was deleted")
+		observeCancelled(ctx, o)
 		return ended{occurrence: o, cancelled: true}
 	}
 	observeEnd(ctx, o, result)
