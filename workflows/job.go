@@ -327,8 +327,12 @@ func (j *job) startRun(ctx workflow.Context, nominal time.Time, kind runKind) {
 	if kind == runNow {
 		id += j.local.runNowIDs.suffix(nominal)
 	}
+	due := nominal
+	if kind == scheduled {
+		due = j.jitteredStart(nominal)
+	}
 	j.running++
-	o := occurrence{key: j.key, id: id, nominal: nominal, action: *j.state.Job.Properties.Action,
+	o := occurrence{key: j.key, id: id, nominal: nominal, due: due, action: *j.state.Job.Properties.Action,
 		repeat: j.status().ExecutionCount + j.running, kind: kind, started: workflow.Now(ctx)}
 	if j.cancelRuns == nil {
 		j.runs, j.cancelRuns = workflow.WithCancel(ctx)

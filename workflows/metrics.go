@@ -22,7 +22,7 @@ const (
 	MetricFaults      = "recur_occurrence_faults_total"     // main actions that failed for good (faultedCount)
 	MetricPostponed   = "recur_occurrences_postponed_total" // not run: a run still ran (overlapPolicy, maxConcurrentRuns)
 	MetricMissed      = "recur_occurrences_missed_total"    // not run: past the catch-up window, recur down or behind
-	MetricLateness    = "recur_fire_lateness_seconds"       // a run's start minus its nominal time
+	MetricLateness    = "recur_fire_lateness_seconds"       // a run's start minus its planned start (nominal time plus jitter), backfills left out
 )
 
 // Outcomes of a run, the values of MetricRuns's outcome label.
@@ -42,11 +42,15 @@ const (
 )
 
 // observeStart counts an occurrence whose action is about to run and how
-// late it starts.
+// late it starts: after the start its jitter gave it, which is on time,
+// not after its nominal time. A backfill runs past occurrences on purpose
+// and is never late.
 func observeStart(ctx workflow.Context, o occurrence) {
 	m := workflow.GetMetricsHandler(ctx)
 	m.Counter(MetricOccurrences).Inc(1)
-	m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.nominal), 0))
+	if o.kind != backfill {
+		m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.due), 0))
+	}
 }
 
 // observeEnd counts a run by its outcome, its failed attempts and fault,

@@ -1,14 +1,17 @@
 package workflows_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/metrics"
@@ -129,4 +132,39 @@ func TestOverlapCountsPostponedAndAFailingJobFailedRuns(t *testing.T) {
 		bounds = append(bounds, b.GetUpperBound())
 	}
 	require.Equal(t, metrics.Buckets, bounds, "lateness is a histogram of the shared buckets, which histogram_quantile reads")
+}
+
+// TestLatenessCountsFromTheJitteredStartAndLeavesBackfillsOut: a job with
+// a 10-minute jitter starts each run at its own offset, which is on time;
+// a backfill of a past hour runs it hours after its nominal time on
+// purpose. Neither is late: p99 alerts must not fire on them.
+func TestLatenessCountsFromTheJitteredStartAndLeavesBackfillsOut(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h, gather := measured(t, now, false)
+	j := job(now.Add(-4*time.Hour), &recurrence.Recurrence{Frequency: "Hour", Count: intp(2)})
+	j.Properties.Jitter = "PT10M"
+	h.at(0, func() { h.put(j) })
+	h.at(time.Second, func() {
+		updates++
+		h.env.UpdateWorkflow(jobs.UpdateBackfill, fmt.Sprintf("backfill-%d", updates), &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("backfill rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.BackfillRequest{StartTime: now.Add(-3*time.Hour - 30*time.Minute), EndTime: now.Add(-2*time.Hour - 30*time.Minute)})
+	})
+	h.run(4*time.Hour, jobs.JobInput{Key: key})
+	require.Len(t, h.attempts, 3, "a backfilled hour and two jittered ones")
+	var jittered time.Duration // the scheduled runs' starts after their nominal times
+	for _, a := range h.attempts[1:] {
+		_, at, _ := strings.Cut(a.id, "@")
+		nominal, err := time.Parse(time.RFC3339, at)
+		require.NoError(t, err)
+		jittered += a.at.Sub(nominal)
+	}
+	require.Greater(t, jittered, time.Minute, "the jitter delays the scheduled runs")
+
+	families := gather()
+	require.Equal(t, 3.0, total(families, workflows.MetricOccurrences))
+	lateness := families[workflows.MetricLateness].GetMetric()
+	require.Len(t, lateness, 1)
+	require.Equal(t, uint64(2), lateness[0].GetHistogram().GetSampleCount(), "the two scheduled runs")
+	require.Less(t, lateness[0].GetHistogram().GetSampleSum(), 1.0, "both started on their jittered time")
 }

@@ -29,6 +29,7 @@ type occurrence struct {
 	key     jobs.Key
 	id      string // the occurrence ID, every attempt's idempotency key
 	nominal time.Time
+	due     time.Time // when it was meant to start: a scheduled one's nominal time plus its jitter offset
 	action  jobs.Action
 	repeat  int     // the job's runs so far, this one included
 	kind    runKind // why it runs
