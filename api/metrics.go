@@ -41,14 +41,16 @@ var knownMethods = map[string]bool{
 }
 
 // registerMetrics registers the API's series on reg, or takes those a
-// previous router registered there.
-func (s *Server) registerMetrics(reg prometheus.Registerer) {
+// previous router registered there; byCollection labels the gauge of
+// failing jobs by collection.
+func (s *Server) registerMetrics(reg prometheus.Registerer, byCollection bool) {
 	s.requests = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    metricRequestDuration,
 		Help:    "Time to answer an API request, by method, route template and status.",
 		Buckets: requestBuckets,
 	}, []string{"method", "route", "status"}))
 	register(reg, prometheus.Collector(newJobsByState(s.temporal, s.namespace, s.log)))
+	register(reg, prometheus.Collector(newJobsFailing(s.temporal, s.namespace, byCollection, s.log)))
 }
 
 // register registers c on reg and returns it, or the collector already

@@ -43,6 +43,11 @@ type Options struct {
 	// state) and is served at /metrics, open without an Authenticator and
 	// to operators only with one: the counts span every tenant.
 	Metrics *prometheus.Registry
+	// MetricsByCollection labels the gauge of failing jobs by collection
+	// (jobs.MetricCollectionLabel), as the workers' series are when the
+	// operator opts in: a series per collection, and a count query per
+	// collection every 30 s at most.
+	MetricsByCollection bool
 	// WorkflowTargets are where Workflow actions may start workflows: a
 	// job aimed elsewhere is refused at PUT and PATCH. The zero value
 	// allows none.
@@ -102,7 +107,7 @@ func New(c client.Client, opts Options) http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	if opts.Metrics != nil {
-		s.registerMetrics(opts.Metrics)
+		s.registerMetrics(opts.Metrics, opts.MetricsByCollection)
 	}
 	r.Use(gin.Recovery(), s.requestID, s.measure, s.accessLog)
 	r.GET("/healthz", s.healthz)

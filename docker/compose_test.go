@@ -34,14 +34,16 @@ func TestComposeFileIsValidAndRunsTheTestedServer(t *testing.T) {
 	// A copy of the directory, with the secret files the compose file
 	// names: config fails when they are missing.
 	dir := t.TempDir()
-	for _, name := range []string{"compose.yaml", "postgresql-init.sql", "Dockerfile", "dynamicconfig/recur.yaml"} {
+	for _, name := range []string{"compose.yaml", "postgresql-init.sql", "Dockerfile", "dynamicconfig/recur.yaml",
+		"prometheus/prometheus.yml", "prometheus/recur-rules.yml", "prometheus/recur-rules_test.yml",
+		"grafana/provisioning/datasources/prometheus.yml", "grafana/provisioning/dashboards/recur.yml", "grafana/dashboards/recur.json"} {
 		b, err := os.ReadFile(name)
 		require.NoError(t, err)
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 	}
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "secrets"), 0o700))
-	for _, name := range []string{"api-tokens.json", "encryption-keys.json"} {
+	for _, name := range []string{"api-tokens.json", "encryption-keys.json", "prometheus-token"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "secrets", name), []byte("{}"), 0o600))
 	}
 	out, err := exec.CommandContext(ctx, bin, "-f", filepath.Join(dir, "compose.yaml"), "config").CombinedOutput()
@@ -61,7 +63,18 @@ func TestComposeFileIsValidAndRunsTheTestedServer(t *testing.T) {
 	}
 	require.Contains(t, config, "image: postgres:"+temporalcluster.PostgresVersion+"\n", "PostgreSQL of the version the cluster tests run")
 	require.NotContains(t, config, "auto-setup", "the deprecated auto-setup image")
-	for _, service := range []string{"postgresql:", "temporal-schema:", "temporal:", "temporal-namespace:", "temporal-ui:", "recur:"} {
+	for _, service := range []string{"postgresql:", "temporal-schema:", "temporal:", "temporal-namespace:", "temporal-ui:", "recur:",
+		"prometheus:", "grafana:"} {
 		require.True(t, strings.Contains(config, "\n  "+service), "service %s", service)
 	}
+	// Prometheus and Grafana read the files under docker/ that the tests
+	// check (prometheus_test.go, e2e/alerting).
+	for _, mount := range []string{
+		filepath.Join(dir, "prometheus") + ":/etc/prometheus:ro",
+		filepath.Join(dir, "grafana", "provisioning") + ":/etc/grafana/provisioning:ro",
+		filepath.Join(dir, "grafana", "dashboards") + ":/etc/grafana/dashboards:ro",
+	} {
+		require.Contains(t, config, mount)
+	}
+	require.Contains(t, config, "source: prometheus-token", "Prometheus gets the operator's token /metrics asks for")
 }

@@ -38,8 +38,9 @@ var sum = recurtest.Sum
 const jobRoute = "/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler/jobCollections/:jobCollectionName/jobs/:jobName"
 
 // TestMetricsAndLogs runs a job that succeeds, one that fails and one
-// that waits, then reads /metrics and the JSON log: the occurrence,
-// failure, fault and postponed counters, the lateness and duration
+// that waits, then reads /metrics and the JSON log: the occurrence, run
+// (by outcome), failure, fault and missed counters, the gauge of failing
+// jobs, the lateness and duration
 // histograms, jobs by state, the API's latency by route template, the
 // SDK's own series; request, job and occurrence IDs in the log lines and
 // no secret of a job's body anywhere in them.
@@ -108,10 +109,11 @@ func TestMetricsAndLogs(t *testing.T) {
 		}, 30*time.Second, 200*time.Millisecond, "job %s: %v", name, body)
 	}
 
-	// An occurrence recorded as Postponed (as overlap or catch-up make
-	// them), on the real worker: a job whose workflow resumes half an
+	// An occurrence missed (recorded as Postponed, past its catch-up
+	// window), on the real worker: a job whose workflow resumes half an
 	// hour after its hourly occurrence, with a catch-up window of a
-	// minute.
+	// minute. It counts as missed, not as postponed (which overlap and
+	// maxConcurrentRuns make).
 	ghost := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "metrics-coll", Job: "ghost"}
 	missed := time.Now().UTC().Add(-30 * time.Minute).Truncate(time.Second)
 	j := jobs.Job{Properties: jobs.Properties{
@@ -126,7 +128,7 @@ func TestMetricsAndLogs(t *testing.T) {
 	}, jobs.JobWorkflowName, jobs.JobInput{Key: ghost, State: &jobs.JobState{Job: j, Created: missed, Next: &missed}})
 	require.NoError(t, err)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, 1.0, sum(scrape(c, st.API.URL), workflows.MetricPostponed), "postponed")
+		assert.Equal(c, 1.0, sum(scrape(c, st.API.URL), workflows.MetricMissed), "missed")
 	}, 30*time.Second, 500*time.Millisecond)
 	// Its part done, it is deleted: it counts in no state of the gauge.
 	gone, err := st.Temporal.GetDefaultClient().UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{
@@ -148,7 +150,11 @@ func TestMetricsAndLogs(t *testing.T) {
 		assert.Equal(c, 2.0, sum(families, workflows.MetricOccurrences), "occurrences")
 		assert.Equal(c, 1.0, sum(families, workflows.MetricFailures), "failed attempts")
 		assert.Equal(c, 1.0, sum(families, workflows.MetricFaults), "faults")
-		assert.Equal(c, 1.0, sum(families, workflows.MetricPostponed), "postponed")
+		assert.Equal(c, 1.0, sum(families, workflows.MetricMissed), "missed")
+		assert.Equal(c, -1.0, sum(families, workflows.MetricPostponed), "no series of postponed: no run held another back")
+		assert.Equal(c, 1.0, sum(families, workflows.MetricRuns, "outcome", workflows.OutcomeCompleted), "runs completed")
+		assert.Equal(c, 1.0, sum(families, workflows.MetricRuns, "outcome", workflows.OutcomeFailed), "runs failed")
+		assert.Equal(c, 0.0, sum(families, "recur_jobs_failing"), "the failed one-shot job faulted: it is no enabled job failing")
 		assert.Equal(c, 2.0, sum(families, workflows.MetricLateness), "lateness observations")
 		assert.Equal(c, 1.0, sum(families, activities.MetricActionDuration, "outcome", "succeeded"), "successful attempts")
 		assert.Equal(c, 1.0, sum(families, activities.MetricActionDuration, "outcome", "failed"), "failed attempts")

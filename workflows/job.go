@@ -258,10 +258,11 @@ func (j *job) takeDue(ctx workflow.Context, nominal time.Time) error {
 			reason := "missed: recur was down or too busy to run it on time; only the most recent missed occurrence may run"
 			if i == len(caught.Due)-2 && caught.Skipped > 0 {
 				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, caught.Skipped)
+				observeMissed(ctx, caught.Skipped)
 			}
-			j.postpone(ctx, o, reason)
+			j.postpone(ctx, o, missed, reason)
 		case now.Sub(j.jitteredStart(o)) > window:
-			j.postpone(ctx, o, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(j.jitteredStart(o)).Round(time.Second), window))
+			j.postpone(ctx, o, missed, fmt.Sprintf("missed by %s, more than the catch-up window of %s", now.Sub(j.jitteredStart(o)).Round(time.Second), window))
 		default:
 			j.runOrPostpone(ctx, o)
 		}
@@ -304,11 +305,11 @@ func (j *job) runOrPostpone(ctx workflow.Context, nominal time.Time) {
 		j.state.Runs++
 		j.state.Buffered = &nominal
 	case p.OverlapPolicy == jobs.OverlapBufferOne:
-		j.postpone(ctx, nominal, "the previous run was still running and another occurrence was already waiting for it")
+		j.postpone(ctx, nominal, overlapped, "the previous run was still running and another occurrence was already waiting for it")
 	case p.MaxConcurrentRuns > 0:
-		j.postpone(ctx, nominal, fmt.Sprintf("%d runs were still running (maxConcurrentRuns)", j.running))
+		j.postpone(ctx, nominal, overlapped, fmt.Sprintf("%d runs were still running (maxConcurrentRuns)", j.running))
 	default:
-		j.postpone(ctx, nominal, "the previous run was still running (overlapPolicy Skip)")
+		j.postpone(ctx, nominal, overlapped, "the previous run was still running (overlapPolicy Skip)")
 	}
 }
 
@@ -326,8 +327,12 @@ func (j *job) startRun(ctx workflow.Context, nominal time.Time, kind runKind) {
 	if kind == runNow {
 		id += j.local.runNowIDs.suffix(nominal)
 	}
+	due := nominal
+	if kind == scheduled {
+		due = j.jitteredStart(nominal)
+	}
 	j.running++
-	o := occurrence{key: j.key, id: id, nominal: nominal, action: *j.state.Job.Properties.Action,
+	o := occurrence{key: j.key, id: id, nominal: nominal, due: due, action: *j.state.Job.Properties.Action,
 		repeat: j.status().ExecutionCount + j.running, kind: kind, started: workflow.Now(ctx)}
 	if j.cancelRuns == nil {
 		j.runs, j.cancelRuns = workflow.WithCancel(ctx)
@@ -341,9 +346,10 @@ func (j *job) startRun(ctx workflow.Context, nominal time.Time, kind runKind) {
 	})
 }
 
-// postpone records an occurrence that does not run as a Postponed row.
-func (j *job) postpone(ctx workflow.Context, nominal time.Time, reason string) {
-	observePostponed(ctx, j.key, nominal, reason)
+// postpone records an occurrence that does not run as a Postponed row;
+// why says whether it was missed or postponed.
+func (j *job) postpone(ctx workflow.Context, nominal time.Time, why notRun, reason string) {
+	observePostponed(ctx, j.key, nominal, why, reason)
 	j.pending.rows = append(j.pending.rows, jobs.HistoryRow{
 		ExpectedExecutionTime: nominal, ActionName: jobs.MainAction,
 		Status: jobs.ExecutionPostponed, Message: reason, RepeatCount: j.status().ExecutionCount + j.running,

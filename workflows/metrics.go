@@ -11,28 +11,57 @@ import (
 
 // Series the job workflow emits through workflow.GetMetricsHandler, which
 // drops them while a history replays: each occurrence counts once. The
-// SDK adds namespace, task_queue and workflow_type labels; recur adds
-// none, so that the series stay few whatever the number of jobs.
+// SDK adds namespace, task_queue and workflow_type labels; recur adds at
+// most the job's collection (worker.CollectionLabel, when the operator
+// opts in) and never the job, so that the series stay few whatever the
+// number of jobs.
 const (
 	MetricOccurrences = "recur_occurrences_total"           // occurrences whose action ran
+	MetricRuns        = "recur_runs_total"                  // runs that ended, by outcome (Outcome*)
 	MetricFailures    = "recur_occurrence_failures_total"   // failed attempts of main actions (failureCount)
 	MetricFaults      = "recur_occurrence_faults_total"     // main actions that failed for good (faultedCount)
-	MetricPostponed   = "recur_occurrences_postponed_total" // occurrences recorded as Postponed, not run
-	MetricLateness    = "recur_fire_lateness_seconds"       // a run's start minus its nominal time
+	MetricPostponed   = "recur_occurrences_postponed_total" // not run: a run still ran (overlapPolicy, maxConcurrentRuns)
+	MetricMissed      = "recur_occurrences_missed_total"    // not run: past the catch-up window, recur down or behind
+	MetricLateness    = "recur_fire_lateness_seconds"       // a run's start minus its planned start (nominal time plus jitter), backfills left out
+)
+
+// Outcomes of a run, the values of MetricRuns's outcome label.
+const (
+	OutcomeCompleted = "completed" // the main action succeeded, after retries or not
+	OutcomeFailed    = "failed"    // the main action failed after its retries (a fault)
+	OutcomeCancelled = "cancelled" // its job was deleted while it ran
+)
+
+// notRun says why an occurrence is recorded as Postponed instead of run,
+// which decides the series that counts it.
+type notRun int
+
+const (
+	overlapped notRun = iota // a run still ran: MetricPostponed
+	missed                   // past its catch-up window: MetricMissed
 )
 
 // observeStart counts an occurrence whose action is about to run and how
-// late it starts.
+// late it starts: after the start its jitter gave it, which is on time,
+// not after its nominal time. A backfill runs past occurrences on purpose
+// and is never late.
 func observeStart(ctx workflow.Context, o occurrence) {
 	m := workflow.GetMetricsHandler(ctx)
 	m.Counter(MetricOccurrences).Inc(1)
-	m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.nominal), 0))
+	if o.kind != backfill {
+		m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.due), 0))
+	}
 }
 
-// observeEnd counts a run's failed attempts and fault, and logs its
-// outcome with the job and occurrence IDs.
+// observeEnd counts a run by its outcome, its failed attempts and fault,
+// and logs its outcome with the job and occurrence IDs.
 func observeEnd(ctx workflow.Context, o occurrence, r jobs.RunResult) {
 	m := workflow.GetMetricsHandler(ctx)
+	outcome := OutcomeCompleted
+	if r.Faulted {
+		outcome = OutcomeFailed
+	}
+	m.WithTags(map[string]string{"outcome": outcome}).Counter(MetricRuns).Inc(1)
 	if r.FailedAttempts > 0 {
 		m.Counter(MetricFailures).Inc(int64(r.FailedAttempts))
 	}
@@ -42,10 +71,27 @@ func observeEnd(ctx workflow.Context, o occurrence, r jobs.RunResult) {
 	occurrenceLogger(ctx, o.key, o.id, o.nominal).Info("occurrence ran", "status", r.Status, "attempts", r.Attempts, "httpStatus", r.HTTPStatus)
 }
 
-// observePostponed counts an occurrence recorded as Postponed.
-func observePostponed(ctx workflow.Context, k jobs.Key, nominal time.Time, reason string) {
-	workflow.GetMetricsHandler(ctx).Counter(MetricPostponed).Inc(1)
+// observeCancelled counts a run its job's deletion cancelled.
+func observeCancelled(ctx workflow.Context, o occurrence) {
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"outcome": OutcomeCancelled}).Counter(MetricRuns).Inc(1)
+	occurrenceLogger(ctx, o.key, o.id, o.nominal).Info("occurrence cancelled: its job was deleted")
+}
+
+// observePostponed counts an occurrence recorded as Postponed, as
+// postponed or missed as why says.
+func observePostponed(ctx workflow.Context, k jobs.Key, nominal time.Time, why notRun, reason string) {
+	if why == missed {
+		observeMissed(ctx, 1)
+	} else {
+		workflow.GetMetricsHandler(ctx).Counter(MetricPostponed).Inc(1)
+	}
 	occurrenceLogger(ctx, k, jobs.OccurrenceID(k.JobWorkflowID(), nominal), nominal).Info("occurrence postponed", "reason", reason)
+}
+
+// observeMissed counts n occurrences missed, those a catch-up lists in no
+// row of their own included.
+func observeMissed(ctx workflow.Context, n int) {
+	workflow.GetMetricsHandler(ctx).Counter(MetricMissed).Inc(int64(n))
 }
 
 // occurrenceLogger is the job workflow's logger with the job's and the

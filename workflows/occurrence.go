@@ -29,6 +29,7 @@ type occurrence struct {
 	key     jobs.Key
 	id      string // the occurrence ID, every attempt's idempotency key
 	nominal time.Time
+	due     time.Time // when it was meant to start: a scheduled one's nominal time plus its jitter offset
 	action  jobs.Action
 	repeat  int     // the job's runs so far, this one included
 	kind    runKind // why it runs
@@ -59,7 +60,7 @@ func (o occurrence) run(ctx workflow.Context) ended {
 	observeStart(ctx, o)
 	result, row := o.act(ctx, o.action.ActionSpec, jobs.MainAction)
 	if ctx.Err() != nil {
-		occurrenceLogger(ctx, o.key, o.id, o.nominal).Info("occurrence cancelled: its job was deleted")
+		observeCancelled(ctx, o)
 		return ended{occurrence: o, cancelled: true}
 	}
 	observeEnd(ctx, o, result)

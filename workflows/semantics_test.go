@@ -51,7 +51,12 @@ type attempt struct {
 }
 
 func newHarness(t *testing.T, now time.Time) *harness {
-	h := &harness{t: t, env: newEnv(t)}
+	return newHarnessOn(t, newEnv(t), now)
+}
+
+// newHarnessOn is newHarness on env.
+func newHarnessOn(t *testing.T, env *testsuite.TestWorkflowEnvironment, now time.Time) *harness {
+	h := &harness{t: t, env: env}
 	h.env.SetStartTime(now)
 	worker.Register(h.env, &activities.Activities{})
 	h.collection = newCollectionStandIn(h.env)

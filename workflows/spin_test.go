@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
@@ -35,11 +36,20 @@ const noProgress = "planned an occurrence that is not after the one before"
 // newEnv returns a test environment whose workflows fail the test when
 // they spin.
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv whose workflows report their series to mh (nil:
+// the suite's no-op handler), through more interceptors.
+func newEnvWith(t *testing.T, mh client.MetricsHandler, more ...interceptor.WorkerInterceptor) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	out := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	suite.SetLogger(&spinLog{Logger: log.NewStructuredLogger(out), t: t})
+	if mh != nil {
+		suite.SetMetricsHandler(mh)
+	}
 	env := suite.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(sdkworker.Options{Interceptors: []interceptor.WorkerInterceptor{&spinGuard{t: t}}})
+	env.SetWorkerOptions(sdkworker.Options{Interceptors: append([]interceptor.WorkerInterceptor{&spinGuard{t: t}}, more...)})
 	return env
 }
 

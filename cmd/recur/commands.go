@@ -72,6 +72,9 @@ type common struct {
 	// metricsAddr serves /metrics for a worker without the API; the API
 	// serves it on its own address.
 	metricsAddr string
+	// metricsByCollection labels the workflows' series and the gauge of
+	// failing jobs by collection.
+	metricsByCollection bool
 	// endpoints of storage queue and Service Bus actions
 	storageQueue, serviceBus string
 	// egress is the policy of outbound calls (egress_flags.go)
@@ -105,6 +108,8 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool, e *envDefaults) {
 		fs.StringVar(&c.metricsAddr, "metrics-addr", env("RECUR_METRICS_ADDR", ""),
 			"`address` to serve Prometheus metrics on at /metrics, unauthenticated; empty for none (RECUR_METRICS_ADDR)")
 	}
+	fs.BoolVar(&c.metricsByCollection, "metrics-collection-label", e.bool("RECUR_METRICS_COLLECTION_LABEL", false),
+		"label the series of job runs and the gauge of failing jobs by collection (subscription, resource group and name): one series per collection instead of one in all; never by job (RECUR_METRICS_COLLECTION_LABEL)")
 	fs.StringVar(&c.authority, "aad-authority", env("RECUR_AAD_AUTHORITY", activities.DefaultAuthority),
 		"`URL` of the Azure AD authority for ActiveDirectoryOAuth actions (RECUR_AAD_AUTHORITY)")
 	fs.StringVar(&c.storageQueue, "storage-queue-endpoint", env("RECUR_STORAGE_QUEUE_ENDPOINT", ""),
@@ -124,6 +129,7 @@ func (c *common) roles(r roles) roles {
 	r.apiConfig = c.apiConfig
 	r.workerOptions, r.finishedRetention, r.actionBudget = c.workerOptions, c.work.finishedRetention, c.work.actionBudget
 	r.limits = c.limits
+	r.metricsByCollection = c.metricsByCollection
 	return r
 }
 

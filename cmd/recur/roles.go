@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -50,6 +51,9 @@ type roles struct {
 	codec     http.Handler
 	// metrics is the process's registry: the API serves it at /metrics.
 	metrics *metrics.Set
+	// metricsByCollection labels the workflows' series and the gauge of
+	// failing jobs by collection (--metrics-collection-label).
+	metricsByCollection bool
 	// workerOptions size the worker (worker_flags.go); finishedRetention
 	// is how long completed and faulted jobs are kept.
 	workerOptions     sdkworker.Options
@@ -119,7 +123,11 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		defer plain.Close()
 		acts.Temporal = plain
-		w = worker.New(c, acts, r.workerOptions)
+		opts := r.workerOptions
+		if r.metricsByCollection {
+			opts.Interceptors = append(slices.Clip(opts.Interceptors), worker.CollectionLabel())
+		}
+		w = worker.New(c, acts, opts)
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
@@ -136,7 +144,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		srv = httpServer(api.New(c, api.Options{Namespace: namespace, Logger: log,
 			Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
-			Metrics: r.metrics.Registry, WorkflowTargets: r.workflowTargets, Ready: ready,
+			Metrics: r.metrics.Registry, MetricsByCollection: r.metricsByCollection, WorkflowTargets: r.workflowTargets, Ready: ready,
 			MaxCollectionsPerSubscription: r.apiConfig.maxCollections}), writeTimeout)
 		srv.TLSConfig = r.apiConfig.tls
 		ln = limitListener(ln, r.limits, "api", log)

@@ -71,8 +71,8 @@ type Process struct {
 
 // Start starts `recur dev` on free ports with its output in logPath
 // and waits until /readyz answers 200. With profile, the process serves
-// Go's profiles at Process.Pprof.
-func Start(bin, dataDir, logPath string, profile bool) (*Process, error) {
+// Go's profiles at Process.Pprof; extra flags follow recur's own.
+func Start(bin, dataDir, logPath string, profile bool, extra ...string) (*Process, error) {
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
@@ -80,6 +80,7 @@ func Start(bin, dataDir, logPath string, profile bool) (*Process, error) {
 	p := &Process{Temporal: "127.0.0.1:" + strconv.Itoa(ports[1]), UI: "http://127.0.0.1:" + strconv.Itoa(ports[2]), DataDir: dataDir}
 	args := []string{"dev", "--data-dir", dataDir,
 		"--temporal-port", strconv.Itoa(ports[1]), "--ui-port", strconv.Itoa(ports[2]), "--retention", "3d"}
+	args = append(args, extra...)
 	if err := p.launch(bin, args, ports[0], logPath, profile); err != nil {
 		return nil, err
 	}
