@@ -25,7 +25,8 @@ type Job struct {
 }
 
 // Properties are a job's definition, state and status. OverlapPolicy,
-// CatchUpWindow and MaxConsecutiveFaults are recur's extensions.
+// CatchUpWindow, MaxConsecutiveFaults, DisableAfterFailures and the
+// others below StateReason are recur's extensions.
 type Properties struct {
 	StartTime  *recurrence.DateTime   `json:"startTime,omitempty"`
 	Action     *Action                `json:"action,omitempty"`
@@ -58,6 +59,12 @@ type Properties struct {
 	// BufferOne, any number for AllowAll. An occurrence due while that
 	// many run is buffered (BufferOne, one at most) or postponed.
 	MaxConcurrentRuns int `json:"maxConcurrentRuns,omitempty"`
+	// DisableAfterFailures disables the job once that many of its runs
+	// in a row failed after their retries (status.consecutiveFailures),
+	// with a stateReason naming the last error; 0 never does. Enabling it
+	// again starts the streak anew. Unlike MaxConsecutiveFaults, which
+	// faults a recurring job for good, it can be undone.
+	DisableAfterFailures int `json:"disableAfterFailures,omitempty"`
 }
 
 // MaxConcurrentRunsLimit bounds maxConcurrentRuns, as Logic Apps bound
@@ -123,13 +130,35 @@ const (
 	Faulted   State = "Faulted"
 )
 
-// Status is what the scheduler reports of a job's runs.
+// Status is what the scheduler reports of a job's runs: Azure's counters
+// and times, then the job's health (recur's extensions, health.go).
 type Status struct {
 	ExecutionCount    int        `json:"executionCount"`
 	FailureCount      int        `json:"failureCount"`
 	FaultedCount      int        `json:"faultedCount"`
 	LastExecutionTime *time.Time `json:"lastExecutionTime,omitempty"`
 	NextExecutionTime *time.Time `json:"nextExecutionTime,omitempty"`
+
+	// LastSuccessTime is when the last run whose main action succeeded
+	// started.
+	LastSuccessTime *time.Time `json:"lastSuccessTime,omitempty"`
+	// ConsecutiveFailures counts the runs in a row whose main action
+	// failed after its retries (faulted); a success ends the streak, and
+	// so does enabling the job.
+	ConsecutiveFailures int `json:"consecutiveFailures"`
+	// LastLateness is how late the last scheduled run that ended started:
+	// its start against its start as planned (its nominal time, plus its
+	// jitter offset when the job has a jitter).
+	LastLateness *Duration `json:"lastLateness,omitempty"`
+	// PostponedCount counts the occurrences not run because earlier runs
+	// still ran (overlapPolicy, maxConcurrentRuns).
+	PostponedCount int `json:"postponedCount"`
+	// MissedCount counts the occurrences not run because recur was down
+	// or behind when they fell due (catchUpWindow).
+	MissedCount int `json:"missedCount"`
+	// LastMissedTime is the nominal time of the last occurrence not run,
+	// postponed or missed.
+	LastMissedTime *time.Time `json:"lastMissedTime,omitempty"`
 }
 
 // Action types.
@@ -324,6 +353,9 @@ func (p *Properties) validateExtensions() error {
 	}
 	if p.MaxConsecutiveFaults < 0 {
 		return invalidf("properties.maxConsecutiveFaults", "maxConsecutiveFaults must be 0 (never) or more, not %d", p.MaxConsecutiveFaults)
+	}
+	if n := p.DisableAfterFailures; n < 0 || n > MaxDisableAfterFailures {
+		return invalidf("properties.disableAfterFailures", "disableAfterFailures must be from 1 to %d (0: never), not %d", MaxDisableAfterFailures, n)
 	}
 	if n := p.MaxConcurrentRuns; n < 0 || n > MaxConcurrentRunsLimit {
 		return invalidf("properties.maxConcurrentRuns", "maxConcurrentRuns must be from 1 to %d (0: the overlapPolicy's), not %d", MaxConcurrentRunsLimit, n)

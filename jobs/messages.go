@@ -291,9 +291,16 @@ type JobState struct {
 	// job ran or postponed: one at or before it is never handled again,
 	// so that a redefinition planned within the second of a run (C is in
 	// whole seconds) does not run that occurrence twice.
-	Handled           *time.Time `json:",omitempty"`
+	Handled *time.Time `json:",omitempty"`
+	// ConsecutiveFaults counts faulted runs in a row for
+	// maxConsecutiveFaults: only a success ends it, where enabling the
+	// job ends Status.ConsecutiveFailures too.
 	ConsecutiveFaults int
-	Revision          int // of the definition, for its ETag
+	// FailingSince is when the first run of the job's failure streak
+	// (Status.ConsecutiveFailures) started, in whole seconds; nil when it
+	// has none. AttrFailingSince holds it.
+	FailingSince *time.Time `json:",omitempty"`
+	Revision     int        // of the definition, for its ETag
 	// Backfill holds the nominal times a backfill queued and not yet
 	// started, in order.
 	Backfill []time.Time `json:",omitempty"`
@@ -465,6 +472,10 @@ type HistoryRow struct {
 	RepeatCount           int             `json:"repeatCount"`
 	// Backfill marks a run of a backfill (recur's extension).
 	Backfill bool `json:"backfill,omitempty"`
+	// Lateness is how late the main action of a scheduled run started
+	// against its start as planned (recur's extension, as
+	// Status.LastLateness); none on the rows of other runs.
+	Lateness *Duration `json:"lateness,omitempty"`
 }
 
 // Action names of history rows.

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -89,8 +90,18 @@ var (
 )
 
 // ParseInterval reads an interval as ISO 8601 (PT30S, P1DT2H) or as a
-// .NET TimeSpan ([d.]hh:mm:ss), the two forms Azure Scheduler accepted.
+// .NET TimeSpan ([d.]hh:mm:ss), the two forms Azure Scheduler accepted,
+// at most a year.
 func ParseInterval(s string) (time.Duration, error) {
+	d, err := parseInterval(s)
+	if err == nil && d > 366*24*time.Hour {
+		return 0, fmt.Errorf("interval %q is longer than a year", s)
+	}
+	return d, err
+}
+
+// parseInterval is ParseInterval of any length.
+func parseInterval(s string) (time.Duration, error) {
 	var days, hours, minutes, seconds string
 	if m := isoDuration.FindStringSubmatch(strings.ToUpper(s)); m != nil && strings.Join(m[1:], "") != "" {
 		days, hours, minutes, seconds = m[1], m[2], m[3], m[4]
@@ -113,8 +124,8 @@ func ParseInterval(s string) (time.Duration, error) {
 		}
 		total += n * part.unit
 	}
-	if total > 366*86400 {
-		return 0, fmt.Errorf("interval %q is longer than a year", s)
+	if total >= float64(math.MaxInt64)/float64(time.Second) {
+		return 0, fmt.Errorf("interval %q is too long", s)
 	}
 	return time.Duration(total * float64(time.Second)), nil
 }

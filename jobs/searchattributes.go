@@ -19,12 +19,25 @@ var (
 	// AttrStatus is the outcome of a job's last run, Completed or Failed,
 	// so that failing jobs are one visibility filter away.
 	AttrStatus = temporal.NewSearchAttributeKeyKeyword("RecurStatus")
+	// AttrFailingSince is when a job's failure streak began
+	// (JobState.FailingSince): set by the run that starts it, unset by a
+	// success or the job's enabling.
+	AttrFailingSince = temporal.NewSearchAttributeKeyTime("RecurFailingSince")
+	// AttrLateness is how late a job's last scheduled run started, in
+	// coarse buckets (LatenessBucket: "PT1M", "PT10M", "PT1H", "P1D");
+	// unset under a minute.
+	AttrLateness = temporal.NewSearchAttributeKeyKeyword("RecurLateness")
+	// AttrLastMissed is about when a job last did not run an occurrence,
+	// postponed or missed: its Status.LastMissedTime, trailing it by
+	// less than LastMissedLag.
+	AttrLastMissed = temporal.NewSearchAttributeKeyTime("RecurLastMissed")
 )
 
 // SearchAttributeKeys lists every custom search attribute, for
 // registration.
 var SearchAttributeKeys = []temporal.SearchAttributeKey{
 	AttrKind, AttrSubscription, AttrResourceGroup, AttrCollection, AttrJob, AttrState, AttrStatus,
+	AttrFailingSince, AttrLateness, AttrLastMissed,
 }
 
 // Kinds of workflows, the values of AttrKind.

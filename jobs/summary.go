@@ -55,7 +55,7 @@ func OccurrenceSummary(k Key, nominal time.Time, actionName string, spec ActionS
 }
 
 // Details describes a job as it is now, in Markdown: its state, next
-// occurrence, schedule, action and counters. The job workflow shows it as
+// occurrence, schedule, action, counters and what ails it. The job workflow shows it as
 // its current details (workflow.SetCurrentDetails).
 func (s *JobState) Details() string {
 	// fmt.Sprintf, not a Builder with Fprintf: workflowcheck takes any
@@ -77,7 +77,31 @@ func (s *JobState) Details() string {
 		if st.LastExecutionTime != nil {
 			d += ", last started " + st.LastExecutionTime.UTC().Format(time.RFC3339)
 		}
+		d += "\n" + s.healthDetails(*st)
+	}
+	return d
+}
+
+// healthDetails are the lines of Details that say what ails a job, none
+// for a healthy one.
+func (s *JobState) healthDetails(st Status) string {
+	d := ""
+	if st.ConsecutiveFailures > 0 {
+		d += fmt.Sprintf("- failing: %d runs in a row", st.ConsecutiveFailures)
+		if s.FailingSince != nil {
+			d += " since " + s.FailingSince.UTC().Format(time.RFC3339)
+		}
 		d += "\n"
+	}
+	if st.PostponedCount > 0 || st.MissedCount > 0 {
+		d += fmt.Sprintf("- not run: %d postponed, %d missed", st.PostponedCount, st.MissedCount)
+		if st.LastMissedTime != nil {
+			d += ", the last due " + st.LastMissedTime.UTC().Format(time.RFC3339)
+		}
+		d += "\n"
+	}
+	if st.LastLateness != nil && LatenessBucket(time.Duration(*st.LastLateness)) != "" {
+		d += "- last scheduled run started " + st.LastLateness.String() + " late\n"
 	}
 	return d
 }

@@ -106,6 +106,16 @@ func TestJobDetailsCountsAndFinalStates(t *testing.T) {
 	require.Equal(t, "**Faulted**\n\n- schedule: every minute\n- action: GET https://example.com/hook\n"+
 		"- runs: 7, failed attempts 3, faulted 1, last started 2026-11-21T09:59:00Z\n", state.Details(),
 		"no next occurrence for a job that will not run")
+
+	since, missed := last.Add(-time.Hour), last.Add(-30*time.Minute)
+	j.Properties.Status = &jobs.Status{ExecutionCount: 7, FailureCount: 3, FaultedCount: 3, LastExecutionTime: &last,
+		ConsecutiveFailures: 3, PostponedCount: 2, MissedCount: 1, LastMissedTime: &missed, LastLateness: jobs.DurationOf(90 * time.Second)}
+	j.Properties.State = jobs.Enabled
+	state = &jobs.JobState{Job: j, Next: &next, FailingSince: &since}
+	require.Equal(t, "**Enabled**, next occurrence 2026-11-21T10:00:00Z\n\n- schedule: every minute\n- action: GET https://example.com/hook\n"+
+		"- runs: 7, failed attempts 3, faulted 3, last started 2026-11-21T09:59:00Z\n"+
+		"- failing: 3 runs in a row since 2026-11-21T08:59:00Z\n- not run: 2 postponed, 1 missed, the last due 2026-11-21T09:29:00Z\n"+
+		"- last scheduled run started PT1M30S late\n", state.Details(), "what ails it")
 }
 
 func TestSummariesAreClipped(t *testing.T) {

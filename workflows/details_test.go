@@ -51,10 +51,12 @@ func TestCurrentDetailsFollowTheJob(t *testing.T) {
 		"- runs: 0, failed attempts 0, faulted 0\n", got["defined"])
 	require.Equal(t, "**Enabled**, next occurrence 2026-06-01T12:11:00Z\n\n"+
 		"- schedule: every 5 minutes\n- action: POST https://example.com/\n"+
-		"- runs: 2, failed attempts 2, faulted 2, last started 2026-06-01T12:06:00Z\n", got["ran"])
+		"- runs: 2, failed attempts 2, faulted 2, last started 2026-06-01T12:06:00Z\n"+
+		"- failing: 2 runs in a row since 2026-06-01T12:01:00Z\n", got["ran"])
 	require.Equal(t, "**Disabled**\n\n"+
 		"- schedule: every 5 minutes\n- action: POST https://example.com/\n"+
-		"- runs: 2, failed attempts 2, faulted 2, last started 2026-06-01T12:06:00Z\n", got["disabled"])
+		"- runs: 2, failed attempts 2, faulted 2, last started 2026-06-01T12:06:00Z\n"+
+		"- failing: 2 runs in a row since 2026-06-01T12:01:00Z\n", got["disabled"], "disabling ends no streak")
 }
 
 // TestCurrentDetailsAfterContinueAsNew: a job workflow that starts with a

@@ -259,6 +259,7 @@ func (j *job) takeDue(ctx workflow.Context, nominal time.Time) error {
 			if i == len(caught.Due)-2 && caught.Skipped > 0 {
 				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, caught.Skipped)
 				observeMissed(ctx, caught.Skipped)
+				j.countSkipped(caught.Skipped, caught.LastSkipped)
 			}
 			j.postpone(ctx, o, missed, reason)
 		case now.Sub(j.jitteredStart(o)) > window:
@@ -346,10 +347,12 @@ func (j *job) startRun(ctx workflow.Context, nominal time.Time, kind runKind) {
 	})
 }
 
-// postpone records an occurrence that does not run as a Postponed row;
-// why says whether it was missed or postponed.
+// postpone records an occurrence that does not run as a Postponed row,
+// and counts it in the metrics and the job's health; why says whether it
+// was missed or postponed.
 func (j *job) postpone(ctx workflow.Context, nominal time.Time, why notRun, reason string) {
 	observePostponed(ctx, j.key, nominal, why, reason)
+	j.countNotRun(nominal, why)
 	j.pending.rows = append(j.pending.rows, jobs.HistoryRow{
 		ExpectedExecutionTime: nominal, ActionName: jobs.MainAction,
 		Status: jobs.ExecutionPostponed, Message: reason, RepeatCount: j.status().ExecutionCount + j.running,
@@ -359,8 +362,8 @@ func (j *job) postpone(ctx workflow.Context, nominal time.Time, why notRun, reas
 // count applies an occurrence that ended to the status
 // (docs/architecture.md, "Failure semantics": executionCount counts runs,
 // failureCount failed attempts, faultedCount runs whose main action failed
-// after all retries), takes its rows, and faults the job when its rules
-// say.
+// after all retries) and to the job's health, takes its rows, and faults
+// or disables the job when its rules say.
 func (j *job) count(e ended) {
 	j.pending.rows = append(j.pending.rows, e.rows...)
 	j.local.outcome = e.result.Status
@@ -368,11 +371,21 @@ func (j *job) count(e ended) {
 	st.ExecutionCount++
 	st.LastExecutionTime = &e.started
 	st.FailureCount += e.result.FailedAttempts
-	if !e.result.Faulted {
+	if e.result.Faulted {
+		j.fault(e)
+	} else {
 		j.state.ConsecutiveFaults = 0
-		return
 	}
-	st.FaultedCount++
+	// After fault: a run that reaches both maxConsecutiveFaults and
+	// disableAfterFailures faults the job, which is final.
+	j.countHealth(e)
+}
+
+// fault counts a run whose main action failed after all its retries, and
+// faults the job when it was the one run of a one-time job, or the
+// maxConsecutiveFaults-th of a recurring job in a row.
+func (j *job) fault(e ended) {
+	j.status().FaultedCount++
 	j.state.ConsecutiveFaults++
 	p := &j.state.Job.Properties
 	switch {

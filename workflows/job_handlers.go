@@ -366,11 +366,15 @@ func (j *job) define(ctx workflow.Context, def jobs.Job) error {
 	// A redefinition keeps the job's state (its status, the occurrences
 	// handled, buffered and queued, its revision) but what planning from
 	// a new C starts again: the runs counted toward count, and the next
-	// occurrence (set below).
+	// occurrence (set below). One that enables the job starts its failure
+	// streak anew: whoever enabled it meant it to run again.
 	st := j.state
-	status := st.Job.Properties.Status
+	status, was := st.Job.Properties.Status, st.Job.Properties.State
 	st.Job, st.Created, st.Runs = def, c, 0
 	st.Job.Properties.Status = status
+	if was != jobs.Enabled && def.Properties.State == jobs.Enabled {
+		j.restartStreak()
+	}
 	j.revise()
 	next, err := j.firstNominal(ctx, c)
 	if err != nil {

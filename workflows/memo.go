@@ -51,9 +51,10 @@ func (j *job) flush(ctx workflow.Context) {
 	j.upsertAttributes(ctx)
 }
 
-// upsertAttributes keeps the job's state and the outcome of its last run
-// in its search attributes (RecurState, RecurStatus: failing jobs are one
-// visibility filter away), upserted on a change only.
+// upsertAttributes keeps the job's state, the outcome of its last run and
+// its health in its search attributes (RecurState, RecurStatus and those
+// of healthAttributes: failing jobs are one visibility filter away),
+// upserted on a change only, all in one upsert.
 func (j *job) upsertAttributes(ctx workflow.Context) {
 	current := workflow.GetTypedSearchAttributes(ctx)
 	var updates []temporal.SearchAttributeUpdate
@@ -63,6 +64,7 @@ func (j *job) upsertAttributes(ctx workflow.Context) {
 	if o, ok := current.GetKeyword(jobs.AttrStatus); j.local.outcome != "" && (!ok || o != string(j.local.outcome)) {
 		updates = append(updates, jobs.AttrStatus.ValueSet(string(j.local.outcome)))
 	}
+	updates = append(updates, j.healthAttributes(current)...)
 	if len(updates) == 0 {
 		return
 	}

@@ -33,7 +33,8 @@ const (
 )
 
 // notRun says why an occurrence is recorded as Postponed instead of run,
-// which decides the series that counts it.
+// which decides the series that counts it and the job's count of it
+// (postponedCount, missedCount: countNotRun).
 type notRun int
 
 const (

@@ -36,6 +36,10 @@ type occurrence struct {
 	started time.Time
 }
 
+// lateness is how late the occurrence started against when it was meant
+// to (due).
+func (o occurrence) lateness() time.Duration { return max(o.started.Sub(o.due), 0) }
+
 // runKind says why an occurrence runs.
 type runKind int
 
@@ -64,6 +68,9 @@ func (o occurrence) run(ctx workflow.Context) ended {
 		return ended{occurrence: o, cancelled: true}
 	}
 	observeEnd(ctx, o, result)
+	if o.kind == scheduled {
+		row.Lateness = jobs.DurationOf(o.lateness())
+	}
 	e := ended{occurrence: o, result: result, rows: []jobs.HistoryRow{row}}
 	if result.Status == jobs.ExecutionFailed && o.action.ErrorAction != nil {
 		spec := *o.action.ErrorAction

@@ -28,7 +28,9 @@ const (
 type catchUpPlan struct {
 	Due     []time.Time // from the occurrence on, at most maxListed; the last is the most recent
 	Skipped int         // missed occurrences between Due's last two, not listed
-	Next    *time.Time  // the first occurrence after now; nil when none is left
+	// LastSkipped is the latest of those, for the job's lastMissedTime.
+	LastSkipped *time.Time `json:",omitempty"`
+	Next        *time.Time // the first occurrence after now; nil when none is left
 }
 
 // add adds an occurrence that fell due: listed while there is room, else
@@ -39,6 +41,8 @@ func (p *catchUpPlan) add(t time.Time) {
 		return
 	}
 	p.Skipped++
+	skipped := p.Due[len(p.Due)-1]
+	p.LastSkipped = &skipped
 	p.Due[len(p.Due)-1] = t
 }
 

@@ -277,8 +277,8 @@ func TestTheErrorActionRunsWhenTheMainActionFailsForGood(t *testing.T) {
 	}
 	require.Equal(t, []string{jobs.MainAction, jobs.ErrorAction}, actions)
 	require.Equal(t, jobs.Faulted, v.Properties.State, "a one-time job whose run faulted")
-	require.Equal(t, jobs.Status{ExecutionCount: 1, FailureCount: 1, FaultedCount: 1, LastExecutionTime: v.Properties.Status.LastExecutionTime},
-		*v.Properties.Status)
+	require.Equal(t, jobs.Status{ExecutionCount: 1, FailureCount: 1, FaultedCount: 1, LastExecutionTime: v.Properties.Status.LastExecutionTime,
+		ConsecutiveFailures: 1, LastLateness: jobs.DurationOf(0)}, *v.Properties.Status)
 	rows := h.rows("")
 	require.Len(t, rows, 2)
 	require.Equal(t, jobs.MainAction, rows[0].ActionName)
