@@ -105,16 +105,18 @@ func record(dir, tag string) error {
 		return err
 	}
 	// A job whose main action fails once without retries, runs its error
-	// action, then is run now and deleted.
+	// action, then is run now until its failures disable it
+	// (disableAfterFailures), enabled again and deleted.
 	start := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)
-	count := 1
+	count := 2 // an occurrence left: enabled, not completed, when its runs now fail
 	job := jobs.Job{Properties: jobs.Properties{
 		StartTime: recurrence.At(start),
 		Action: &jobs.Action{
 			ActionSpec:  jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/fail", Method: "POST"}, RetryPolicy: &jobs.RetryPolicy{RetryType: "None"}},
 			ErrorAction: &jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/error", Method: "POST"}},
 		},
-		Recurrence: &recurrence.Recurrence{Frequency: "Hour", Count: &count},
+		Recurrence:           &recurrence.Recurrence{Frequency: "Hour", Count: &count},
+		DisableAfterFailures: 3,
 	}}
 	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
 		return err
@@ -131,6 +133,10 @@ func record(dir, tag string) error {
 		return err
 	}
 	if err := waitRuns(ctx, c, k, 5); err != nil {
+		return err
+	}
+	// Enabled again, it starts its failure streak anew.
+	if err := patch(ctx, c, k, `{"properties":{"state":"Enabled"}}`); err != nil {
 		return err
 	}
 	if err := deleteJob(ctx, c, k); err != nil {
