@@ -21,7 +21,8 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 	for _, methods := range doc.Paths {
 		ops += len(methods)
 	}
-	require.Equal(t, 15+7, ops, "Azure's 15 operations and recur's 7")
+	require.Equal(t, 15+9, ops, "Azure's 15 operations and recur's 9")
+	require.Contains(t, doc.Paths, "/recur/v1/subscriptions/{subscriptionId}/jobs")
 	require.Contains(t, doc.Paths, "/recur/v1/preview")
 	require.Contains(t, doc.Paths, "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/jobs/{jobName}/backfill")
 
@@ -32,11 +33,14 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &defs))
 	for def, fields := range map[string][]string{
-		"JobRecurrence":           {"frequency", "cron", "exclusions", "timeZone", "dst"},
-		"JobProperties":           {"state", "stateReason", "overlapPolicy", "maxConcurrentRuns", "jitter"},
-		"JobDefinition":           {"properties", "etag"},
-		"JobCollectionDefinition": {"properties", "etag"},
-		"HttpRequest":             {"uri", "successStatusCodes", "successBodyPattern"},
+		"JobRecurrence": {"frequency", "cron", "exclusions", "timeZone", "dst"},
+		"JobProperties": {"state", "stateReason", "overlapPolicy", "maxConcurrentRuns", "jitter", "disableAfterFailures"},
+		"JobStatus": {"executionCount", "lastSuccessTime", "consecutiveFailures", "lastLateness", "postponedCount",
+			"missedCount", "lastMissedTime"},
+		"JobHistoryDefinitionProperties": {"status", "backfill", "lateness"},
+		"JobDefinition":                  {"properties", "etag"},
+		"JobCollectionDefinition":        {"properties", "etag"},
+		"HttpRequest":                    {"uri", "successStatusCodes", "successBodyPattern"},
 	} {
 		for _, f := range fields {
 			require.Contains(t, defs.Definitions[def].Properties, f, "%s.%s, Azure's and recur's fields together", def, f)

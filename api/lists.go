@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	commonpb "go.temporal.io/api/common/v1"
@@ -69,8 +70,8 @@ func (s *Server) listCollections(ctx context.Context, c *gin.Context, scope jobs
 }
 
 // listJobs answers GET .../jobCollections/{c}/jobs: the collection's jobs
-// sorted by name, optionally of one state, a page of them with a
-// nextLink. The names come from the collection's memo, the views of the
+// sorted by name, those its $filter selects (a state, recur's health
+// conditions: jobfilter.go), a page of them with a nextLink. The names come from the collection's memo, the views of the
 // page's jobs alone from the visibility store: the SQL visibility stores
 // take no ORDER BY, and reading every job of the collection to sort them
 // made a page cost its whole collection. The nextLink resumes after the
@@ -81,7 +82,7 @@ func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error
 	if err != nil {
 		return err
 	}
-	state, err := parseEqFilter(c.Query("$filter"), "state", jobStates, true)
+	filter, err := parseJobFilter(c.Query("$filter"), time.Now())
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error
 		}
 		names = names[i:]
 	}
-	page, more, err := s.jobsPage(ctx, k, names, state, skip, top)
+	page, more, err := s.jobsPage(ctx, k, names, filter, skip, top)
 	if err != nil {
 		return err
 	}
@@ -124,27 +125,28 @@ func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error
 // maxJobsChunk bounds how many jobs one visibility call of a list reads.
 const maxJobsChunk = 500
 
-// jobsPage returns the public views of the jobs named, in their order, of
-// the state (any when empty), after the first skip of them, at most top,
-// and whether more follow. A job with no view (never defined) or a
-// deleted one is left out. It reads the views from the visibility store
-// by workflow ID, a chunk of names at a time: the first chunk as long as
+// jobsPage returns the public views of the jobs named, in their order,
+// that the filter keeps, after the first skip of them, at most top, and
+// whether more follow. A job with no view (never defined) or a deleted
+// one is left out. It reads the views from the visibility store by
+// workflow ID, a chunk of names at a time: the first chunk as long as
 // the page, each next one twice the one before, so that a page of every
-// state costs one call and a page of one state a few. The chunk's size
-// stops growing at maxJobsChunk, where doubling it would in the end
-// overflow into a negative bound.
-func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, state string, skip, top int) (page []jobs.JobView, more bool, err error) {
+// job costs one call and a page of a filter a few. The chunk's size stops
+// growing at maxJobsChunk, where doubling it would in the end overflow
+// into a negative bound. The page ends at a job it shows, so that the
+// next resumes after it however many jobs the filter left out.
+func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, filter jobFilter, skip, top int) (page []jobs.JobView, more bool, err error) {
 	for size := min(skip, maxJobsChunk) + top + 1; len(names) > 0; size = min(2*size, maxJobsChunk) {
 		chunk := names[:min(size, maxJobsChunk, len(names))]
 		names = names[len(chunk):]
-		views, err := s.jobViews(ctx, k, chunk, state)
+		views, err := s.jobViews(ctx, k, chunk, filter)
 		if err != nil {
 			return nil, false, err
 		}
 		for _, name := range chunk {
 			v, ok := views[name]
-			if !ok && state == "" || ok && (errors.Is(v.err, errNoView) || v.err == nil && v.view.Deleted) {
-				if v, ok, err = s.liveJobView(ctx, k, name, state); err != nil {
+			if !ok && !filter.narrows() || ok && (errors.Is(v.err, errNoView) || v.err == nil && v.view.Deleted) {
+				if v, ok, err = s.liveJobView(ctx, k, name, filter); err != nil {
 					return nil, false, err
 				}
 			}
@@ -156,6 +158,8 @@ func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, state
 				continue
 			case v.err != nil:
 				return nil, false, fmt.Errorf("the public view of job %s: %w", name, v.err)
+			case !filter.keep(v.view):
+				continue
 			case skip > 0:
 				skip--
 				continue
@@ -175,11 +179,12 @@ func (s *Server) jobsPage(ctx context.Context, k jobs.Key, names []string, state
 // memo, or only the run deleted before it), so the job's workflow says
 // itself whether it is defined, as a GET reads it. Such names are few: the
 // jobs whose PUT answered a moment ago, or whose admission the collection
-// has not given up yet. A job of another state than the list's is left
-// out (ok false), as is one not defined. Of a list of one state, only the
-// names the store shows in that state are read so: one it does not show is
-// most likely of another, and reading each would cost a describe a job.
-func (s *Server) liveJobView(ctx context.Context, k jobs.Key, name, state string) (v decodedView, ok bool, err error) {
+// has not given up yet. A job the filter does not keep is left out (ok
+// false), as is one not defined. Of a list whose filter narrows the
+// visibility query (a state, a health condition), only the names the store
+// shows are read so: one it does not show is most likely not in the list,
+// and reading each would cost a describe a job.
+func (s *Server) liveJobView(ctx context.Context, k jobs.Key, name string, filter jobFilter) (v decodedView, ok bool, err error) {
 	k.Job = name
 	v.view, err = s.jobView(ctx, k)
 	var e *jobs.Error
@@ -189,7 +194,7 @@ func (s *Server) liveJobView(ctx context.Context, k jobs.Key, name, state string
 	case err != nil:
 		return v, false, fmt.Errorf("the public view of job %s: %w", name, err)
 	}
-	return v, state == "" || string(v.view.Job.Properties.State) == state, nil
+	return v, filter.keep(v.view), nil
 }
 
 // decodedView is a job's public view, or why it could not be decoded.
@@ -199,9 +204,10 @@ type decodedView struct {
 }
 
 // jobViews returns the public views of the running workflows of the jobs
-// named in k's collection, of the state (any when empty), by job name.
-// It reads them from the list's bytes as they arrive (visitMemos).
-func (s *Server) jobViews(ctx context.Context, k jobs.Key, names []string, state string) (map[string]decodedView, error) {
+// named in k's collection that the filter's visibility conditions select,
+// by job name. It reads them from the list's bytes as they arrive
+// (visitMemos).
+func (s *Server) jobViews(ctx context.Context, k jobs.Key, names []string, filter jobFilter) (map[string]decodedView, error) {
 	byID := make(map[string]string, len(names))
 	for _, name := range names {
 		k.Job = name
@@ -218,7 +224,7 @@ func (s *Server) jobViews(ctx context.Context, k jobs.Key, names []string, state
 		v.err = s.jobViewOf(memo, &v.view)
 		views[name] = v
 	}
-	err := s.listWorkflows(visitMemos(ctx, visit), jobsQuery(k, names, state), func(e *workflowpb.WorkflowExecutionInfo) bool {
+	err := s.listWorkflows(visitMemos(ctx, visit), jobsQuery(k, names, filter), func(e *workflowpb.WorkflowExecutionInfo) bool {
 		// A client without LeanLists unmarshals the executions.
 		visit([]byte(e.GetExecution().GetWorkflowId()), protoMemo{e.GetMemo()})
 		return true
@@ -227,21 +233,19 @@ func (s *Server) jobViews(ctx context.Context, k jobs.Key, names []string, state
 }
 
 // jobsQuery is the visibility query for the running workflows of the jobs
-// named in k's collection, of one state or of any; names are sorted. It
+// named in k's collection that the filter's conditions select; names are
+// sorted. It
 // gives the range of their workflow IDs rather than each ID: a job's ID
 // is its collection's prefix and its name, so the IDs sort as the names
 // do and the range holds no other collection's job, while the server's
 // parsing of a list of 100 IDs cost a quarter of the page. A job in the
 // range that names leave out is the caller's to drop.
-func jobsQuery(k jobs.Key, names []string, state string) string {
+func jobsQuery(k jobs.Key, names []string, filter jobFilter) string {
 	k.Job = names[0]
 	first := k.JobWorkflowID()
 	k.Job = names[len(names)-1]
-	query := "WorkflowId BETWEEN " + quote(first) + " AND " + quote(k.JobWorkflowID()) + " AND " + running
-	if state != "" {
-		query += " AND " + jobs.AttrState.GetName() + " = " + quote(state)
-	}
-	return query
+	conds := append([]string{"WorkflowId BETWEEN " + quote(first) + " AND " + quote(k.JobWorkflowID()), running}, filter.conditions()...)
+	return strings.Join(conds, " AND ")
 }
 
 // listViews returns a page of the public views of the collections the

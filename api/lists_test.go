@@ -61,9 +61,9 @@ func TestParseJobStateFilter(t *testing.T) {
 func TestJobsQuery(t *testing.T) {
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "ignored"}
 	assert.Equal(t, "WorkflowId BETWEEN 'job:sub1/rg1/coll1/a' AND 'job:sub1/rg1/coll1/c' AND ExecutionStatus = 'Running'",
-		jobsQuery(k, []string{"a", "b", "c"}, ""))
+		jobsQuery(k, []string{"a", "b", "c"}, jobFilter{}))
 	assert.Equal(t, "WorkflowId BETWEEN 'job:sub1/rg1/coll1/a' AND 'job:sub1/rg1/coll1/a' AND ExecutionStatus = 'Running' AND RecurState = 'Disabled'",
-		jobsQuery(k, []string{"a"}, "Disabled"))
+		jobsQuery(k, []string{"a"}, jobFilter{state: "Disabled"}))
 	assert.Equal(t, "RecurKind = 'collection' AND RecurSubscription = 'it\\'s' AND ExecutionStatus = 'Running'",
 		scopeQuery(jobs.KindCollection, jobs.Key{Subscription: "it's"}, running))
 }
@@ -147,6 +147,9 @@ func (f *listFake) stored(e *workflowpb.WorkflowExecutionInfo) *workflowpb.Workf
 		return out
 	}
 	fields := map[string]any{jobs.MemoJob: v}
+	if job, ok := v.(jobs.JobView); ok && job.Job.Properties.Status != nil {
+		fields[jobs.MemoStatus] = jobs.StatusView{Status: *job.Job.Properties.Status}
+	}
 	if coll, ok := v.(jobs.CollectionView); ok {
 		fields = map[string]any{jobs.MemoCollection: jobs.CollectionView{Collection: coll.Collection}}
 		for _, name := range coll.Jobs {
@@ -344,7 +347,7 @@ func TestListJobs(t *testing.T) {
 		"sorted; the deleted job, the undefined one and the one not admitted left out")
 	assert.NotContains(t, body, "nextLink")
 	all := []string{"gone", "j1", "j2", "j3", "j4", "j5", "new"}
-	assert.Equal(t, jobsQuery(jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}, all, ""), f.lastQuery(),
+	assert.Equal(t, jobsQuery(jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}, all, jobFilter{}), f.lastQuery(),
 		"the collection's names, read from its memo, name the jobs listed")
 
 	// The deleted and the undefined job are left out before paging; the
@@ -370,7 +373,7 @@ func TestListJobs(t *testing.T) {
 	assert.Equal(t, []string{"coll1/j5"}, names(t, body))
 	assert.NotContains(t, body, "nextLink")
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}
-	assert.Equal(t, []string{jobsQuery(k, all[:6], ""), jobsQuery(k, all[6:], "")}, slices.Compact(f.queriesSince(n)),
+	assert.Equal(t, []string{jobsQuery(k, all[:6], jobFilter{}), jobsQuery(k, all[6:], jobFilter{})}, slices.Compact(f.queriesSince(n)),
 		"each chunk's query, once a visibility page")
 
 	status, body = getList(t, f, jobsPath+version+"&$filter=state%20eq%20disabled")
@@ -426,6 +429,9 @@ func TestAListShowsTheJobsTheStoreHasNotCaughtUpWith(t *testing.T) {
 	f.undefined[id("new")] = true
 	f.memoless[id("j2")], f.memoless[id("gone")], f.memoless[id("new")] = true, true, true
 	f.unlisted[id("j3")] = true
+	j1 := f.views[id("j1")].(jobs.JobView)
+	j1.Job.Properties.State = jobs.Disabled
+	f.views[id("j1")] = j1
 	status, body := getList(t, f, jobsPath+version)
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Equal(t, []string{"coll1/j1", "coll1/j2", "coll1/j3"}, names(t, body))
@@ -433,7 +439,7 @@ func TestAListShowsTheJobsTheStoreHasNotCaughtUpWith(t *testing.T) {
 	status, body = getList(t, f, jobsPath+version+"&$filter=state%20eq%20disabled")
 	require.Equal(t, http.StatusOK, status, body)
 	assert.Equal(t, []string{"coll1/j1"}, names(t, body),
-		"j1 as the fake's store lists it, whatever the state; j2, read from its workflow, is not disabled, and j3 is not in the store")
+		"j1, disabled, as the store lists it; j2, read from its workflow, is not disabled, and j3 is not in the store")
 }
 
 // TestListPagingOutOfRange: a $skip or $top no list can reach is a 400 in

@@ -124,6 +124,8 @@ func New(c client.Client, opts Options) http.Handler {
 	ext := r.Group("/recur/v1", s.authenticate, s.rateLimit)
 	ext.POST("/preview", requireJSON, s.handle(s.previewBody))
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobCollections/:jobCollectionName/jobs/:jobName/preview", s.handle(s.previewJob))
+	ext.GET("/subscriptions/:subscriptionId/jobs", s.temporalGate, s.handle(s.listJobsAcross))
+	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobs", s.temporalGate, s.handle(s.listJobsAcross))
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
 		s.authenticate, s.rateLimit, requireAPIVersion, requireJSON, s.temporalGate)

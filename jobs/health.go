@@ -48,11 +48,11 @@ func LatenessBucket(d time.Duration) string {
 	return bucket
 }
 
-// LatenessBucketsOver returns the values of AttrLateness of the jobs whose
-// last scheduled run may have started more than d late; ok is false when
-// a job with no value may have (d is under the first bucket), so the
+// LatenessBucketsFrom returns the values of AttrLateness of the jobs whose
+// last scheduled run may have started d late or later; ok is false when a
+// job with no value may have (d is under the first bucket), so the
 // attribute cannot narrow the search.
-func LatenessBucketsOver(d time.Duration) (buckets []string, ok bool) {
+func LatenessBucketsFrom(d time.Duration) (buckets []string, ok bool) {
 	if d < latenessBuckets[0] {
 		return nil, false
 	}

@@ -49,21 +49,31 @@ func TestLatenessBuckets(t *testing.T) {
 	} {
 		assert.Equal(t, want, jobs.LatenessBucket(d), "%v", d)
 	}
-	_, ok := jobs.LatenessBucketsOver(30 * time.Second)
-	require.False(t, ok, "a job late by 45 s holds no bucket")
+	for _, d := range []time.Duration{30 * time.Second, time.Minute - 1} {
+		_, ok := jobs.LatenessBucketsFrom(d)
+		require.False(t, ok, "a job late by %v holds no bucket", d)
+	}
 	for d, want := range map[time.Duration][]string{
-		time.Minute:      {"PT1M", "PT10M", "PT1H", "P1D"},
-		5 * time.Minute:  {"PT1M", "PT10M", "PT1H", "P1D"},
-		10 * time.Minute: {"PT10M", "PT1H", "P1D"},
-		2 * time.Hour:    {"PT1H", "P1D"},
-		48 * time.Hour:   {"P1D"},
+		time.Minute:                 {"PT1M", "PT10M", "PT1H", "P1D"},
+		5 * time.Minute:             {"PT1M", "PT10M", "PT1H", "P1D"},
+		10*time.Minute - 1:          {"PT1M", "PT10M", "PT1H", "P1D"},
+		10 * time.Minute:            {"PT10M", "PT1H", "P1D"},
+		2 * time.Hour:               {"PT1H", "P1D"},
+		48 * time.Hour:              {"P1D"},
+		24*time.Hour + 1:            {"P1D"},
+		10*time.Minute + 1:          {"PT10M", "PT1H", "P1D"},
+		time.Hour - time.Nanosecond: {"PT10M", "PT1H", "P1D"},
 	} {
-		got, ok := jobs.LatenessBucketsOver(d)
+		got, ok := jobs.LatenessBucketsFrom(d)
 		require.True(t, ok, "%v", d)
 		assert.Equal(t, want, got, "%v", d)
-		// Every lateness over d is in one of them.
-		for _, late := range []time.Duration{d + time.Millisecond, d + time.Minute, 2 * d, 10 * d} {
-			assert.Contains(t, got, jobs.LatenessBucket(late), "%v late, over %v", late, d)
+		// Every lateness from d on is in one of them.
+		for _, late := range []time.Duration{d, d + time.Millisecond, d + time.Minute, 2 * d, 10 * d} {
+			assert.Contains(t, got, jobs.LatenessBucket(late), "%v late, from %v", late, d)
+		}
+		// None holds only lateness under d.
+		if b := jobs.LatenessBucket(d - 1); b != jobs.LatenessBucket(d) {
+			assert.NotContains(t, got, b, "%v", d)
 		}
 	}
 }
