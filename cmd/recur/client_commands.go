@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // group is a client command, recur jobs or recur collections: its verbs
@@ -34,9 +35,16 @@ type verb struct {
 	body bool
 	// filter is the field of the --<filter> flag, sent as $filter.
 	filter, filterHelp string
+	// health adds the flags of the filters on a job's health to $filter
+	// (healthFlags).
+	health bool
+	// check, if set, checks the address beyond needs.
+	check func(address) error
 	// show prints the answer; nil for answers without a body, which print
-	// done with the name the verb acted on.
+	// done with the name the verb acted on. pick, if set, chooses it by
+	// the options.
 	show *kind
+	pick func(clientOptions) *kind
 	done string
 }
 
@@ -54,9 +62,9 @@ var jobsCommand = &group{
 			needs: jobParts, named: true, method: http.MethodPut, path: address.jobPath, body: true, show: &jobKind},
 		{name: "get", summary: "show a job",
 			needs: jobParts, named: true, method: http.MethodGet, path: address.jobPath, show: &jobKind},
-		{name: "list", summary: "list the jobs of a collection",
-			needs: collectionParts, method: http.MethodGet, path: address.jobsPath, list: true, show: &jobKind,
-			filter: "state", filterHelp: "list only jobs in `STATE`: Enabled, Disabled, Completed or Faulted"},
+		{name: "list", summary: "list the jobs of a collection, or without --collection those of the resource group or the subscription",
+			needs: []part{partSubscription}, check: checkJobsListAddress, method: http.MethodGet, path: jobsListPath, list: true,
+			pick: jobsListKind, filter: "state", filterHelp: "list only jobs in `STATE`: Enabled, Disabled, Completed or Faulted", health: true},
 		{name: "delete", summary: "delete a job",
 			needs: jobParts, named: true, method: http.MethodDelete, path: address.jobPath, done: "job %s deleted"},
 		{name: "run", summary: "run a job now",
@@ -98,6 +106,7 @@ type clientOptions struct {
 	addr         address
 	output, file string
 	filter       string
+	health       healthFlags
 }
 
 // runClient runs recur jobs or recur collections.
@@ -171,6 +180,9 @@ func (g *group) flags(v *verb, o *clientOptions) *flag.FlagSet {
 	if v != nil && v.filter != "" {
 		fs.StringVar(&o.filter, v.filter, "", v.filterHelp)
 	}
+	if v != nil && v.health {
+		o.health.register(fs)
+	}
 	return fs
 }
 
@@ -204,7 +216,16 @@ func (g *group) parse(v *verb, args []string) (*flag.FlagSet, clientOptions, err
 	if v.body && o.file == "" {
 		return fs, o, errors.New("-f FILE is required (- for stdin)")
 	}
-	return fs, o, o.addr.require(v.needs, v.named)
+	if err := o.addr.require(v.needs, v.named); err != nil {
+		return fs, o, err
+	}
+	if v.check != nil {
+		if err := v.check(o.addr); err != nil {
+			return fs, o, err
+		}
+	}
+	_, err := o.health.conditions(time.Now())
+	return fs, o, err
 }
 
 func (g *group) usage(w io.Writer) {
@@ -244,19 +265,30 @@ func capitalize(s string) string {
 func (v *verb) run(ctx context.Context, c *apiClient, o clientOptions, stdin io.Reader, stdout io.Writer) error {
 	path := v.path(o.addr)
 	query := url.Values{}
+	var conds []string
 	if o.filter != "" {
-		query.Set("$filter", v.filter+" eq '"+o.filter+"'")
+		conds = append(conds, v.filter+" eq '"+o.filter+"'")
+	}
+	health, err := o.health.conditions(time.Now())
+	if err != nil {
+		return err
+	}
+	if conds = append(conds, health...); len(conds) > 0 {
+		query.Set("$filter", strings.Join(conds, " and "))
+	}
+	show := v.show
+	if v.pick != nil {
+		show = v.pick(o)
 	}
 	if v.list {
-		values, err := c.list(ctx, path, query, v.show.plural)
+		values, err := c.list(ctx, path, query, show.plural)
 		if err != nil {
 			return err
 		}
-		return v.show.printList(stdout, o.output, values)
+		return show.printList(stdout, o.output, values)
 	}
 	var body []byte
 	if v.body {
-		var err error
 		if body, err = readBody(o.file, stdin); err != nil {
 			return err
 		}
@@ -265,8 +297,8 @@ func (v *verb) run(ctx context.Context, c *apiClient, o clientOptions, stdin io.
 	switch {
 	case err != nil:
 		return err
-	case v.show != nil:
-		return v.show.printOne(stdout, o.output, answer)
+	case show != nil:
+		return show.printOne(stdout, o.output, answer)
 	case o.output == "json":
 		return printJSON(stdout, answer)
 	}
