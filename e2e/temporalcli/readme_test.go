@@ -20,7 +20,7 @@ import (
 // TestReadmeRegistersSearchAttributesByHand runs the README's `temporal`
 // line of its cluster section, the one an operator without recur's
 // rights runs once, for each of recur's search attributes on a namespace
-// that has none: afterwards the namespace lists all seven with their
+// that has none: afterwards the namespace lists all ten with their
 // types. (cmd/recur's TestACluster runs the README's recur commands on a
 // cluster whose attributes it registers through the same operator API.)
 func TestReadmeRegistersSearchAttributesByHand(t *testing.T) {
