@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/internal/browser"
 )
 
 // healthRow is a job's row as the dashboard shows it, in the page's order.
@@ -89,6 +91,7 @@ func TestDashboardShowsJobsHealth(t *testing.T) {
 	require.Equal(t, lateness, rows[1].RunLateness[len(rows[1].RunLateness)-1], "%+v", rows[1])
 	label := rows[1].RunLabels[len(rows[1].RunLabels)-1]
 	require.Regexp(t, `^Completed at .* UTC, started [0-9.]+ m?s late`, label)
+	browser.Screenshot(t, ctx, "dashboard-health.png")
 	for _, l := range rows[0].RunLabels {
 		require.NotContains(t, l, " late", "a run now has no lateness")
 	}
@@ -104,6 +107,7 @@ func TestDashboardShowsJobsHealth(t *testing.T) {
 	v := readView(t, ctx)
 	require.Contains(t, v.Status, "1 unhealthy job(s) of sub1", v.Text)
 	require.NotContains(t, v.Text, "a-steady")
+	browser.Screenshot(t, ctx, "dashboard-unhealthy-only.png")
 
 	// And back: every collection again.
 	loads++

@@ -699,7 +699,7 @@
     const sub = $('subscription').value.trim();
     if (!sub || loading) return;
     loading = true;
-    history.replaceState(null, '', '#subscription=' + seg(sub));
+    history.replaceState(null, '', '#subscription=' + seg(sub) + ($('unhealthy-only').checked ? '&unhealthy=1' : ''));
     setStatus(`Loading the job collections of ${sub}…`);
     $('refresh').disabled = false;
     try {
@@ -827,7 +827,9 @@
     });
     $('preview-form').addEventListener('submit', preview);
     showTokenState();
-    const sub = new URLSearchParams(location.hash.slice(1)).get('subscription');
+    const hash = new URLSearchParams(location.hash.slice(1));
+    const sub = hash.get('subscription');
+    $('unhealthy-only').checked = hash.get('unhealthy') === '1';
     if (sub) {
       $('subscription').value = sub;
       load();
