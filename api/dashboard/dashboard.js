@@ -222,6 +222,101 @@
 
   const SYMBOL = { completed: '✓', failed: '✗', postponed: '–', other: '?' };
 
+  // ---- health: the status's recur members, as the API's unhealthy filter reads them ----
+
+  // The API's unhealthy filter (api/jobfilter.go): failing, its last
+  // scheduled run a minute late or more, or an occurrence postponed or
+  // missed in the last 24 hours.
+  const UNHEALTHY_LATENESS_MS = 60e3;
+  const UNHEALTHY_WINDOW_MS = 24 * 3600e3;
+
+  // durationMs reads an ISO 8601 duration ("PT0.042S", "PT1M30S",
+  // "P1DT2H") as milliseconds; NaN when it is not one.
+  function durationMs(iso) {
+    const m = /^(-)?P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(String(iso || ''));
+    if (!m || iso === 'P' || iso === 'PT') return NaN;
+    const ms = ((+(m[2] || 0) * 24 + +(m[3] || 0)) * 60 + +(m[4] || 0)) * 60e3 + Math.round(+(m[5] || 0) * 1e3);
+    return m[1] ? -ms : ms;
+  }
+
+  // spanText says a duration shortly: "42 ms", "4.2 s", "2m 5s", "1h 2m", "1d 2h".
+  function spanText(ms) {
+    const sign = ms < 0 ? '-' : '';
+    ms = Math.abs(ms);
+    if (ms < 1e3) return `${sign}${Math.round(ms)} ms`;
+    if (ms < 60e3) return `${sign}${(Math.round(ms / 100) / 10).toString()} s`;
+    const s = Math.round(ms / 1e3);
+    const [d, h, m, sec] = [Math.floor(s / 86400), Math.floor(s / 3600) % 24, Math.floor(s / 60) % 60, s % 60];
+    const out = d ? [`${d}d`, h ? `${h}h` : ''] : h ? [`${h}h`, m ? `${m}m` : ''] : [`${m}m`, sec ? `${sec}s` : ''];
+    return sign + out.filter(Boolean).join(' ');
+  }
+
+  // health is what a job's status says of its health: the reasons it is
+  // unhealthy, in the order the page sorts by (a failure streak, then
+  // lateness, then a recent miss), and its rank among them (3 healthy).
+  function health(job, now = Date.now()) {
+    const s = (job.properties && job.properties.status) || {};
+    const failures = Number(s.consecutiveFailures || 0);
+    const late = durationMs(s.lastLateness);
+    const missedAt = s.lastMissedTime ? new Date(s.lastMissedTime).getTime() : NaN;
+    const h = {
+      failing: failures > 0, failures,
+      late: late >= UNHEALTHY_LATENESS_MS, lateness: late,
+      missed: missedAt >= now - UNHEALTHY_WINDOW_MS, missedAt,
+    };
+    h.rank = h.failing ? 0 : h.late ? 1 : h.missed ? 2 : 3;
+    return h;
+  }
+
+  // byHealth orders entries: the unhealthy first (the longest failure
+  // streaks, then the latest runs, then the most recent misses), then the
+  // rest as the API listed them. An entry is unhealthy when the API's
+  // unhealthy filter lists it or its status meets the same rule (the
+  // filter's search attributes trail a job's status by a moment).
+  function byHealth(entries, unhealthy) {
+    const key = (e) => {
+      const h = health(e.job);
+      const listed = e.listed = Boolean(unhealthy && unhealthy.has(String(e.job.id).toLowerCase()));
+      const rank = h.rank === 3 && listed ? 2.5 : h.rank;
+      const within = rank === 0 ? -h.failures : rank === 1 ? -h.lateness : rank === 2 ? -h.missedAt : 0;
+      return [rank, Number.isNaN(within) ? 0 : within];
+    };
+    return entries.map((e, i) => [key(e), i, e])
+      .sort((a, b) => a[0][0] - b[0][0] || a[0][1] - b[0][1] || a[1] - b[1]).map((x) => x[2]);
+  }
+
+  // healthCell says a job's health in a few words, its times in the
+  // job's zone: "✗ 3 in a row, last success ...", "late 2m", "missed 4
+  // (last ...)", or "✓ healthy".
+  function healthCell(job, zone, listed) {
+    const s = (job.properties && job.properties.status) || {};
+    const h = health(job);
+    const td = el('td', { className: 'health' });
+    const line = (cls, ...parts) => td.append(el('span', { className: `health-line ${cls}` }, ...parts));
+    if (h.failing) {
+      line('health-failing', `✗ ${h.failures} in a row`,
+        ...(s.lastSuccessTime ? [', last success ', timeEl(s.lastSuccessTime, zone)] : [', never succeeded']));
+    }
+    if (h.late) line('health-late', `late ${spanText(h.lateness)}`);
+    if (h.missed) {
+      const counts = [s.missedCount ? `missed ${s.missedCount}` : '', s.postponedCount ? `postponed ${s.postponedCount}` : '']
+        .filter(Boolean).join(', ') || 'missed';
+      line('health-missed', `${counts} (last `, timeEl(s.lastMissedTime, zone), ')');
+    }
+    if (h.rank === 3) {
+      line(listed ? 'health-unhealthy' : 'health-ok', listed ? '! unhealthy (the API says so)' : '✓ healthy');
+      if (!Number.isNaN(h.lateness)) td.append(el('span', { className: 'hint health-line', text: `last run ${spanText(h.lateness)} late` }));
+    }
+    return td;
+  }
+
+  // lateClass buckets a run's lateness for the timeline's mark: under a
+  // second, a second, a minute, ten minutes, an hour or more.
+  function lateClass(ms) {
+    if (Number.isNaN(ms)) return '';
+    return 'late-' + [1e3, 60e3, 600e3, 3600e3].filter((x) => ms >= x).length;
+  }
+
   function setStatus(text) { $('status').textContent = text; }
 
   // errorText says what went wrong as the API put it: status, code,
@@ -275,16 +370,20 @@
       run.status = main.status;
       run.message = main.message || '';
       run.start = main.startTime || run.time;
+      run.lateness = main.lateness || ''; // a scheduled run's main action row has it
     }
     return runs.reverse();
   }
 
   function timeline(runs, zone) {
-    const ol = el('ol', { className: 'timeline', 'aria-label': 'Recent runs, oldest first' });
+    const ol = el('ol', { className: 'timeline', 'aria-label': 'Recent runs, oldest first; a taller mark below a run, a later start' });
     for (const run of runs.slice(-TIMELINE_RUNS)) {
       const cls = statusClass(run.status);
-      const label = `${run.status} at ${when(run.start, zone)}` + (run.message ? `: ${run.message}` : '');
-      ol.append(el('li', { className: `run run-${cls}`, title: label, tabindex: 0, 'data-status': run.status },
+      const late = durationMs(run.lateness);
+      const label = `${run.status} at ${when(run.start, zone)}` +
+        (Number.isNaN(late) ? '' : `, started ${spanText(late)} late`) + (run.message ? `: ${run.message}` : '');
+      ol.append(el('li', { className: ['run', `run-${cls}`, lateClass(late)].filter(Boolean).join(' '), title: label,
+        tabindex: 0, 'data-status': run.status, 'data-lateness': run.lateness || undefined },
         el('span', { 'aria-hidden': 'true', text: SYMBOL[cls] }), el('span', { className: 'visually-hidden', text: label })));
     }
     if (!runs.length) ol.append(el('li', { className: 'hint', text: 'no runs yet' }));
@@ -302,10 +401,11 @@
         el('td', { text: p.actionName || '' }),
         el('td', {}, el('span', { className: `badge status-${statusClass(p.status)}`, text: p.status || '' })),
         el('td', { text: String(p.retryCount ?? '') }),
+        el('td', { text: p.lateness ? spanText(durationMs(p.lateness)) : '' }),
         el('td', { className: 'message', text: p.message || '' })));
     }
     details.append(el('table', { className: 'rows' },
-      el('thead', {}, el('tr', {}, ...['Planned', 'Action', 'Status', 'Retries', 'Message']
+      el('thead', {}, el('tr', {}, ...['Planned', 'Action', 'Status', 'Retries', 'Late', 'Message']
         .map((h) => el('th', { scope: 'col', text: h })))), body));
     return details;
   }
@@ -334,25 +434,30 @@
   }
 
   function jobRow(entry) {
-    const { job, rows, zone } = entry;
+    const { job, rows, zone, listed } = entry;
     const k = parts(job.id);
     const p = job.properties || {};
     const s = p.status || {};
     const action = p.action || {};
     const name = el('th', { scope: 'row' }, el('span', { className: 'job-name', text: k.job }),
-      el('span', { className: 'hint', text: ' ' + (action.type || '') }));
-    const row = el('tr', { 'data-job': k.job, className: 'job' },
+      el('span', { className: 'hint', text: ' ' + (action.type || '') }),
+      entry.across ? el('span', { className: 'hint job-where', text: ` in ${k.resourceGroup} / ${k.collection}` }) : '');
+    const h = health(job);
+    const rank = h.rank === 3 && listed ? 2.5 : h.rank;
+    const row = el('tr', { 'data-job': k.job, 'data-collection-of': k.collection,
+      'data-health': rank === 2.5 ? 'unhealthy' : ['failing', 'late', 'missed', 'healthy'][rank], className: 'job' },
       name,
       el('td', {}, el('span', { className: `badge state state-${String(p.state || '').toLowerCase()}`, text: p.state || '' }),
         p.stateReason ? el('span', { className: 'hint state-reason', text: ' ' + p.stateReason }) : ''),
       timeCell(s.nextExecutionTime, zone),
       timeCell(s.lastExecutionTime, zone),
       el('td', { className: 'counts', text: `${s.executionCount ?? 0} / ${s.failureCount ?? 0} / ${s.faultedCount ?? 0}` }),
+      healthCell(job, zone, listed),
       el('td', { className: 'runs' }, timeline(runsOf(rows), zone)),
       actionsCell(entry, k.job, String(p.state || '').toLowerCase()));
     // The history gets a row of its own, the table's full width.
     const history = el('tr', { 'data-history-of': k.job, className: 'history-row' },
-      el('td', { colSpan: 7 }, historyDetails(rows, k.job, zone)));
+      el('td', { colSpan: 8 }, historyDetails(rows, k.job, zone)));
     return [row, history];
   }
 
@@ -379,7 +484,7 @@
     if (!entry) return null;
     try {
       const [job, rows] = await Promise.all([call('GET', armURL(path)), historyOf(path)]);
-      Object.assign(entry, await newEntry(path, job, rows), { nodes: entry.nodes });
+      Object.assign(entry, await newEntry(path, job, rows), { nodes: entry.nodes, listed: entry.listed, across: entry.across });
     } catch (err) {
       if (err.status === 404) {
         entry.gone = true;
@@ -548,14 +653,24 @@
       quota.maxJobCount ? `at most ${quota.maxJobCount} jobs` : ''].filter(Boolean).join(' · ');
     node.querySelector('caption').textContent = `Jobs of ${k.collection}`;
     const path = collectionPath(k);
-    const jobs = await list(armURL(path + '/jobs'));
-    // The first page of each job's history: its newest rows.
+    // The collection's jobs, and those of them the API's unhealthy filter
+    // lists, which come first.
+    const [jobs, unhealthy] = await Promise.all([list(armURL(path + '/jobs')),
+      list(armURL(path + '/jobs', { $filter: 'unhealthy' })).catch(() => [])]);
+    await fillJobs(node, jobs, unhealthy, fresh, false);
+    return node;
+  }
+
+  // fillJobs puts the jobs in the section's table, the unhealthy first,
+  // each with the first page of its history: its newest rows.
+  async function fillJobs(node, jobs, unhealthy, fresh, across) {
     const entries = await inTurn(jobs, async (job) => {
-      const jobPath = `${path}/jobs/${seg(parts(job.id).job)}`;
-      return newEntry(jobPath, job, await historyOf(jobPath).catch(() => []));
+      const k = parts(job.id);
+      const jobPath = `${collectionPath(k)}/jobs/${seg(k.job)}`;
+      return Object.assign(await newEntry(jobPath, job, await historyOf(jobPath).catch(() => [])), { across });
     });
     const tbody = node.querySelector('tbody');
-    for (const entry of entries) {
+    for (const entry of byHealth(entries, new Set(unhealthy.map((j) => String(j.id).toLowerCase())))) {
       fresh.set(entry.path, entry);
       tbody.append(...render(entry));
     }
@@ -563,21 +678,44 @@
       node.querySelector('table').hidden = true;
       node.querySelector('.no-jobs').hidden = false;
     }
-    return node;
+  }
+
+  // unhealthySection lists the jobs of every collection of the
+  // subscription that the API's unhealthy filter returns.
+  async function unhealthySection(sub, fresh) {
+    const node = $('collection-template').content.firstElementChild.cloneNode(true);
+    node.setAttribute('data-view', 'unhealthy');
+    node.querySelector('.collection-title').replaceChildren(el('span', { className: 'view-name', text: `Unhealthy jobs of ${sub}` }));
+    node.querySelector('.meta').textContent = 'Failing, a minute late or more, or an occurrence postponed or missed in ' +
+      "the last 24 hours, in every collection (the API's unhealthy filter).";
+    node.querySelector('caption').textContent = `Unhealthy jobs of ${sub}`;
+    node.querySelector('.no-jobs').textContent = `No job of ${sub} is unhealthy.`;
+    const jobs = await list(armURL(`/recur/v1/subscriptions/${seg(sub)}/jobs`, { $filter: 'unhealthy' }));
+    await fillJobs(node, jobs, jobs, fresh, true);
+    return { node, count: jobs.length };
   }
 
   async function load() {
     const sub = $('subscription').value.trim();
     if (!sub || loading) return;
     loading = true;
-    history.replaceState(null, '', '#subscription=' + seg(sub));
+    history.replaceState(null, '', '#subscription=' + seg(sub) + ($('unhealthy-only').checked ? '&unhealthy=1' : ''));
     setStatus(`Loading the job collections of ${sub}…`);
     $('refresh').disabled = false;
     try {
-      const colls = await list(armURL(`/subscriptions/${seg(sub)}/providers/Microsoft.Scheduler/jobCollections`));
       const fresh = new Map();
       const sections = [];
-      for (const coll of colls) sections.push(await collectionSection(coll, fresh));
+      let colls = [];
+      let summary;
+      if ($('unhealthy-only').checked) {
+        const view = await unhealthySection(sub, fresh);
+        sections.push(view.node);
+        summary = `${view.count} unhealthy job(s) of ${sub}`;
+      } else {
+        colls = await list(armURL(`/subscriptions/${seg(sub)}/providers/Microsoft.Scheduler/jobCollections`));
+        for (const coll of colls) sections.push(await collectionSection(coll, fresh));
+        summary = `${colls.length} collection(s) of ${sub}`;
+      }
       // Histories the user opened stay open.
       for (const [path, entry] of shown) {
         const again = fresh.get(path);
@@ -585,11 +723,12 @@
       }
       shown = fresh;
       $('collections').replaceChildren(...sections);
-      $('empty').textContent = colls.length ? '' : `Subscription ${sub} has no job collections.`;
-      $('empty').hidden = colls.length > 0;
+      const none = !colls.length && !$('unhealthy-only').checked;
+      $('empty').textContent = none ? `Subscription ${sub} has no job collections.` : '';
+      $('empty').hidden = !none;
       showError('error', null);
       needToken(null);
-      setStatus(`${colls.length} collection(s) of ${sub}, read at ${when(new Date().toISOString())}.`);
+      setStatus(`${summary}, read at ${when(new Date().toISOString())}.`);
       document.body.dataset.loaded = String(Number(document.body.dataset.loaded || 0) + 1);
     } catch (err) {
       if (needToken(err)) {
@@ -671,6 +810,7 @@
     $('scope-form').addEventListener('submit', (e) => { e.preventDefault(); load(); });
     $('refresh').addEventListener('click', load);
     $('auto-refresh').addEventListener('change', autoRefresh);
+    $('unhealthy-only').addEventListener('change', load);
     $('token-form').addEventListener('submit', (e) => {
       e.preventDefault();
       const value = $('token').value.trim();
@@ -687,7 +827,9 @@
     });
     $('preview-form').addEventListener('submit', preview);
     showTokenState();
-    const sub = new URLSearchParams(location.hash.slice(1)).get('subscription');
+    const hash = new URLSearchParams(location.hash.slice(1));
+    const sub = hash.get('subscription');
+    $('unhealthy-only').checked = hash.get('unhealthy') === '1';
     if (sub) {
       $('subscription').value = sub;
       load();
