@@ -12,9 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/internal/browser"
-	"github.com/recurhq/recur/internal/recurtest"
 )
 
 // shownAt is how the dashboard says an instant: in zone beside UTC,
@@ -179,12 +177,7 @@ func TestDashboardShowsTimesInTheJobsOwnZone(t *testing.T) {
 // text.
 func TestDashboardRunsDisablesAndEnablesJobs(t *testing.T) {
 	const token = "dashboard-actions-0123456789"
-	tokens, err := api.ParseTokenList(token + "=sub-a")
-	require.NoError(t, err)
-	st, err := recurtest.StartWith(recurtest.Config{Auth: tokens})
-	require.NoError(t, err)
-	t.Cleanup(st.Stop)
-	d := dashboardStack{tenantAPI{base: st.API.URL, token: token}}
+	st, d := authedDashboard(t, token, "sub-a")
 	ok, _ := newTargets(t)
 	coll := "/subscriptions/sub-a/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/ops"
 	d.do(t, http.MethodPut, coll, map[string]any{"properties": map[string]any{}}, http.StatusCreated)

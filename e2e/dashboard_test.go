@@ -288,6 +288,18 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 	browser.Screenshot(t, ctx, "dashboard.png")
 }
 
+// authedDashboard starts a stack whose API takes only token, for
+// subscription, and the client of the dashboard's tests for it.
+func authedDashboard(t *testing.T, token, subscription string) (*recurtest.Stack, dashboardStack) {
+	t.Helper()
+	tokens, err := api.ParseTokenList(token + "=" + subscription)
+	require.NoError(t, err)
+	st, err := recurtest.StartWith(recurtest.Config{Auth: tokens})
+	require.NoError(t, err)
+	t.Cleanup(st.Stop)
+	return st, dashboardStack{tenantAPI{base: st.API.URL, token: token}}
+}
+
 // TestDashboardShowsMarkupAsText: with API authentication on, the page
 // loads without a token and shows nothing until one is pasted; then data
 // that holds markup (a collection's location, a target's answer in the
@@ -296,12 +308,7 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 // API refuses them.
 func TestDashboardShowsMarkupAsText(t *testing.T) {
 	const token = "dashboard-token-0123456789"
-	tokens, err := api.ParseTokenList(token + "=sub-x")
-	require.NoError(t, err)
-	st, err := recurtest.StartWith(recurtest.Config{Auth: tokens})
-	require.NoError(t, err)
-	t.Cleanup(st.Stop)
-	d := dashboardStack{tenantAPI{base: st.API.URL, token: token}}
+	st, d := authedDashboard(t, token, "sub-x")
 	_, failing := newTargets(t)
 	coll := "/subscriptions/sub-x/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/tags"
 	d.do(t, http.MethodPut, coll, map[string]any{"location": markup, "properties": map[string]any{}}, http.StatusCreated)
