@@ -124,6 +124,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	im := importer{client: newClient(server, o.token, stderr), subscription: o.addr.subscription, dryRun: o.dryRun, concurrency: o.concurrency}
+	// A server that cannot be reached, or refuses the token, fails the
+	// import once, before its first write, rather than in every row.
+	if _, err := im.client.do(ctx, http.MethodGet, o.addr.collections(), nil, nil); err != nil {
+		fmt.Fprintf(stderr, "recur import: %v\n", err)
+		return 1
+	}
 	if im.client.progress != nil {
 		im.bar = &progressBar{w: im.client.progress, total: len(resources)}
 	}

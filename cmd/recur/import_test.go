@@ -167,7 +167,12 @@ func TestImportFlags(t *testing.T) {
 		require.Equal(t, 2, res.code, "%v: %s", c.args, res)
 		require.Contains(t, res.stderr, c.want, "%v", c.args)
 	}
-	res := recurCLI(t, "", "import", "-h")
+	file := filepath.Join("..", "..", "migrate", "arm", "testdata", "toplevel.json")
+	res := recurCLI(t, "", "import", "--subscription", "s", "--server", "http://127.0.0.1:1", file)
+	require.Equal(t, 1, res.code, "%s", res)
+	require.Contains(t, res.stderr, "cannot reach the recur server at http://127.0.0.1:1", "once, before any write")
+	require.Empty(t, res.stdout, "no row: nothing was tried")
+	res = recurCLI(t, "", "import", "-h")
 	require.Equal(t, 0, res.code, "%s", res)
 	require.Contains(t, res.stdout, "-dry-run")
 }
