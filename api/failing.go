@@ -30,80 +30,31 @@ const (
 	failingCountsAtOnce = 8
 )
 
-// jobsFailing is the gauge of enabled jobs whose last run failed: live job
-// workflows with RecurState Enabled and RecurStatus Failed in Temporal's
-// visibility store. A job leaves it when a run succeeds, or when it is
-// disabled, completes or faults (recur_jobs counts those). With
+// newJobsFailing makes the gauge of enabled jobs whose last run failed:
+// live job workflows with RecurState Enabled and RecurStatus Failed in
+// Temporal's visibility store. A job leaves it when a run succeeds, or
+// when it is disabled, completes or faults (recur_jobs counts those). With
 // byCollection, it has a series per live collection, labelled as the
 // workflows' series are (jobs.Key.MetricCollection), 0 included, so that
 // a collection's series never comes and goes with its failures.
-type jobsFailing struct {
-	temporal     client.Client
-	namespace    string
-	log          *slog.Logger
-	byCollection bool
-	desc         *prometheus.Desc
-
-	mu     sync.Mutex
-	at     time.Time
-	counts map[string]int64 // by label value; "" alone without byCollection
-	err    error            // of the last count, kept as long as a count
-}
-
-func newJobsFailing(c client.Client, namespace string, byCollection bool, log *slog.Logger) *jobsFailing {
-	var labels []string
-	help := "Enabled jobs whose last run failed (their workflows running in Temporal), counted at most every 5 s."
+func newJobsFailing(c client.Client, namespace string, byCollection bool, log *slog.Logger) *countedGauge {
+	f := failingCounter{temporal: c, namespace: namespace}
+	g := &countedGauge{log: log, what: "failing jobs", ttl: jobsFailingTTL, timeout: 10 * time.Second, count: f.total,
+		desc: prometheus.NewDesc(metricJobsFailing,
+			"Enabled jobs whose last run failed (their workflows running in Temporal), counted at most every 5 s.", nil, nil)}
 	if byCollection {
-		labels = []string{jobs.MetricCollectionLabel}
-		help = "Enabled jobs whose last run failed (their workflows running in Temporal), by collection, counted at most every 30 s."
+		g.ttl, g.count = jobsFailingByCollectionTTL, f.byCollection
+		g.desc = prometheus.NewDesc(metricJobsFailing,
+			"Enabled jobs whose last run failed (their workflows running in Temporal), by collection, counted at most every 30 s.",
+			[]string{jobs.MetricCollectionLabel}, nil)
 	}
-	return &jobsFailing{temporal: c, namespace: namespace, log: log, byCollection: byCollection,
-		desc: prometheus.NewDesc(metricJobsFailing, help, labels, nil)}
+	return g
 }
 
-// Describe implements prometheus.Collector.
-func (j *jobsFailing) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
-
-// Collect implements prometheus.Collector. When Temporal cannot count,
-// the gauge is left out of the scrape (and the failure logged) rather
-// than reported as zero.
-func (j *jobsFailing) Collect(ch chan<- prometheus.Metric) {
-	counts, err := j.current()
-	if err != nil {
-		j.log.Warn("failing jobs left out of /metrics", "error", err)
-		return
-	}
-	for label, n := range counts {
-		var values []string
-		if j.byCollection {
-			values = []string{label}
-		}
-		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, float64(n), values...)
-	}
-}
-
-// current returns the counts, counting again when they are older than
-// their TTL; like jobsByState.current, concurrent scrapes wait for one
-// count and a failed count is not tried again before the TTL either.
-func (j *jobsFailing) current() (map[string]int64, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	ttl := jobsFailingTTL
-	if j.byCollection {
-		ttl = jobsFailingByCollectionTTL
-	}
-	if !j.at.IsZero() && time.Since(j.at) < ttl {
-		return j.counts, j.err
-	}
-	if j.temporal == nil {
-		j.counts, j.err = nil, errors.New("no Temporal client")
-	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		j.counts, j.err = j.count(ctx)
-		cancel()
-	}
-	j.at = time.Now()
-	return j.counts, j.err
+// failingCounter counts the failing jobs in Temporal's visibility store.
+type failingCounter struct {
+	temporal  client.Client
+	namespace string
 }
 
 // failingQuery finds the live enabled jobs whose last run failed.
@@ -111,17 +62,19 @@ var failingQuery = jobs.AttrKind.GetName() + " = " + quote(jobs.KindJob) + " AND
 	" AND " + jobs.AttrState.GetName() + " = " + quote(string(jobs.Enabled)) +
 	" AND " + jobs.AttrStatus.GetName() + " = " + quote(string(jobs.ExecutionFailed))
 
-// count asks Temporal for the failing jobs: one count in all, or one per
-// live collection.
-func (j *jobsFailing) count(ctx context.Context) (map[string]int64, error) {
-	if !j.byCollection {
-		n, err := j.countQuery(ctx, failingQuery)
-		if err != nil {
-			return nil, fmt.Errorf("count failing jobs: %w", err)
-		}
-		return map[string]int64{"": n}, nil
+// total counts the failing jobs in all: one count query.
+func (f failingCounter) total(ctx context.Context) ([]countedValue, error) {
+	n, err := f.countQuery(ctx, failingQuery)
+	if err != nil {
+		return nil, fmt.Errorf("count failing jobs: %w", err)
 	}
-	collections, err := j.collections(ctx)
+	return []countedValue{{n: n}}, nil
+}
+
+// byCollection counts the failing jobs of each live collection: a list of
+// the collections and a count query for each.
+func (f failingCounter) byCollection(ctx context.Context) ([]countedValue, error) {
+	collections, err := f.collections(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list collections: %w", err)
 	}
@@ -137,7 +90,7 @@ func (j *jobsFailing) count(ctx context.Context) (map[string]int64, error) {
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			n, err := j.countQuery(ctx, failingQuery+
+			n, err := f.countQuery(ctx, failingQuery+
 				" AND "+jobs.AttrSubscription.GetName()+" = "+quote(k.Subscription)+
 				" AND "+jobs.AttrResourceGroup.GetName()+" = "+quote(k.ResourceGroup)+
 				" AND "+jobs.AttrCollection.GetName()+" = "+quote(k.Collection))
@@ -155,11 +108,18 @@ func (j *jobsFailing) count(ctx context.Context) (map[string]int64, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	return counts, nil
+	values := make([]countedValue, 0, len(counts))
+	for label, n := range counts {
+		values = append(values, countedValue{n: n, labels: []string{label}})
+	}
+	return values, nil
 }
 
-func (j *jobsFailing) countQuery(ctx context.Context, query string) (int64, error) {
-	resp, err := j.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: j.namespace, Query: query})
+func (f failingCounter) countQuery(ctx context.Context, query string) (int64, error) {
+	if f.temporal == nil {
+		return 0, errors.New("no Temporal client")
+	}
+	resp, err := f.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: f.namespace, Query: query})
 	if err != nil {
 		return 0, err
 	}
@@ -167,12 +127,15 @@ func (j *jobsFailing) countQuery(ctx context.Context, query string) (int64, erro
 }
 
 // collections lists the keys of the live collections.
-func (j *jobsFailing) collections(ctx context.Context) ([]jobs.Key, error) {
+func (f failingCounter) collections(ctx context.Context) ([]jobs.Key, error) {
+	if f.temporal == nil {
+		return nil, errors.New("no Temporal client")
+	}
 	var out []jobs.Key
 	var token []byte
 	for {
-		resp, err := j.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: j.namespace, PageSize: listPage, NextPageToken: token,
+		resp, err := f.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: f.namespace, PageSize: listPage, NextPageToken: token,
 			Query: jobs.AttrKind.GetName() + " = " + quote(jobs.KindCollection) + " AND " + running,
 		})
 		if err != nil {

@@ -85,7 +85,7 @@ func (f *failingFake) record(q string) {
 
 // gatherFailing scrapes j once and returns its series as label value (""
 // without one) to value.
-func gatherFailing(t *testing.T, j *jobsFailing) map[string]float64 {
+func gatherFailing(t *testing.T, j *countedGauge) map[string]float64 {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	require.NoError(t, reg.Register(j))

@@ -89,81 +89,85 @@ func (s *Server) measure(c *gin.Context) {
 	s.requests.WithLabelValues(method, route, strconv.Itoa(c.Writer.Status())).Observe(time.Since(started).Seconds())
 }
 
-// jobsByState is the gauge of jobs by state. On a scrape it counts the live
-// job workflows of each state in Temporal's visibility store (one count
-// query per state), and serves that count for jobsByStateTTL.
-type jobsByState struct {
-	temporal  client.Client
-	namespace string
-	log       *slog.Logger
-	desc      *prometheus.Desc
+// countedGauge is a gauge that Temporal's visibility store counts on a
+// scrape (count), served for ttl. Concurrent scrapes wait for one count; a
+// failed count is not tried again before ttl either, so that scrapes
+// during an outage do not each wait for Temporal, and it leaves the gauge
+// out of the scrape (logged as what) rather than reporting it as zero.
+type countedGauge struct {
+	desc    *prometheus.Desc
+	what    string
+	ttl     time.Duration
+	timeout time.Duration // of one count
+	count   func(ctx context.Context) ([]countedValue, error)
+	log     *slog.Logger
 
 	mu     sync.Mutex
 	at     time.Time
-	counts []int64 // by jobStateValues
-	err    error   // of the last count, kept as long as a count
+	values []countedValue
+	err    error // of the last count, kept as long as a count
+}
+
+// countedValue is one series of a countedGauge.
+type countedValue struct {
+	n      int64
+	labels []string
+}
+
+// Describe implements prometheus.Collector.
+func (g *countedGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+
+// Collect implements prometheus.Collector.
+func (g *countedGauge) Collect(ch chan<- prometheus.Metric) {
+	values, err := g.current()
+	if err != nil {
+		g.log.Warn(g.what+" left out of /metrics", "error", err)
+		return
+	}
+	for _, v := range values {
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(v.n), v.labels...)
+	}
+}
+
+func (g *countedGauge) current() ([]countedValue, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.at.IsZero() && time.Since(g.at) < g.ttl {
+		return g.values, g.err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	g.values, g.err = g.count(ctx)
+	cancel()
+	g.at = time.Now()
+	return g.values, g.err
 }
 
 // jobStateValues are the states counted, as the RecurState attribute
 // holds them.
 var jobStateValues = []jobs.State{jobs.Enabled, jobs.Disabled, jobs.Completed, jobs.Faulted}
 
-func newJobsByState(c client.Client, namespace string, log *slog.Logger) *jobsByState {
-	return &jobsByState{temporal: c, namespace: namespace, log: log,
+// newJobsByState makes the gauge of jobs by state: the live job workflows
+// of each state in Temporal's visibility store, one count query per state.
+func newJobsByState(c client.Client, namespace string, log *slog.Logger) *countedGauge {
+	return &countedGauge{log: log, what: "jobs by state", ttl: jobsByStateTTL, timeout: 5 * time.Second,
 		desc: prometheus.NewDesc(metricJobs, "Jobs by state (their workflows running in Temporal), counted at most every 5 s.",
-			[]string{"state"}, nil)}
-}
-
-// Describe implements prometheus.Collector.
-func (j *jobsByState) Describe(ch chan<- *prometheus.Desc) { ch <- j.desc }
-
-// Collect implements prometheus.Collector. When Temporal cannot count,
-// the gauge is left out of the scrape (and the failure logged) rather
-// than reported as zero.
-func (j *jobsByState) Collect(ch chan<- prometheus.Metric) {
-	counts, err := j.current()
-	if err != nil {
-		j.log.Warn("jobs by state left out of /metrics", "error", err)
-		return
-	}
-	for i, state := range jobStateValues {
-		ch <- prometheus.MustNewConstMetric(j.desc, prometheus.GaugeValue, float64(counts[i]), strings.ToLower(string(state)))
-	}
-}
-
-// current returns the counts, counting again when they are older than
-// jobsByStateTTL. Concurrent scrapes wait for one count; a failed count
-// is not tried again before jobsByStateTTL either, so that scrapes during
-// an outage do not each wait for Temporal.
-func (j *jobsByState) current() ([]int64, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if !j.at.IsZero() && time.Since(j.at) < jobsByStateTTL {
-		return j.counts, j.err
-	}
-	j.counts, j.err = j.count()
-	j.at = time.Now()
-	return j.counts, j.err
-}
-
-// count asks Temporal for the number of live jobs of each state.
-func (j *jobsByState) count() ([]int64, error) {
-	if j.temporal == nil {
-		return nil, errors.New("no Temporal client")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	counts := make([]int64, len(jobStateValues))
-	for i, state := range jobStateValues {
-		resp, err := j.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-			Namespace: j.namespace,
-			Query: jobs.AttrKind.GetName() + " = " + quote(jobs.KindJob) + " AND " + running +
-				" AND " + jobs.AttrState.GetName() + " = " + quote(string(state)),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("count %s jobs: %w", strings.ToLower(string(state)), err)
-		}
-		counts[i] = resp.GetCount()
-	}
-	return counts, nil
+			[]string{"state"}, nil),
+		count: func(ctx context.Context) ([]countedValue, error) {
+			if c == nil {
+				return nil, errors.New("no Temporal client")
+			}
+			values := make([]countedValue, len(jobStateValues))
+			for i, state := range jobStateValues {
+				resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+					Namespace: namespace,
+					Query: jobs.AttrKind.GetName() + " = " + quote(jobs.KindJob) + " AND " + running +
+						" AND " + jobs.AttrState.GetName() + " = " + quote(string(state)),
+				})
+				if err != nil {
+					return nil, fmt.Errorf("count %s jobs: %w", strings.ToLower(string(state)), err)
+				}
+				values[i] = countedValue{n: resp.GetCount(), labels: []string{strings.ToLower(string(state))}}
+			}
+			return values, nil
+		}}
 }
