@@ -3,6 +3,7 @@ package migrate
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -21,6 +22,29 @@ type Exported struct {
 type Secret []string
 
 func (s Secret) String() string { return strings.Join(s, ".") }
+
+// SecretName names the parameter or variable that a writer leaves the
+// secret s of r to: its collection, job and place, in letters, digits and
+// underscores, from a letter or an underscore, as ARM parameters and
+// Terraform variables both take them. Two secrets may share it: the
+// writer numbers the second.
+func SecretName(r Resource, s Secret) string {
+	parts := []string{r.Collection, r.Job}
+	for _, member := range s {
+		switch member {
+		case "properties", "action", "request", "authentication":
+		default:
+			parts = append(parts, member)
+		}
+	}
+	name := unsafeName.ReplaceAllString(strings.Join(parts, "_"), "_")
+	if name == "" || !(name[0] == '_' || 'A' <= name[0] && name[0] <= 'Z' || 'a' <= name[0] && name[0] <= 'z') {
+		name = "_" + name
+	}
+	return name
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 
 // ForExport makes an Exported of a resource as recur's GET answered it:
 // without what the scheduler keeps (id, type, name, etag, the status,
@@ -121,4 +145,27 @@ func (s Secret) Set(def map[string]any, value any) {
 		obj = next
 	}
 	obj[s[len(s)-1]] = value
+}
+
+// MapStrings returns a copy of the JSON value v (as encoding/json decodes
+// into any) with f applied to each string in it, object keys left as
+// they are.
+func MapStrings(v any, f func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return f(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = MapStrings(x, f)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = MapStrings(x, f)
+		}
+		return out
+	}
+	return v
 }

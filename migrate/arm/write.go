@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/recurhq/recur/migrate"
@@ -61,7 +60,7 @@ func Write(w io.Writer, es []migrate.Exported) error {
 	t := armTemplate{Schema: templateSchema, ContentVersion: contentVersion, Parameters: map[string]secureParam{}, Resources: []*resource{}}
 	collections := map[string]*resource{}
 	for _, e := range es {
-		def := escaped(e.Definition).(map[string]any)
+		def := migrate.MapStrings(e.Definition, escaped).(map[string]any)
 		for _, s := range e.Secrets {
 			name := parameterName(e.Resource, s, t.Parameters)
 			t.Parameters[name] = secureParam{Type: "securestring",
@@ -91,19 +90,10 @@ func Write(w io.Writer, es []migrate.Exported) error {
 	return enc.Encode(t)
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
-
-// parameterName names the parameter of secret s of r: its collection, job
-// and place, in the letters, digits and underscores parameter names take,
+// parameterName names the parameter of secret s of r (migrate.SecretName),
 // numbered when two would meet.
 func parameterName(r migrate.Resource, s migrate.Secret, taken map[string]secureParam) string {
-	parts := []string{r.Collection, r.Job}
-	for _, member := range s {
-		if member != "properties" && member != "request" && member != "authentication" {
-			parts = append(parts, member)
-		}
-	}
-	base := unsafeName.ReplaceAllString(strings.Join(parts, "_"), "_")
+	base := migrate.SecretName(r, s)
 	name := base
 	for n := 2; ; n++ {
 		if _, ok := taken[name]; !ok {
@@ -113,27 +103,10 @@ func parameterName(r migrate.Resource, s migrate.Secret, taken map[string]secure
 	}
 }
 
-// escaped returns v with every string that ARM would evaluate as an
-// expression escaped.
-func escaped(v any) any {
-	switch v := v.(type) {
-	case string:
-		if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
-			return "[" + v
-		}
-		return v
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = escaped(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = escaped(x)
-		}
-		return out
+// escaped returns s escaped when ARM would evaluate it as an expression.
+func escaped(s string) string {
+	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		return "[" + s
 	}
-	return v
+	return s
 }

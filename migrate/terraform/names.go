@@ -3,7 +3,6 @@ package terraform
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/recurhq/recur/migrate"
 )
@@ -69,17 +68,8 @@ func resourceNames(es []migrate.Exported) []string {
 	return names
 }
 
-// variableName names the variable of the secret s of r: its collection,
-// job and place, in letters, digits and underscores.
+// variableName names the variable of the secret s of r
+// (migrate.SecretName).
 func (wr *writer) variableName(r migrate.Resource, s migrate.Secret) string {
-	parts := []string{r.Collection, r.Job}
-	for _, member := range s {
-		switch member {
-		case "properties", "action", "request", "authentication":
-		default:
-			parts = append(parts, member)
-		}
-	}
-	name := strings.ReplaceAll(identifier(strings.Join(parts, "_")), "-", "_")
-	return numbered(name, wr.taken)
+	return numbered(migrate.SecretName(r, s), wr.taken)
 }

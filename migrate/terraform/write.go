@@ -269,23 +269,7 @@ func same(got, want map[string]any) error {
 // redactedPlaceholders returns v with the placeholders' NUL bytes shown,
 // for an error message.
 func redactedPlaceholders(v any) any {
-	switch v := v.(type) {
-	case string:
-		return strings.ReplaceAll(v, "\x00", "?")
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = redactedPlaceholders(x)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = redactedPlaceholders(x)
-		}
-		return out
-	}
-	return v
+	return migrate.MapStrings(v, func(s string) string { return strings.ReplaceAll(s, "\x00", "?") })
 }
 
 // tokens writes v, a JSON value, as an HCL expression: an object or list
