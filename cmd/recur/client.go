@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -97,6 +98,22 @@ func (a address) collectionPath() string {
 func (a address) jobsPath() string { return a.collectionPath() + "/jobs" }
 
 func (a address) jobPath() string { return a.jobsPath() + "/" + url.PathEscape(a.job) }
+
+// connection is a client command's --server and --token.
+type connection struct{ server, token string }
+
+func (c *connection) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.server, "server", env("RECUR_SERVER", defaultServer), "`URL` of the recur REST API (RECUR_SERVER)")
+	// No default from RECUR_TOKEN here: usage prints defaults.
+	fs.StringVar(&c.token, "token", "", "bearer `token` sent to the API (RECUR_TOKEN, better: other users may see command lines)")
+}
+
+// resolve takes RECUR_TOKEN when no --token was given.
+func (c *connection) resolve() {
+	if c.token == "" {
+		c.token = env("RECUR_TOKEN", "")
+	}
+}
 
 // parseServer checks the --server URL.
 func parseServer(s string) (*url.URL, error) {

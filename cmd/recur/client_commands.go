@@ -101,8 +101,7 @@ func suffix(path func(address) string, s string) func(address) string {
 
 // clientOptions are the parsed flags of one verb.
 type clientOptions struct {
-	server       string
-	token        string
+	connection
 	addr         address
 	output, file string
 	filter       string
@@ -166,12 +165,10 @@ func (g *group) flags(v *verb, o *clientOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // runClient prints errors and usage itself
 	fs.Usage = func() {}
-	fs.StringVar(&o.server, "server", env("RECUR_SERVER", defaultServer), "`URL` of the recur REST API (RECUR_SERVER)")
+	o.connection.register(fs)
 	for _, p := range g.parts {
 		fs.StringVar(o.addr.field(p), p.flag, env(p.env, ""), p.noun+" `name` ("+p.env+")")
 	}
-	// No default from RECUR_TOKEN here: usage prints defaults.
-	fs.StringVar(&o.token, "token", "", "bearer `token` sent to the API (RECUR_TOKEN, better: other users may see command lines)")
 	fs.StringVar(&o.output, "o", "table", "output `format`: table, or json for the API's JSON")
 	fs.StringVar(&o.output, "output", "table", "output `format`, same as -o")
 	if v != nil && v.body {
@@ -201,9 +198,7 @@ func (g *group) parse(v *verb, args []string) (*flag.FlagSet, clientOptions, err
 		}
 		named, args = append(named, fs.Arg(0)), fs.Args()[1:]
 	}
-	if o.token == "" {
-		o.token = env("RECUR_TOKEN", "")
-	}
+	o.connection.resolve()
 	switch {
 	case len(named) > 1 || len(named) == 1 && !v.named:
 		return fs, o, fmt.Errorf("unexpected argument %q", named[len(named)-1])

@@ -29,9 +29,9 @@ var exportFormats = map[string]func(io.Writer, []migrate.Exported) error{
 }
 
 type exportOptions struct {
-	server, token string
-	addr          address
-	format, out   string
+	connection
+	addr        address
+	format, out string
 }
 
 func parseExportFlags(args []string) (*flag.FlagSet, exportOptions, error) {
@@ -39,8 +39,7 @@ func parseExportFlags(args []string) (*flag.FlagSet, exportOptions, error) {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	fs.StringVar(&o.server, "server", env("RECUR_SERVER", defaultServer), "`URL` of the recur REST API (RECUR_SERVER)")
-	fs.StringVar(&o.token, "token", "", "bearer `token` sent to the API (RECUR_TOKEN, better: other users may see command lines)")
+	o.connection.register(fs)
 	for _, p := range collectionParts {
 		fs.StringVar(o.addr.field(p), p.flag, env(p.env, ""), p.noun+" `name` ("+p.env+")")
 	}
@@ -49,9 +48,7 @@ func parseExportFlags(args []string) (*flag.FlagSet, exportOptions, error) {
 	if err := fs.Parse(args); err != nil {
 		return fs, o, err
 	}
-	if o.token == "" {
-		o.token = env("RECUR_TOKEN", "")
-	}
+	o.connection.resolve()
 	switch {
 	case fs.NArg() > 0:
 		return fs, o, fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -34,7 +34,7 @@ const importSynopsis = "usage: recur import [flags] FILE...   (ARM templates: .j
 
 // importOptions are the flags and files of recur import.
 type importOptions struct {
-	server, token  string
+	connection
 	addr           address // subscription, and the resource group that overrides the files'
 	location       string
 	parameterFiles listFlag
@@ -70,8 +70,7 @@ func importFlags(o *importOptions) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	o.vars, o.sets = assignFlag{}, assignFlag{}
-	fs.StringVar(&o.server, "server", env("RECUR_SERVER", defaultServer), "`URL` of the recur REST API (RECUR_SERVER)")
-	fs.StringVar(&o.token, "token", "", "bearer `token` sent to the API (RECUR_TOKEN, better: other users may see command lines)")
+	o.connection.register(fs)
 	fs.StringVar(&o.addr.subscription, "subscription", env(partSubscription.env, ""), "the `subscription` to import into ("+partSubscription.env+")")
 	fs.StringVar(&o.addr.resourceGroup, "resource-group", env(partResourceGroup.env, ""),
 		"the resource `group` of every resource imported ("+partResourceGroup.env+"); without it, the one a Terraform resource names; an ARM template's resources need it")
@@ -97,9 +96,7 @@ func parseImportFlags(args []string) (*flag.FlagSet, importOptions, error) {
 		}
 		o.files, args = append(o.files, fs.Arg(0)), fs.Args()[1:]
 	}
-	if o.token == "" {
-		o.token = env("RECUR_TOKEN", "")
-	}
+	o.connection.resolve()
 	switch {
 	case len(o.files) == 0:
 		return fs, o, errors.New("name at least one FILE")
