@@ -9,7 +9,6 @@ import (
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/temporalserver"
 )
 
 // workerFlags size the worker: how many workflows it keeps in memory
@@ -83,15 +82,20 @@ const (
 	clusterStickyTimeout = 5 * time.Second
 )
 
-// options checks the flags and returns the worker's options. The cache
-// size is process-wide in the SDK: options sets it too.
 // historyCache is how many workflows recur dev's embedded history
 // service keeps in memory: every one the worker keeps, and their
 // collections beside them, so that a cached job's task is not read back
 // from SQLite either.
 func (w *workerFlags) historyCache() int {
-	return max(temporalserver.DefaultCachedWorkflows, w.cache+w.cache/2)
+	return max(minHistoryCache, w.cache+w.cache/2)
 }
+
+// minHistoryCache is the embedded history service's cache for a small
+// worker cache: room for the collections and the jobs the API reads.
+const minHistoryCache = 1024
+
+// options checks the flags and returns the worker's options. The cache
+// size is process-wide in the SDK: options sets it too.
 
 func (w *workerFlags) options() (sdkworker.Options, error) {
 	if w.actionBudget < 0 || w.actionBudget > time.Second {
@@ -110,6 +114,15 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		if f.value < 1 {
 			return sdkworker.Options{}, fmt.Errorf("%s must be at least 1, not %d", f.name, f.value)
 		}
+	}
+	if w.cache < 2*w.maxWorkflowTasks {
+		// A workflow task holds its workflow in the cache while it runs,
+		// and the SDK's cache refuses a new workflow when its least
+		// recently used one is held, not only when all are: the task of a
+		// workflow it refuses fails and waits out its 10 s timeout. As
+		// many idle workflows as held ones keep the least recent idle.
+		return sdkworker.Options{}, fmt.Errorf("--workflow-cache (%d) must be at least twice --max-concurrent-workflow-tasks (%d): lower the tasks with the cache",
+			w.cache, w.maxWorkflowTasks)
 	}
 	if w.workflowPollers < 2 {
 		// The SDK needs two: one for the task queue, one for its sticky queue.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
-	"github.com/recurhq/recur/temporalserver"
 )
 
 func TestWorkerFlagsSizeTheWorker(t *testing.T) {
@@ -34,6 +34,8 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 	require.Equal(t, 45*time.Second, opts.WorkerStopTimeout)
 	require.Equal(t, 300, w.cache, "from RECUR_WORKFLOW_CACHE")
 
+	// Set back by t.Setenv's cleanup.
+	require.NoError(t, os.Unsetenv("RECUR_WORKFLOW_CACHE"))
 	var defaults workerFlags
 	fs = flag.NewFlagSet("t", flag.ContinueOnError)
 	defaults.register(fs, &envs)
@@ -45,11 +47,13 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 
 // TestTheHistoryCacheHoldsTheWorkersJobs: recur dev's history service
 // keeps in memory every workflow its worker does and their collections,
-// however large --workflow-cache is, and never fewer than its default.
+// however large or small --workflow-cache is: a small worker cache shrinks
+// the server's too, down to room for the collections.
 func TestTheHistoryCacheHoldsTheWorkersJobs(t *testing.T) {
 	for cache, want := range map[int]int{
-		10000:  temporalserver.DefaultCachedWorkflows, // the default worker cache
-		100:    temporalserver.DefaultCachedWorkflows,
+		10000:  15000, // the default worker cache
+		1000:   1500,
+		100:    minHistoryCache,
 		100000: 150000,
 	} {
 		w := workerFlags{cache: cache}
@@ -74,7 +78,12 @@ func TestBadWorkerFlagsStopAtStart(t *testing.T) {
 		require.Equal(t, 2, runCluster(context.Background(), "worker", roles{worker: true}, append([]string{"--insecure-no-encryption"}, args...), &stderr), "%v", args)
 		require.Contains(t, stderr.String(), args[0]+" must be at least", "%v", args)
 	}
+	// A workflow task holds its workflow in the cache: a cache that
+	// running tasks can fill fails tasks.
 	var stderr bytes.Buffer
+	require.Equal(t, 2, runDev(context.Background(), []string{"--http-addr", "127.0.0.1:0", "--workflow-cache", "1000"}, &stderr))
+	require.Contains(t, stderr.String(), "--workflow-cache (1000) must be at least twice --max-concurrent-workflow-tasks (1000)")
+	stderr.Reset()
 	require.Equal(t, 2, runCluster(context.Background(), "api", roles{api: true}, []string{"--workflow-pollers", "4"}, &stderr))
 	require.Contains(t, stderr.String(), "flag provided but not defined: -workflow-pollers", "an API-only process has no worker to size")
 }
