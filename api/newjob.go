@@ -64,6 +64,11 @@ func NewJobStart(k jobs.Key, def jobs.Job, created time.Time, adm jobs.Admission
 	opts = jobStart(k, def)
 	opts.TaskQueue = jobs.TaskQueue
 	opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	// The start's answer carries the job's first workflow task to this
+	// process's worker, when it has one with room: the task skips the
+	// task queue, where a burst of creations queues first tasks behind
+	// one another, and a write to the new job waits for its first task.
+	opts.EnableEagerStart = true
 	opts.Memo = map[string]any{jobs.MemoJob: view, jobs.MemoStatus: status}
 	opts.TypedSearchAttributes = k.SearchAttributes(jobs.KindJob, jobs.AttrState.ValueSet(string(st.Job.Properties.State)))
 	return opts, jobs.JobInput{Key: k, State: st, Origin: origin, Admission: &adm}, true
