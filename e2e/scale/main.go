@@ -1,6 +1,6 @@
 // Command scale measures recur holding many jobs, and beside it native
-// Temporal Schedules on the same server in the same run (the peer,
-// internal/peer). For each, in turn, it creates N hourly items (definition
+// Temporal Schedules in the same run (the peer, internal/peer), each on a
+// deployment of its own started alike. For each, in turn, it creates N hourly items (definition
 // latency and rate), loads the API while they are idle (get, list,
 // history and redefinition latency, see loadMix), reads the memory per
 // idle item, and then lets all N fall due in the same minute (the burst)
@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -105,42 +106,12 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	d, err := recurproc.Deploy(ctx, bin, work, c.cluster, c.profile != "")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	tc, err := peer.Dial(ctx, d.Temporal, d.Namespace)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	a := newAPI(d.API, c.concurrency)
 	res := &results{cfg: c, loadStart: loadStart}
 	for _, name := range strings.Split(c.phases, ",") {
 		if ctx.Err() != nil {
 			break
 		}
-		sink, err := startSink(c.jobs)
-		if err != nil {
-			return err
-		}
-		p := &phase{cfg: c, dep: d, api: a, sink: sink, burst: burst}
-		switch name {
-		case "recur":
-			p.subject = &recurJobs{api: a, sink: sink}
-		case "peer":
-			w, err := peer.StartWorker(tc)
-			if err != nil {
-				return err
-			}
-			defer w.Stop()
-			p.subject = &schedules{temporal: tc, namespace: d.Namespace, sink: sink, workers: c.concurrency}
-		default:
-			return fmt.Errorf("-phases: unknown phase %q", name)
-		}
-		r, err := p.measure(ctx)
-		sink.close()
+		r, err := runPhase(ctx, c, name, bin, filepath.Join(work, name), burst)
 		if err != nil {
 			return err
 		}
@@ -148,7 +119,52 @@ func run(ctx context.Context, c config) error {
 	}
 	res.loadEnd = recurproc.LoadAverage()
 	res.print()
-	return d.Stop()
+	return nil
+}
+
+// runPhase measures one phase on a deployment of its own, started for it
+// in dir and stopped after it: a phase's memory per idle item then starts
+// from a fresh process, not from what an earlier phase's heap grew into
+// and the Go runtime keeps.
+func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.Time) (*phaseResult, error) {
+	if name != "recur" && name != "peer" {
+		return nil, fmt.Errorf("-phases: unknown phase %q", name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	d, err := recurproc.Deploy(ctx, bin, dir, c.cluster, c.profile != "")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	sink, err := startSink(c.jobs)
+	if err != nil {
+		return nil, err
+	}
+	defer sink.close()
+	a := newAPI(d.API, c.concurrency)
+	p := &phase{cfg: c, dep: d, api: a, sink: sink, burst: burst}
+	if name == "recur" {
+		p.subject = &recurJobs{api: a, sink: sink}
+	} else {
+		tc, err := peer.Dial(ctx, d.Temporal, d.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		defer tc.Close()
+		w, err := peer.StartWorker(tc)
+		if err != nil {
+			return nil, err
+		}
+		defer w.Stop()
+		p.subject = &schedules{temporal: tc, namespace: d.Namespace, sink: sink, workers: c.concurrency}
+	}
+	r, err := p.measure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r, d.Stop()
 }
 
 // measure runs the steps of a phase in order, then removes its items and

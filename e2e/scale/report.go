@@ -158,12 +158,12 @@ func (r *results) printBurst(row rowFunc) {
 func blank(*phaseResult) string { return "" }
 
 // note says how the figures were read.
-const note = `Phases run in turn on the same server: each creates its items, loads them, bursts and deletes
-them. For Schedules, define is create (update when it exists, read-modify-write as the SDK does
+const note = `Phases run in turn, each on a deployment of its own started alike (a new recur dev, or a new
+Temporal server process on a new PostgreSQL with recur serve): each creates its items, loads them,
+bursts and deletes them. For Schedules, define is create (update when it exists, read-modify-write as the SDK does
 it), get is describe, a list page is ListSchedules of the namespace, history a page of
 ListWorkflowExecutions of the schedule's workflows (TemporalScheduledById); recur's are its REST
-API. Memory per idle item is (idle - baseline) / items created; a phase's baseline is read when it
-starts, so a later phase starts from what the earlier one grew into. "metrics" is
+API. Memory per idle item is (idle - baseline) / items created, each phase's from a fresh process. "metrics" is
 go_memstats_heap_inuse_bytes of recur's /metrics, no GC forced; "after GC" is HeapInuse in the heap
 profile taken with gc=1 (-profile). recur's worker keeps up to --workflow-cache workflows in memory
 (RECUR_WORKFLOW_CACHE, 10000 by default). On recur dev the server runs in the recur process, so its
