@@ -51,7 +51,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 16, "concurrent requests when creating the jobs and under API load")
 	flag.StringVar(&c.burstAt, "burst-at", "", "RFC 3339 `time` at which all jobs fall due; by default chosen from the rate of the first 200 PUTs")
 	flag.DurationVar(&c.load, "load", 30*time.Second, "how long the API is loaded while the jobs are idle")
-	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load before recur's memory is read")
+	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load, with nothing due, over which every process's CPU is measured, before recur's memory is read")
 	flag.DurationVar(&c.grace, "grace", 10*time.Minute, "how long after the burst time a job's occurrence may arrive before it counts as missed")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
 	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
@@ -183,7 +183,9 @@ func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 			res.create.ended.Format(time.TimeOnly), s.burst.Format(time.TimeOnly))
 	}
 	res.load = s.load(ctx, s.loadTime())
+	idleFrom, cpu := time.Now(), s.dep.CPU()
 	sleepUntil(ctx, time.Now().Add(min(s.cfg.idle, time.Until(s.burst)-10*time.Second)))
+	res.idleCPU, res.idleFor = s.dep.CPU().Sub(cpu), time.Since(idleFrom)
 	res.idle = s.sampleMemory(ctx, s.subject.name()+"-idle")
 	log.Printf("%s: idle: RSS %s with %d created", res.name, mib(res.idle.rss), res.create.created)
 	if !time.Now().Before(s.burst) {

@@ -23,8 +23,12 @@ type phaseResult struct {
 	valid          bool // creation ended before the burst time
 	load           *loadResult
 	baseline, idle memory
-	burst          *burstResult
-	dataSize       int64
+	// idleCPU is what every process of the deployment used over idleFor,
+	// the pause after the load, with nothing due.
+	idleCPU  recurproc.Usage
+	idleFor  time.Duration
+	burst    *burstResult
+	dataSize int64
 }
 
 // print prints the results as a Markdown table, a column per phase.
@@ -120,6 +124,10 @@ func (r *results) printMemory(row rowFunc) {
 }
 
 func (r *results) printBurst(row rowFunc) {
+	row("idle: CPU of every process over the pause after the load", func(p *phaseResult) string {
+		return fmt.Sprintf("%.2f s in %s = %.1f%% of a core", p.idleCPU.Total().Seconds(), round(p.idleFor),
+			100*p.idleCPU.Total().Seconds()/p.idleFor.Seconds())
+	})
 	row("**burst: every item due in one minute**", blank)
 	row("due / delivered", func(p *phaseResult) string { return fmt.Sprintf("%d / %d", p.burst.expected, len(p.burst.late)) })
 	row("all delivered after", func(p *phaseResult) string { return p.burst.allDelivered() })
