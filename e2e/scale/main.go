@@ -1,6 +1,6 @@
 // Command scale measures recur holding many jobs, and beside it native
-// Temporal Schedules on the same server in the same run (the peer,
-// internal/peer). For each, in turn, it creates N hourly items (definition
+// Temporal Schedules in the same run (the peer, internal/peer), each on a
+// deployment of its own started alike. For each, in turn, it creates N hourly items (definition
 // latency and rate), loads the API while they are idle (get, list,
 // history and redefinition latency, see loadMix), reads the memory per
 // idle item, and then lets all N fall due in the same minute (the burst)
@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 16, "concurrent requests when creating the jobs and under API load")
 	flag.StringVar(&c.burstAt, "burst-at", "", "RFC 3339 `time` at which all jobs fall due; by default chosen from the rate of the first 200 PUTs")
 	flag.DurationVar(&c.load, "load", 30*time.Second, "how long the API is loaded while the jobs are idle")
-	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load before recur's memory is read")
+	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load, with nothing due, over which every process's CPU is measured, before recur's memory is read")
 	flag.DurationVar(&c.grace, "grace", 10*time.Minute, "how long after the burst time a job's occurrence may arrive before it counts as missed")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
 	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
@@ -105,42 +106,12 @@ func run(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	d, err := recurproc.Deploy(ctx, bin, work, c.cluster, c.profile != "")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	tc, err := peer.Dial(ctx, d.Temporal, d.Namespace)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	a := newAPI(d.API, c.concurrency)
 	res := &results{cfg: c, loadStart: loadStart}
 	for _, name := range strings.Split(c.phases, ",") {
 		if ctx.Err() != nil {
 			break
 		}
-		sink, err := startSink(c.jobs)
-		if err != nil {
-			return err
-		}
-		p := &phase{cfg: c, dep: d, api: a, sink: sink, burst: burst}
-		switch name {
-		case "recur":
-			p.subject = &recurJobs{api: a, sink: sink}
-		case "peer":
-			w, err := peer.StartWorker(tc)
-			if err != nil {
-				return err
-			}
-			defer w.Stop()
-			p.subject = &schedules{temporal: tc, namespace: d.Namespace, sink: sink, workers: c.concurrency}
-		default:
-			return fmt.Errorf("-phases: unknown phase %q", name)
-		}
-		r, err := p.measure(ctx)
-		sink.close()
+		r, err := runPhase(ctx, c, name, bin, filepath.Join(work, name), burst)
 		if err != nil {
 			return err
 		}
@@ -148,7 +119,52 @@ func run(ctx context.Context, c config) error {
 	}
 	res.loadEnd = recurproc.LoadAverage()
 	res.print()
-	return d.Stop()
+	return nil
+}
+
+// runPhase measures one phase on a deployment of its own, started for it
+// in dir and stopped after it: a phase's memory per idle item then starts
+// from a fresh process, not from what an earlier phase's heap grew into
+// and the Go runtime keeps.
+func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.Time) (*phaseResult, error) {
+	if name != "recur" && name != "peer" {
+		return nil, fmt.Errorf("-phases: unknown phase %q", name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	d, err := recurproc.Deploy(ctx, bin, dir, c.cluster, c.profile != "")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	sink, err := startSink(c.jobs)
+	if err != nil {
+		return nil, err
+	}
+	defer sink.close()
+	a := newAPI(d.API, c.concurrency)
+	p := &phase{cfg: c, dep: d, api: a, sink: sink, burst: burst}
+	if name == "recur" {
+		p.subject = &recurJobs{api: a, sink: sink}
+	} else {
+		tc, err := peer.Dial(ctx, d.Temporal, d.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		defer tc.Close()
+		w, err := peer.StartWorker(tc)
+		if err != nil {
+			return nil, err
+		}
+		defer w.Stop()
+		p.subject = &schedules{temporal: tc, namespace: d.Namespace, sink: sink, workers: c.concurrency}
+	}
+	r, err := p.measure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r, d.Stop()
 }
 
 // measure runs the steps of a phase in order, then removes its items and
@@ -167,7 +183,9 @@ func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 			res.create.ended.Format(time.TimeOnly), s.burst.Format(time.TimeOnly))
 	}
 	res.load = s.load(ctx, s.loadTime())
+	idleFrom, cpu := time.Now(), s.dep.CPU()
 	sleepUntil(ctx, time.Now().Add(min(s.cfg.idle, time.Until(s.burst)-10*time.Second)))
+	res.idleCPU, res.idleFor = s.dep.CPU().Sub(cpu), time.Since(idleFrom)
 	res.idle = s.sampleMemory(ctx, s.subject.name()+"-idle")
 	log.Printf("%s: idle: RSS %s with %d created", res.name, mib(res.idle.rss), res.create.created)
 	if !time.Now().Before(s.burst) {

@@ -23,8 +23,12 @@ type phaseResult struct {
 	valid          bool // creation ended before the burst time
 	load           *loadResult
 	baseline, idle memory
-	burst          *burstResult
-	dataSize       int64
+	// idleCPU is what every process of the deployment used over idleFor,
+	// the pause after the load, with nothing due.
+	idleCPU  recurproc.Usage
+	idleFor  time.Duration
+	burst    *burstResult
+	dataSize int64
 }
 
 // print prints the results as a Markdown table, a column per phase.
@@ -120,6 +124,10 @@ func (r *results) printMemory(row rowFunc) {
 }
 
 func (r *results) printBurst(row rowFunc) {
+	row("idle: CPU of every process over the pause after the load", func(p *phaseResult) string {
+		return fmt.Sprintf("%.2f s in %s = %.1f%% of a core", p.idleCPU.Total().Seconds(), round(p.idleFor),
+			100*p.idleCPU.Total().Seconds()/p.idleFor.Seconds())
+	})
 	row("**burst: every item due in one minute**", blank)
 	row("due / delivered", func(p *phaseResult) string { return fmt.Sprintf("%d / %d", p.burst.expected, len(p.burst.late)) })
 	row("all delivered after", func(p *phaseResult) string { return p.burst.allDelivered() })
@@ -158,12 +166,12 @@ func (r *results) printBurst(row rowFunc) {
 func blank(*phaseResult) string { return "" }
 
 // note says how the figures were read.
-const note = `Phases run in turn on the same server: each creates its items, loads them, bursts and deletes
-them. For Schedules, define is create (update when it exists, read-modify-write as the SDK does
+const note = `Phases run in turn, each on a deployment of its own started alike (a new recur dev, or a new
+Temporal server process on a new PostgreSQL with recur serve): each creates its items, loads them,
+bursts and deletes them. For Schedules, define is create (update when it exists, read-modify-write as the SDK does
 it), get is describe, a list page is ListSchedules of the namespace, history a page of
 ListWorkflowExecutions of the schedule's workflows (TemporalScheduledById); recur's are its REST
-API. Memory per idle item is (idle - baseline) / items created; a phase's baseline is read when it
-starts, so a later phase starts from what the earlier one grew into. "metrics" is
+API. Memory per idle item is (idle - baseline) / items created, each phase's from a fresh process. "metrics" is
 go_memstats_heap_inuse_bytes of recur's /metrics, no GC forced; "after GC" is HeapInuse in the heap
 profile taken with gc=1 (-profile). recur's worker keeps up to --workflow-cache workflows in memory
 (RECUR_WORKFLOW_CACHE, 10000 by default). On recur dev the server runs in the recur process, so its

@@ -14,7 +14,7 @@ import (
 )
 
 // schedules is the subject of the peer's phase: native Temporal
-// Schedules on the same server, through the Temporal client, each
+// Schedules, through the Temporal client, each
 // starting the peer's workflow (internal/peer) hourly. What a user of
 // Schedules does for each of recur's operations: create or update for
 // PUT, describe for GET, a page of ListSchedules for a job list, and a
