@@ -96,7 +96,6 @@ const minHistoryCache = 1024
 
 // options checks the flags and returns the worker's options. The cache
 // size is process-wide in the SDK: options sets it too.
-
 func (w *workerFlags) options() (sdkworker.Options, error) {
 	if w.actionBudget < 0 || w.actionBudget > time.Second {
 		return sdkworker.Options{}, fmt.Errorf("--action-budget must be between 0 and 1s, not %s", w.actionBudget)

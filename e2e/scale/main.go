@@ -1,11 +1,11 @@
 // Command scale measures recur holding many jobs, and beside it native
 // Temporal Schedules in the same run (the peer, internal/peer), each on a
-// deployment of its own started alike. For each, in turn, it creates N hourly items (definition
-// latency and rate), loads the API while they are idle (get, list,
-// history and redefinition latency, see loadMix), reads the memory per
-// idle item, and then lets all N fall due in the same minute (the burst)
-// and measures how late their HTTP POSTs reach a local sink; then it
-// deletes them. It runs on `recur dev`, or with -cluster on `recur serve`
+// deployment of its own started alike. For each, in turn, it creates N
+// hourly items (definition latency and rate), loads the API while they
+// are idle (get, list, history and redefinition latency, see loadMix),
+// reads the CPU over an idle pause and the memory per idle item, and then
+// lets all N fall due in the same minute (the burst) and measures how late
+// their HTTP POSTs reach a local sink; then it deletes them. It runs on `recur dev`, or with -cluster on `recur serve`
 // against a Temporal server process on PostgreSQL.
 //
 // It is a bench command, not a test; run it from the repository root:
@@ -63,6 +63,12 @@ func main() {
 	if c.jobs < 1 || c.concurrency < 1 || c.grace <= 0 {
 		fmt.Fprintln(os.Stderr, "scale: -jobs, -concurrency and -grace must be positive")
 		os.Exit(2)
+	}
+	for _, name := range strings.Split(c.phases, ",") {
+		if name != "recur" && name != "peer" {
+			fmt.Fprintf(os.Stderr, "scale: -phases: unknown phase %q\n", name)
+			os.Exit(2)
+		}
 	}
 	if c.burstAt != "" && strings.Contains(c.phases, ",") {
 		fmt.Fprintln(os.Stderr, "scale: -burst-at needs a single phase: phases run in turn")
@@ -127,9 +133,6 @@ func run(ctx context.Context, c config) error {
 // from a fresh process, not from what an earlier phase's heap grew into
 // and the Go runtime keeps.
 func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.Time) (*phaseResult, error) {
-	if name != "recur" && name != "peer" {
-		return nil, fmt.Errorf("-phases: unknown phase %q", name)
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
