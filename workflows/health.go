@@ -36,8 +36,7 @@ func (j *job) countHealth(e ended) {
 	}
 	p := &j.state.Job.Properties
 	if n := p.DisableAfterFailures; n > 0 && st.ConsecutiveFailures >= n && p.State == jobs.Enabled {
-		p.State, p.StateReason = jobs.Disabled, jobs.FailuresReason(st.ConsecutiveFailures, e.result.Message)
-		j.revise()
+		j.disable(jobs.FailuresReason(st.ConsecutiveFailures, e.result.Message))
 	}
 }
 

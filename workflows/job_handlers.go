@@ -58,9 +58,7 @@ func (j *job) apply(ctx workflow.Context, c jobChange) error {
 			return err
 		}
 	case disabling:
-		p := &j.state.Job.Properties
-		p.State, p.StateReason = jobs.Disabled, c.reason
-		j.revise()
+		j.disable(c.reason)
 	case deletion:
 		j.local.deleted = true
 		if c.byCollection {
@@ -354,6 +352,14 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 		return jobs.PutJobResult{}, err
 	}
 	return jobs.PutJobResult{Job: j.view(), Created: created}, nil
+}
+
+// disable disables the job for reason: its collection disabled it
+// (apply), or its failures reached disableAfterFailures (countHealth).
+func (j *job) disable(reason string) {
+	p := &j.state.Job.Properties
+	p.State, p.StateReason = jobs.Disabled, reason
+	j.revise()
 }
 
 // define is apply's for a definition: def becomes the job's definition,
