@@ -15,9 +15,8 @@ import (
 // its state as input and asks for its first workflow task in the start's
 // answer, so that the task skips the task queue, where a burst of
 // creations queues the first tasks of many jobs behind one another and a
-// write to a job just created waited for them (20 s and more at 10,000
-// creations, BENCHMARKS.md); a second start of the name fails rather than
-// joins the running workflow.
+// write to a job just created waits for its own; a second start of the
+// name fails rather than joins the running workflow.
 func TestANewJobsStartCarriesItsFirstTask(t *testing.T) {
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	var def jobs.Job
