@@ -3,11 +3,14 @@ package activities
 import (
 	"context"
 	"errors"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -78,4 +81,41 @@ func (a *Activities) HoldReservedNames(ctx context.Context, req jobs.HoldRequest
 			return err
 		})
 	})
+}
+
+// leasedJobsPage is the page size of LeasedJobs' visibility queries.
+const leasedJobsPage = 1000
+
+// LeasedJobs is an activity of the collection workflow: it returns the
+// names of the collection's jobs whose workflows run and started within
+// the window of req, as the visibility store has them, for a lease its API
+// process never gave back (workflows/lease.go).
+func (a *Activities) LeasedJobs(ctx context.Context, req jobs.LeasedJobsRequest) ([]string, error) {
+	c := activity.GetClient(ctx)
+	query := jobs.ScopeQuery(jobs.KindJob, req.Collection.CollectionKey(),
+		"ExecutionStatus = 'Running'",
+		"StartTime BETWEEN "+jobs.Quote(req.Since.UTC().Format(time.RFC3339Nano))+" AND "+jobs.Quote(req.Until.UTC().Format(time.RFC3339Nano)))
+	var names []string
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: query, PageSize: leasedJobsPage, NextPageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range resp.GetExecutions() {
+			p, ok := e.GetSearchAttributes().GetIndexedFields()[jobs.AttrJob.GetName()]
+			if !ok {
+				continue
+			}
+			var name string
+			if err := converter.GetDefaultDataConverter().FromPayload(p, &name); err != nil {
+				return nil, err
+			}
+			names = append(names, name)
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return names, nil
+		}
+	}
 }

@@ -4,43 +4,69 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/recurhq/recur/jobs"
 )
 
+// A new job's PUT has the job's collection admit it before the job's
+// workflow takes its definition: the collection keeps the quota. The API
+// asks in one of two ways. On a slot of a lease the collection granted
+// this process ahead of the PUTs (jobs.Lease) it starts the job's
+// workflow at once and claims the name beside the start, and the PUT
+// waits for the longer of the two calls (createOnLease); without a slot
+// (the collection had no room to lease, or the job's terms need the
+// collection's word) it asks the collection to admit the name first and
+// starts the workflow once admitted (admission). Either way the requests
+// of concurrent PUTs into one collection go in one update (admissions).
+
 // admission asks the job's collection to admit a new job ahead of its
-// PUT (jobs.AdmitRequest), so that the job defines itself in the workflow
-// task that takes the PUT: without it, the job's workflow asks its
-// collection by signal and waits for the answer, three workflow tasks of
-// the job instead of one. It returns nil, asking nothing, for a job whose
-// workflow this process saw running (a redefinition: the job's terms
-// mostly allow it), and when the collection holds the name already; the
-// job then asks itself if it must. A refusal is the collection's error.
-func (s *Server) admission(ctx context.Context, k jobs.Key, job jobs.Job) (*jobs.Admission, error) {
-	if _, ok := s.runs.get(k.JobWorkflowID()); ok {
-		return nil, nil
-	}
-	req := jobs.MembershipRequest{Job: k.Job, ShortestGap: jobs.ShortestGap(job, time.Now().UTC().Truncate(time.Second))}
-	answer, err := s.admissions.ask(ctx, s, k, req)
-	if err != nil {
-		if isNotFound(err) {
-			return nil, &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}
+// PUT, by name (jobs.AdmitRequest's semantics), so that the job defines
+// itself in the workflow task that takes the PUT: without it, the job's
+// workflow asks its collection by signal and waits for the answer, three
+// workflow tasks of the job instead of one. It returns nil, asking nothing,
+// when the collection holds the name already; the job then asks itself if
+// it must. A refusal is the collection's error; a refusal for the quota
+// while slots are leased, which may yet be given back, is asked again
+// (errQuotaLeased once ctx nears its end).
+func (s *Server) admission(ctx context.Context, k jobs.Key, req jobs.MembershipRequest) (*jobs.Admission, error) {
+	for {
+		answer, leased, err := s.admissions.ask(ctx, s, k, req)
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		if answer.Error == nil {
+			return answer.Admission, nil
+		}
+		if answer.Error.Code != jobs.CodeQuotaExceeded || leased == 0 {
+			return nil, answer.Error
+		}
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < 2*leaseIdle {
+			return nil, errQuotaLeased
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errQuotaLeased
+		case <-time.After(leaseIdle):
+		}
 	}
-	if answer.Error != nil {
-		return nil, answer.Error
-	}
-	return answer.Admission, nil
 }
 
-// admitAttempt bounds one try of an admission. An update the collection's
-// workflow took as it continued as new is aborted, and the wait for its
-// outcome may never end: the admissions are asked again, in an update of
-// their own. One the first try made counts once, and is answered without
-// an admission (its PUT's job asks the collection itself).
+// errQuotaLeased answers a PUT refused for its collection's quota while
+// slots of it are leased to API processes: one that died holds them until
+// its lease runs out and the collection has looked at it.
+var errQuotaLeased = &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
+	message: "the job collection's quota is full, with some of it held by requests in flight; try again later"}
+
+// admitAttempt bounds one try of a batch of admissions. An update the
+// collection's workflow took as it continued as new is aborted, and the
+// wait for its outcome may never end: the batch is sent again, in an
+// update of its own. One the first try made counts once (a name admitted
+// twice counts once, a lease given back twice is given back), and is
+// answered without an admission (its PUT's job asks the collection
+// itself).
 const admitAttempt = 10 * time.Second
 
 // errAdmissionLost is a try of an admission that outlived admitAttempt.
@@ -49,85 +75,278 @@ var errAdmissionLost = errors.New("the collection did not answer the admission i
 // admissionLost reports whether an admission is to be asked again.
 func admissionLost(err error) bool { return aborted(err) || errors.Is(err, errAdmissionLost) }
 
+const (
+	// leaseMin is the fewest slots the API asks a lease for; it asks for
+	// more when more PUTs wait.
+	leaseMin = 8
+	// leaseMax is the most slots it asks one lease for.
+	leaseMax = 128
+	// leaseIdle is how long a lease from which no slot was taken is kept
+	// before it is given back, and how long a PUT refused for the quota
+	// while slots are leased waits before it asks again.
+	leaseIdle = 500 * time.Millisecond
+	// leaseStop is how long before a lease's end the API stops taking its
+	// slots: a start on the last slot is bounded to twice the admission
+	// margin before the end (startJob), and has a margin of its own.
+	leaseStop = 3 * jobs.AdmissionMargin
+)
+
 // admissions gathers the admissions asked of each collection while one
-// waits for a slot (updateSemaphore) into one update: a burst of PUTs
-// into a collection costs its workflow a few workflow tasks, not one each,
-// and keeps within Temporal's bound on updates in flight on a workflow.
+// batch is on its way into the next (a desk per collection), and keeps the
+// leases the collections granted: a burst of PUTs into a collection costs
+// its workflow a few workflow tasks, not one each, and keeps within
+// Temporal's bound on updates in flight on a workflow.
 type admissions struct {
-	mu   sync.Mutex
-	open map[string]*admitBatch // by collection workflow ID: the batch still taking requests
+	mu    sync.Mutex
+	desks map[string]*desk // by collection workflow ID
 }
 
-// admitBatch is the requests sent together, and their answers once done
+// desk is one collection's batches and leases.
+type desk struct {
+	open *admitBatch // the batch still taking requests, nil for none
+	// lease is the lease slots are taken from, nil for none; retired
+	// leases, no longer taken from, are given back once their claims are
+	// answered (release, in the next batch).
+	lease   *heldLease
+	release []int
+	waiting int // PUTs waiting for a lease
+}
+
+// heldLease is a lease as this process uses it.
+type heldLease struct {
+	jobs.Lease
+	free    int       // slots not taken
+	taking  int       // slots taken whose claims are unanswered
+	last    time.Time // when the last slot was taken, or the lease granted
+	retired bool      // no slot is taken from it any more
+	// abandoned leases are never given back: a claim on one failed, so
+	// its job's workflow may run while the collection does not know its
+	// name, and the collection looks at the lease once it runs out.
+	abandoned bool
+}
+
+// admitBatch is the requests sent together, and their answer once done
 // is closed.
 type admitBatch struct {
-	reqs    []jobs.MembershipRequest
-	answers []jobs.AdmitAnswer
-	err     error
-	done    chan struct{}
+	req    jobs.LeaseRequest
+	answer jobs.LeaseAnswer
+	err    error
+	done   chan struct{}
 }
 
-// ask adds req to the open batch of k's collection, starting one if there
-// is none, and returns its answer.
-func (a *admissions) ask(ctx context.Context, s *Server, k jobs.Key, req jobs.MembershipRequest) (jobs.AdmitAnswer, error) {
+// desk returns the desk of the collection workflow id (a.mu held).
+func (a *admissions) desk(id string) *desk {
+	if a.desks == nil {
+		a.desks = map[string]*desk{}
+	}
+	d := a.desks[id]
+	if d == nil {
+		d = &desk{}
+		a.desks[id] = d
+	}
+	return d
+}
+
+// batch returns the open batch of the collection workflow id, opening one
+// and sending it on its way if there is none (a.mu held).
+func (a *admissions) batch(s *Server, id string, d *desk) *admitBatch {
+	if d.open == nil {
+		d.open = &admitBatch{done: make(chan struct{})}
+		go a.send(s, id, d, d.open)
+	}
+	return d.open
+}
+
+// ask adds req to the open batch of k's collection and returns its answer,
+// with the slots the collection holds leased after it. A collection that
+// does not exist refuses it (CollectionMissing).
+func (a *admissions) ask(ctx context.Context, s *Server, k jobs.Key, req jobs.MembershipRequest) (jobs.AdmitAnswer, int, error) {
 	id := k.CollectionWorkflowID()
 	a.mu.Lock()
-	if a.open == nil {
-		a.open = map[string]*admitBatch{}
-	}
-	b := a.open[id]
-	if b == nil {
-		b = &admitBatch{done: make(chan struct{})}
-		a.open[id] = b
-		go a.send(s, id, b)
-	}
-	i := len(b.reqs)
-	b.reqs = append(b.reqs, req)
+	b := a.batch(s, id, a.desk(id))
+	i := len(b.req.Claims)
+	req.Seq = i
+	b.req.Claims = append(b.req.Claims, req)
 	a.mu.Unlock()
 	select {
 	case <-b.done:
 	case <-ctx.Done():
-		return jobs.AdmitAnswer{}, ctx.Err()
+		return jobs.AdmitAnswer{}, 0, ctx.Err()
+	}
+	if isNotFound(b.err) {
+		return jobs.AdmitAnswer{Error: &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}}, 0, nil
 	}
 	if b.err != nil {
-		return jobs.AdmitAnswer{}, b.err
+		return jobs.AdmitAnswer{}, 0, b.err
 	}
-	return b.answers[i], nil
+	return b.answer.Answers[i], b.answer.Leased, nil
+}
+
+// take takes a slot of the lease k's collection granted this process,
+// asking for a lease when it has none with a slot free. ok is false when
+// the collection granted none (it had no room) or could not be asked: the
+// PUT then asks for its admission by name, whose answer says why.
+func (a *admissions) take(ctx context.Context, s *Server, k jobs.Key) (h *heldLease, ok bool) {
+	id := k.CollectionWorkflowID()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d := a.desk(id)
+	for {
+		if h := d.lease; h != nil && h.free > 0 && time.Now().Before(h.Until.Add(-leaseStop)) {
+			h.free--
+			h.taking++
+			h.last = time.Now()
+			return h, true
+		}
+		if d.lease != nil {
+			a.retire(s, id, d, d.lease)
+		}
+		b := a.batch(s, id, d)
+		d.waiting++
+		b.req.Want = min(max(leaseMin, 2*d.waiting), leaseMax)
+		a.mu.Unlock()
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+		}
+		a.mu.Lock()
+		d.waiting--
+		if ctx.Err() != nil || b.err != nil || b.answer.Grant == nil {
+			return nil, false
+		}
+	}
+}
+
+// giveBack returns a slot taken and not used (take's).
+func (a *admissions) giveBack(h *heldLease) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	h.free++
+	h.taking--
+}
+
+// claimed records that the claim of a slot of h was answered, or failed
+// (ok false): a lease with a failed claim is never given back. A retired
+// lease whose claims are all answered is given back in the next batch.
+func (a *admissions) claimed(s *Server, k jobs.Key, h *heldLease, ok bool) {
+	id := k.CollectionWorkflowID()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	h.taking--
+	if !ok {
+		h.abandoned = true
+	}
+	if h.retired && h.taking == 0 {
+		a.giveBackLease(s, id, a.desk(id), h)
+	}
+}
+
+// retire stops taking slots from h, and gives it back once its claims are
+// answered (a.mu held).
+func (a *admissions) retire(s *Server, id string, d *desk, h *heldLease) {
+	if d.lease == h {
+		d.lease = nil
+	}
+	h.retired = true
+	if h.taking == 0 {
+		a.giveBackLease(s, id, d, h)
+	}
+}
+
+// giveBackLease puts h in the next batch's leases given back, unless it
+// was abandoned (a.mu held).
+func (a *admissions) giveBackLease(s *Server, id string, d *desk, h *heldLease) {
+	if h.abandoned {
+		return
+	}
+	d.release = append(d.release, h.ID)
+	a.batch(s, id, d)
+}
+
+// watch retires h once it is idle for leaseIdle or reaches its last
+// moment for a slot, so that the collection has its slots back.
+func (a *admissions) watch(s *Server, id string, d *desk, h *heldLease) {
+	for {
+		a.mu.Lock()
+		if d.lease != h {
+			a.mu.Unlock()
+			return
+		}
+		now := time.Now()
+		wake := h.last.Add(leaseIdle)
+		if stop := h.Until.Add(-leaseStop); stop.Before(wake) {
+			wake = stop
+		}
+		if !now.Before(wake) {
+			a.retire(s, id, d, h)
+			a.mu.Unlock()
+			return
+		}
+		a.mu.Unlock()
+		time.Sleep(wake.Sub(now))
+	}
 }
 
 // send waits for a turn on the collection's workflow, closes the batch to
-// new requests and sends it. It outlives the requests that wait for it
-// (any of them may leave), for at most RequestTimeout.
-func (a *admissions) send(s *Server, id string, b *admitBatch) {
+// new requests and sends it, with the leases to give back. It outlives the
+// requests that wait for it (any of them may leave), for at most
+// RequestTimeout.
+func (a *admissions) send(s *Server, id string, d *desk, b *admitBatch) {
 	defer close(b.done)
 	ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
 	defer cancel()
 	leave, err := s.updates.enter(ctx, id)
 	a.mu.Lock()
-	if a.open[id] == b {
-		delete(a.open, id)
+	if d.open == b {
+		d.open = nil
 	}
-	reqs := b.reqs
+	if err == nil {
+		b.req.Release, d.release = d.release, nil
+	}
+	req := b.req
 	a.mu.Unlock()
 	if err != nil {
 		b.err = err
 		return
 	}
 	defer leave()
-	opts := updateOptions(jobs.UpdateAdmit, jobs.AdmitRequest{Jobs: reqs})
+	opts := updateOptions(jobs.UpdateLease, req)
 	opts.WorkflowID = id
-	var answers []jobs.AdmitAnswer
+	var answer jobs.LeaseAnswer
 	err = retrying(ctx, admissionLost, func() error {
 		actx, cancel := context.WithTimeout(ctx, admitAttempt)
 		defer cancel()
-		err := s.updateRunning(actx, opts, &answers)
+		err := s.updateRunning(actx, opts, &answer)
 		if err != nil && actx.Err() != nil && ctx.Err() == nil {
 			return errAdmissionLost
 		}
 		return err
 	})
-	if err == nil && len(answers) != len(reqs) {
-		err = fmt.Errorf("collection %s answered %d admissions of %d", id, len(answers), len(reqs))
+	if err == nil && len(answer.Answers) != len(req.Claims) {
+		err = fmt.Errorf("collection %s answered %d admissions of %d", id, len(answer.Answers), len(req.Claims))
 	}
-	b.answers, b.err = answers, err
+	b.answer, b.err = answer, err
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case err == nil:
+	case !isNotFound(err):
+		// Given back again in the next batch: the collection may not
+		// have had this one.
+		d.release = append(d.release, req.Release...)
+	case len(req.Release) > 0 && (len(req.Claims) > 0 || req.Want > 0):
+		// A deleted collection refuses claims and new leases, and takes
+		// leases given back on their own, so that its workflow ends
+		// without waiting to look at them.
+		d.release = append(d.release, req.Release...)
+		a.batch(s, id, d)
+	}
+	if g := answer.Grant; err == nil && g != nil {
+		if d.lease != nil {
+			a.retire(s, id, d, d.lease)
+		}
+		h := &heldLease{Lease: *g, free: g.Slots, last: time.Now()}
+		d.lease = h
+		go a.watch(s, id, d, h)
+	}
 }

@@ -85,7 +85,7 @@ type listedJob struct {
 func (s *Server) jobsAcross(ctx context.Context, scope jobs.Key, filter jobFilter, after *jobs.Key) ([]listedJob, error) {
 	seen := map[string]bool{}
 	var found []listedJob
-	query := scopeQuery(jobs.KindJob, scope, append([]string{running}, filter.conditions()...)...)
+	query := jobs.ScopeQuery(jobs.KindJob, scope, append([]string{running}, filter.conditions()...)...)
 	err := s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
 		id := e.GetExecution().GetWorkflowId()
 		// The newest run comes first when a continue-as-new shows two.

@@ -81,7 +81,7 @@ func (s *Server) collectionRoom(ctx context.Context, k jobs.Key) error {
 	}
 	resp, err := s.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 		Namespace: s.namespace,
-		Query:     scopeQuery(jobs.KindCollection, jobs.Key{Subscription: k.Subscription}, running),
+		Query:     jobs.ScopeQuery(jobs.KindCollection, jobs.Key{Subscription: k.Subscription}, running),
 	})
 	if err != nil {
 		return fmt.Errorf("count the subscription's job collections: %w", err)

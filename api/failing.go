@@ -58,9 +58,9 @@ type failingCounter struct {
 }
 
 // failingQuery finds the live enabled jobs whose last run failed.
-var failingQuery = jobs.AttrKind.GetName() + " = " + quote(jobs.KindJob) + " AND " + running +
-	" AND " + jobs.AttrState.GetName() + " = " + quote(string(jobs.Enabled)) +
-	" AND " + jobs.AttrStatus.GetName() + " = " + quote(string(jobs.ExecutionFailed))
+var failingQuery = jobs.AttrKind.GetName() + " = " + jobs.Quote(jobs.KindJob) + " AND " + running +
+	" AND " + jobs.AttrState.GetName() + " = " + jobs.Quote(string(jobs.Enabled)) +
+	" AND " + jobs.AttrStatus.GetName() + " = " + jobs.Quote(string(jobs.ExecutionFailed))
 
 // total counts the failing jobs in all: one count query.
 func (f failingCounter) total(ctx context.Context) ([]countedValue, error) {
@@ -91,9 +91,9 @@ func (f failingCounter) byCollection(ctx context.Context) ([]countedValue, error
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			n, err := f.countQuery(ctx, failingQuery+
-				" AND "+jobs.AttrSubscription.GetName()+" = "+quote(k.Subscription)+
-				" AND "+jobs.AttrResourceGroup.GetName()+" = "+quote(k.ResourceGroup)+
-				" AND "+jobs.AttrCollection.GetName()+" = "+quote(k.Collection))
+				" AND "+jobs.AttrSubscription.GetName()+" = "+jobs.Quote(k.Subscription)+
+				" AND "+jobs.AttrResourceGroup.GetName()+" = "+jobs.Quote(k.ResourceGroup)+
+				" AND "+jobs.AttrCollection.GetName()+" = "+jobs.Quote(k.Collection))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -136,7 +136,7 @@ func (f failingCounter) collections(ctx context.Context) ([]jobs.Key, error) {
 	for {
 		resp, err := f.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: f.namespace, PageSize: listPage, NextPageToken: token,
-			Query: jobs.AttrKind.GetName() + " = " + quote(jobs.KindCollection) + " AND " + running,
+			Query: jobs.AttrKind.GetName() + " = " + jobs.Quote(jobs.KindCollection) + " AND " + running,
 		})
 		if err != nil {
 			return nil, err

@@ -69,8 +69,8 @@ func (f *failingFake) CountWorkflow(_ context.Context, req *workflowservice.Coun
 	var n int64
 	for k, c := range f.failing {
 		if !strings.Contains(req.Query, jobs.AttrCollection.GetName()) ||
-			strings.HasSuffix(req.Query, " AND RecurSubscription = "+quote(k.Subscription)+
-				" AND RecurResourceGroup = "+quote(k.ResourceGroup)+" AND RecurCollection = "+quote(k.Collection)) {
+			strings.HasSuffix(req.Query, " AND RecurSubscription = "+jobs.Quote(k.Subscription)+
+				" AND RecurResourceGroup = "+jobs.Quote(k.ResourceGroup)+" AND RecurCollection = "+jobs.Quote(k.Collection)) {
 			n += c
 		}
 	}

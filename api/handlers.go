@@ -138,8 +138,10 @@ func (s *Server) getCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 }
 
 // putJob defines the job on its workflow, starting the workflow if need
-// be, in one update: the collection admits a new job first (admission,
-// which it takes back when no job took it), or the workflow has its
+// be, in one call: a new job's workflow starts with its definition once
+// its collection admitted it, or beside the claim of its name on a lease
+// (newJob, admit.go; the collection takes back a name no job took), or the
+// workflow has its
 // collection admit the definition (the quotas) before it takes it, so
 // that no failure of this process can leave a job half defined or a
 // collection's count wrong. NotFound means
@@ -167,18 +169,12 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	}
 	var res jobs.PutJobResult
 	err = retrying(ctx, isNotFound, func() error {
-		adm, err := s.admission(ctx, k, job)
-		if err != nil {
-			return err
+		started, adm, err := s.newJob(ctx, k, job, created, cond)
+		if started != nil {
+			res = jobs.PutJobResult{Job: *started, Created: true}
 		}
-		if adm != nil && cond.IfMatch == "" {
-			started, err := s.startJob(ctx, k, job, created, *adm)
-			if started != nil {
-				res = jobs.PutJobResult{Job: *started, Created: true}
-			}
-			if err != nil || started != nil {
-				return err
-			}
+		if err != nil || started != nil {
+			return err
 		}
 		return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
 			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm, Apply: apply}, &res)

@@ -170,35 +170,6 @@ func parseEqFilter(raw, field string, values []string, bare bool) (string, error
 	return "", bad
 }
 
-// scopeQuery is the visibility query for the workflows of one kind within
-// k: its subscription and, when set, its resource group, collection and
-// job; extra conditions are ANDed on.
-func scopeQuery(kind string, k jobs.Key, extra ...string) string {
-	conds := []string{
-		jobs.AttrKind.GetName() + " = " + quote(kind),
-		jobs.AttrSubscription.GetName() + " = " + quote(k.Subscription),
-	}
-	for _, part := range []struct {
-		attr  string
-		value string
-	}{
-		{jobs.AttrResourceGroup.GetName(), k.ResourceGroup},
-		{jobs.AttrCollection.GetName(), k.Collection},
-		{jobs.AttrJob.GetName(), k.Job},
-	} {
-		if part.value != "" {
-			conds = append(conds, part.attr+" = "+quote(part.value))
-		}
-	}
-	return strings.Join(append(conds, extra...), " AND ")
-}
-
-// quote makes s a string literal of Temporal's visibility query language,
-// whose parser reads backslash escapes as MySQL does.
-func quote(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
-}
-
 // historyRows returns the job's history rows of the given outcome (""
 // for any), newest first, at least want of them when there are: it reads
 // the job workflow's runs in reverse, from the running one (runID, or ""

@@ -70,7 +70,7 @@ func TestParseFilter(t *testing.T) {
 // visibility queries go through: each stays one string literal.
 func TestQuoteParses(t *testing.T) {
 	for _, v := range []string{"job-1", "it's", `back\slash`, `\' OR RecurJob = 'x`, `'`, `\`, "ünïcode"} {
-		stmt, err := sqlparser.Parse("select * from t where RecurJob = " + quote(v))
+		stmt, err := sqlparser.Parse("select * from t where RecurJob = " + jobs.Quote(v))
 		require.NoError(t, err, v)
 		cmp, ok := stmt.(*sqlparser.Select).Where.Expr.(*sqlparser.ComparisonExpr)
 		require.True(t, ok, "%q: one comparison", v)

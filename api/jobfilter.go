@@ -225,7 +225,7 @@ func (f jobFilter) health() bool {
 func (f jobFilter) conditions() []string {
 	var conds []string
 	if f.state != "" {
-		conds = append(conds, jobs.AttrState.GetName()+" = "+quote(f.state))
+		conds = append(conds, jobs.AttrState.GetName()+" = "+jobs.Quote(f.state))
 	}
 	if f.failures > 0 {
 		conds = append(conds, failingCondition())
@@ -256,7 +256,7 @@ func failingCondition() string { return jobs.AttrFailingSince.GetName() + " IS N
 func latenessCondition(buckets []string) string {
 	quoted := make([]string, len(buckets))
 	for i, b := range buckets {
-		quoted[i] = quote(b)
+		quoted[i] = jobs.Quote(b)
 	}
 	return jobs.AttrLateness.GetName() + " IN (" + strings.Join(quoted, ", ") + ")"
 }
@@ -264,7 +264,7 @@ func latenessCondition(buckets []string) string {
 // missedCondition selects the jobs that may have missed an occurrence due
 // at or after t: RecurLastMissed trails lastMissedTime.
 func missedCondition(t time.Time) string {
-	return jobs.AttrLastMissed.GetName() + " >= " + quote(t.Add(-jobs.LastMissedLag).UTC().Format(time.RFC3339Nano))
+	return jobs.AttrLastMissed.GetName() + " >= " + jobs.Quote(t.Add(-jobs.LastMissedLag).UTC().Format(time.RFC3339Nano))
 }
 
 // keep reports whether the job's view meets the filter, by the exact

@@ -53,7 +53,7 @@ func (s *Server) listCollections(ctx context.Context, c *gin.Context, scope jobs
 	if err != nil {
 		return err
 	}
-	views, more, err := listViews(ctx, s, scopeQuery(jobs.KindCollection, scope, running), s.collectionMemo,
+	views, more, err := listViews(ctx, s, jobs.ScopeQuery(jobs.KindCollection, scope, running), s.collectionMemo,
 		func(v jobs.CollectionView) bool { return !v.Deleted }, skip, top)
 	if err != nil {
 		return err
@@ -244,7 +244,7 @@ func jobsQuery(k jobs.Key, names []string, filter jobFilter) string {
 	k.Job = names[0]
 	first := k.JobWorkflowID()
 	k.Job = names[len(names)-1]
-	conds := append([]string{"WorkflowId BETWEEN " + quote(first) + " AND " + quote(k.JobWorkflowID()), running}, filter.conditions()...)
+	conds := append([]string{"WorkflowId BETWEEN " + jobs.Quote(first) + " AND " + jobs.Quote(k.JobWorkflowID()), running}, filter.conditions()...)
 	return strings.Join(conds, " AND ")
 }
 

@@ -65,7 +65,7 @@ func TestJobsQuery(t *testing.T) {
 	assert.Equal(t, "WorkflowId BETWEEN 'job:sub1/rg1/coll1/a' AND 'job:sub1/rg1/coll1/a' AND ExecutionStatus = 'Running' AND RecurState = 'Disabled'",
 		jobsQuery(k, []string{"a"}, jobFilter{state: "Disabled"}))
 	assert.Equal(t, "RecurKind = 'collection' AND RecurSubscription = 'it\\'s' AND ExecutionStatus = 'Running'",
-		scopeQuery(jobs.KindCollection, jobs.Key{Subscription: "it's"}, running))
+		jobs.ScopeQuery(jobs.KindCollection, jobs.Key{Subscription: "it's"}, running))
 }
 
 // listFake is a Temporal client with collection and job workflows: it
@@ -207,8 +207,8 @@ func (f *listFake) ListWorkflow(_ context.Context, req *workflowservice.ListWork
 		fields := e.GetSearchAttributes().GetIndexedFields()
 		_ = converter.GetDefaultDataConverter().FromPayload(fields[jobs.AttrKind.GetName()], &kind)
 		_ = converter.GetDefaultDataConverter().FromPayload(fields[jobs.AttrResourceGroup.GetName()], &rg)
-		if strings.Contains(req.Query, "RecurKind = "+quote(kind)) &&
-			(!strings.Contains(req.Query, "RecurResourceGroup") || strings.Contains(req.Query, "RecurResourceGroup = "+quote(rg))) {
+		if strings.Contains(req.Query, "RecurKind = "+jobs.Quote(kind)) &&
+			(!strings.Contains(req.Query, "RecurResourceGroup") || strings.Contains(req.Query, "RecurResourceGroup = "+jobs.Quote(rg))) {
 			matching = append(matching, f.stored(e))
 		}
 	}

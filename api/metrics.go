@@ -160,8 +160,8 @@ func newJobsByState(c client.Client, namespace string, log *slog.Logger) *counte
 			for i, state := range jobStateValues {
 				resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 					Namespace: namespace,
-					Query: jobs.AttrKind.GetName() + " = " + quote(jobs.KindJob) + " AND " + running +
-						" AND " + jobs.AttrState.GetName() + " = " + quote(string(state)),
+					Query: jobs.AttrKind.GetName() + " = " + jobs.Quote(jobs.KindJob) + " AND " + running +
+						" AND " + jobs.AttrState.GetName() + " = " + jobs.Quote(string(state)),
 				})
 				if err != nil {
 					return nil, fmt.Errorf("count %s jobs: %w", strings.ToLower(string(state)), err)

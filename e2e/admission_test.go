@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -167,4 +170,90 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
 	}, 40*time.Second, 500*time.Millisecond, "the held workflow ends once the admission has lapsed")
 	require.False(t, time.Now().Before(adm.Until.Add(-5*time.Second)), "it ended before the admission lapsed (%s)", adm.Until)
+}
+
+// TestAJobStartedOnALeaseWithNoClaimIsFound: an API process took a lease
+// of its collection's quota (2 slots, the whole room), started a job's
+// workflow on it as a PUT does, and died before its claim of the name
+// reached the collection (here, the lease is asked of Temporal directly
+// and the workflow started as the API starts it; no claim follows). The
+// collection does not know the job, but counts the lease's slots: a PUT
+// meanwhile finds no room. Once the lease has run out the collection asks
+// the visibility store for the jobs started while it was held, and holds
+// the job: its list shows it, and one more job fits, not two.
+func TestAJobStartedOnALeaseWithNoClaimIsFound(t *testing.T) {
+	s := newStack(t)
+	s.putFullCollection(t, 2)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "orphan"}
+	c := s.temporal.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobs.LeaseRequest{Want: 5}},
+	})
+	require.NoError(t, err)
+	var answer jobs.LeaseAnswer
+	require.NoError(t, h.Get(ctx, &answer))
+	require.NotNil(t, answer.Grant)
+	require.Equal(t, 2, answer.Grant.Slots, "the room")
+
+	var def jobs.Job
+	raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &def))
+	created := time.Now().UTC().Truncate(time.Second)
+	require.NoError(t, def.AcceptNew(k, created))
+	opts, in, ok := api.NewJobStart(k, def, created, answer.Grant.Admission())
+	require.True(t, ok)
+	opts.EnableEagerStart = false // no worker of this client's
+	_, err = c.ExecuteWorkflow(ctx, opts, jobs.JobWorkflowName, in)
+	require.NoError(t, err)
+
+	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/meanwhile", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.Contains(t, []int{http.StatusServiceUnavailable, http.StatusConflict}, status, "the lease holds the room: %v", body)
+	require.Eventually(t, func() bool {
+		_, list := s.do(t, http.MethodGet, collectionPath+"/jobs", nil)
+		items, _ := list["value"].([]any)
+		return len(items) == 1
+	}, 90*time.Second, time.Second, "the collection holds the job started on the lease")
+	t.Logf("held %s after the lease's end", time.Since(answer.Grant.Until).Round(time.Second))
+	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/second", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.Equal(t, http.StatusCreated, status, body)
+	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/third", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.Equal(t, http.StatusConflict, status, body)
+}
+
+// TestANewJobIsClaimedOnALease: the PUTs of new jobs start their
+// workflows on a lease of the collection's quota and claim their names
+// beside the starts: the collection's history has lease updates, no
+// admission asked ahead, and a list right after the PUTs shows every job.
+func TestANewJobIsClaimedOnALease(t *testing.T) {
+	s := newStack(t)
+	s.putCollection(t)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			status, body := s.do(t, http.MethodPut, fmt.Sprintf("%s/jobs/n%d", collectionPath, i), httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+			require.Equal(t, http.StatusCreated, status, body)
+		})
+	}
+	wg.Wait()
+	_, list := s.do(t, http.MethodGet, collectionPath+"/jobs", nil)
+	items, _ := list["value"].([]any)
+	require.Len(t, items, 6, "the names are claimed before the PUTs answer")
+
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1"}
+	iter := s.temporal.GetDefaultClient().GetWorkflowHistory(context.Background(), k.CollectionWorkflowID(), "", false,
+		enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	updates := map[string]int{}
+	for iter.HasNext() {
+		e, err := iter.Next()
+		require.NoError(t, err)
+		if a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil {
+			updates[a.GetAcceptedRequest().GetInput().GetName()]++
+		}
+	}
+	require.Positive(t, updates[jobs.UpdateLease])
+	require.Zero(t, updates[jobs.UpdateAdmit], "%v", updates)
 }

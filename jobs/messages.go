@@ -43,6 +43,10 @@ const (
 	// UpdateAdmit admits new jobs ahead of their PUTs (AdmitRequest ->
 	// []AdmitAnswer): the API asks it before it starts a job's workflow.
 	UpdateAdmit = "admit"
+	// UpdateLease admits new jobs on the slots of the collection's quota
+	// leased to the API, gives leases back and grants new ones
+	// (LeaseRequest -> LeaseAnswer).
+	UpdateLease = "lease"
 
 	// Job workflow.
 	UpdatePutJob    = "putJob"    // PutJobRequest -> PutJobResult
@@ -89,6 +93,9 @@ type MembershipRequest struct {
 	// leave of one never defined may come from a workflow that ended
 	// before another took an admission of its name (Reservation).
 	Defined bool `json:",omitempty"`
+	// Lease, in a LeaseRequest, is the ID of the lease whose slot the
+	// API started the job's workflow on (Lease); 0 for none.
+	Lease int `json:",omitempty"`
 }
 
 // AdmitAnswer is a collection's answer to an admission: Error says why it
@@ -113,6 +120,65 @@ type AdmitAnswer struct {
 // its job shows it holds it (Reservation).
 type AdmitRequest struct {
 	Jobs []MembershipRequest
+}
+
+// LeaseRequest is the API's batch of a collection's admissions: Claims
+// are admitted in order as an AdmitRequest's Jobs are, each on the slot of
+// its Lease when it names one the collection holds; then the leases named
+// in Release are given back, their slots not claimed freed; then, when
+// Want is not 0, a new lease of at most Want slots is granted.
+type LeaseRequest struct {
+	Claims  []MembershipRequest `json:",omitempty"`
+	Release []int               `json:",omitempty"`
+	Want    int                 `json:",omitempty"`
+}
+
+// LeaseAnswer answers a LeaseRequest: Answers are the Claims' in order;
+// Grant is the new lease, nil when none was asked or the collection had
+// no room; Leased counts the slots the collection holds leased afterwards
+// (the API's and any other process's), which may yet be freed.
+type LeaseAnswer struct {
+	Answers []AdmitAnswer
+	Grant   *Lease `json:",omitempty"`
+	Leased  int    `json:",omitempty"`
+}
+
+// Lease is a share of a collection's quota granted to an API process
+// ahead of its PUTs: the API starts a new job's workflow on one of its
+// Slots without waiting for the collection, with the admission the lease
+// carries, and claims the name in its next LeaseRequest. The collection
+// counts the slots as jobs until they are claimed or the lease is given
+// back. One the API does not give back (it died) the collection looks at
+// after Until: the jobs of the collection started while it was held, as
+// the visibility store finds them, become its reservations.
+type Lease struct {
+	ID    int
+	Slots int
+	Terms CollectionTerms
+	Until time.Time
+}
+
+// Admission returns what a job started on the lease carries.
+func (l Lease) Admission() Admission {
+	return Admission{Terms: l.Terms, Until: l.Until}
+}
+
+// LeasedJobsRequest asks for the names of the jobs of Collection whose
+// workflows run and started between Since and Until (a lease's term).
+type LeasedJobsRequest struct {
+	Collection Key
+	Since      time.Time
+	Until      time.Time
+}
+
+// HeldLease is a lease as its collection keeps it: the slots not yet
+// claimed, the terms' revision it was granted at, and when.
+type HeldLease struct {
+	ID       int
+	Slots    int
+	Revision int
+	Granted  time.Time
+	Until    time.Time
 }
 
 // Admission is a collection's admission of a new job ahead of its PUT,
@@ -264,6 +330,11 @@ type CollectionInput struct {
 	// Reservations counts the reservations ever made: the Gen of the
 	// next.
 	Reservations int `json:",omitempty"`
+	// Leases are the shares of the quota leased to API processes, each
+	// counted as its slots not yet claimed; Leased counts the leases ever
+	// granted: the ID of the next.
+	Leases []HeldLease `json:",omitempty"`
+	Leased int         `json:",omitempty"`
 }
 
 // JobInput starts a job workflow, or continues one as new. A workflow

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"strings"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 )
@@ -69,4 +71,33 @@ func SearchAttributeTypes() map[string]enumspb.IndexedValueType {
 		out[k.GetName()] = k.GetValueType()
 	}
 	return out
+}
+
+// ScopeQuery is the visibility query for the workflows of one kind within
+// k: its subscription and, when set, its resource group, collection and
+// job; extra conditions are ANDed on.
+func ScopeQuery(kind string, k Key, extra ...string) string {
+	conds := []string{
+		AttrKind.GetName() + " = " + Quote(kind),
+		AttrSubscription.GetName() + " = " + Quote(k.Subscription),
+	}
+	for _, part := range []struct {
+		attr  string
+		value string
+	}{
+		{AttrResourceGroup.GetName(), k.ResourceGroup},
+		{AttrCollection.GetName(), k.Collection},
+		{AttrJob.GetName(), k.Job},
+	} {
+		if part.value != "" {
+			conds = append(conds, part.attr+" = "+Quote(part.value))
+		}
+	}
+	return strings.Join(append(conds, extra...), " AND ")
+}
+
+// Quote makes s a string literal of Temporal's visibility query language,
+// whose parser reads backslash escapes as MySQL does.
+func Quote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }

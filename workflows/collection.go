@@ -66,6 +66,9 @@ type collection struct {
 	checkNow bool
 	checking bool // checkReservations waits for its activity
 	holding  int  // holds of a deleted collection's reservations on their way (hold)
+	// leaseEdits counts the changes of the leases, so that checkLeases
+	// wakes for one.
+	leaseEdits int
 }
 
 // tell is one change to tell the jobs named; done is set once each shows
@@ -96,7 +99,10 @@ func (c *collection) run(ctx workflow.Context) error {
 			c.handle(ctx, req)
 		}
 		if err := workflow.Await(ctx, func() bool {
-			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0 && len(c.namesChanged) == 0 && c.holding == 0
+			// A deleted collection ends once its leases are given back or
+			// looked at: a job started on one is told of the deletion.
+			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0 && len(c.namesChanged) == 0 && c.holding == 0 &&
+				(!c.ledger.deleted || len(c.ledger.Leases) == 0)
 		}); err != nil {
 			return err
 		}
@@ -135,6 +141,10 @@ func (c *collection) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: c.validateAdmit}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateLease, c.exchange,
+		workflow.UpdateHandlerOptions{Validator: c.validateLease}); err != nil {
+		return err
+	}
 	c.membership = workflow.GetSignalChannel(ctx, jobs.SignalMembership)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -147,6 +157,7 @@ func (c *collection) register(ctx workflow.Context) error {
 	workflow.Go(ctx, c.sendTells)
 	workflow.Go(ctx, c.publishNames)
 	workflow.Go(ctx, c.checkReservations)
+	workflow.Go(ctx, c.checkLeases)
 	return nil
 }
 

@@ -54,11 +54,28 @@ func (l *ledger) refusal(req jobs.MembershipRequest) *jobs.Error {
 	if _, found := slices.BinarySearch(l.Jobs, req.Job); found {
 		return nil
 	}
-	if limit := l.Collection.MaxJobs(); limit > 0 && len(l.Jobs) >= limit {
+	if h := l.lease(req.Lease); h != nil && h.Slots > 0 {
+		return nil // the lease's slot is the job's room
+	}
+	if l.room() == 0 {
+		limit := l.Collection.MaxJobs()
 		return &jobs.Error{Code: jobs.CodeQuotaExceeded, Target: "properties.quota.maxJobCount",
 			Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", l.Key.Collection, limit)}
 	}
 	return nil
+}
+
+// noLimit is the room of a collection without a job quota.
+const noLimit = -1
+
+// room returns how many more jobs the collection takes: its quota less
+// its jobs and the slots leased; noLimit without a quota.
+func (l *ledger) room() int {
+	limit := l.Collection.MaxJobs()
+	if limit == 0 {
+		return noLimit
+	}
+	return max(limit-len(l.Jobs)-l.leasedSlots(), 0)
 }
 
 // An edit is one change of the ledger, which apply makes: its kind says
@@ -79,17 +96,29 @@ type edit struct {
 	// each, nil when it failed.
 	looked   []jobs.Reservation
 	presence []jobs.JobPresence
+	// editRelease: the leases given back.
+	release []int
+	// editGrant: the most slots the new lease may have.
+	want int
+	// editLeaseLooked: the lease looked at, the names of the jobs the look
+	// found started on it, and whether it failed.
+	lease      int
+	found      []string
+	lookFailed bool
 }
 
 type editKind int
 
 const (
-	editDefine editKind = iota // define or redefine the collection (PUT, PATCH)
-	editState                  // enable or disable it (POST enable, disable)
-	editDelete                 // delete it and its jobs
-	editAdmit                  // admit a job's definition
-	editForget                 // a job leaves: deleted, past its retention, or never defined
-	editLooked                 // what a look at the reservations due found
+	editDefine      editKind = iota // define or redefine the collection (PUT, PATCH)
+	editState                       // enable or disable it (POST enable, disable)
+	editDelete                      // delete it and its jobs
+	editAdmit                       // admit a job's definition
+	editForget                      // a job leaves: deleted, past its retention, or never defined
+	editLooked                      // what a look at the reservations due found
+	editRelease                     // leases given back
+	editGrant                       // a new lease
+	editLeaseLooked                 // what a look at a lease not given back found
 )
 
 // applied is what an edit did, for its handler to answer.
@@ -97,6 +126,7 @@ type applied struct {
 	created  bool            // editDefine: the collection is new
 	refused  *jobs.Error     // editAdmit: why the job was not admitted
 	admitted *jobs.Admission // editAdmit with reserveUntil: what the PUT carries
+	granted  *jobs.Lease     // editGrant: the lease, nil when there was no room
 	told     workflow.Future // editState, editDelete: set once every job is told
 	held     workflow.Future // editDelete: set once every reserved name is held
 	err      error
@@ -164,6 +194,10 @@ func (c *collection) apply(ctx workflow.Context, e edit) applied {
 		}
 		l.Jobs = slices.Insert(l.Jobs, i, e.member.Job)
 		c.nameChanged(e.member.Job)
+		if h := l.lease(e.member.Lease); h != nil && h.Slots > 0 {
+			h.Slots--
+			c.tellStale(ctx, h, e.member.Job)
+		}
 		if !e.reserveUntil.IsZero() {
 			l.Reservations++
 			l.Reserved = append(l.Reserved, jobs.Reservation{Job: e.member.Job, Gen: l.Reservations, Until: e.reserveUntil})
@@ -212,6 +246,35 @@ func (c *collection) apply(ctx workflow.Context, e edit) applied {
 				l.Reserved[j].Until = later
 			}
 		}
+	case editRelease:
+		c.leaseEdits++
+		l.Leases = slices.DeleteFunc(l.Leases, func(h jobs.HeldLease) bool { return slices.Contains(e.release, h.ID) })
+	case editGrant:
+		n := e.want
+		if room := l.room(); room != noLimit {
+			n = min(n, room)
+		}
+		if n <= 0 {
+			return a
+		}
+		now := workflow.Now(ctx)
+		c.leaseEdits++
+		l.Leased++
+		h := jobs.HeldLease{ID: l.Leased, Slots: n, Revision: l.Revision, Granted: now, Until: now.Add(leaseTerm)}
+		l.Leases = append(l.Leases, h)
+		a.granted = &jobs.Lease{ID: h.ID, Slots: n, Terms: l.terms(), Until: h.Until}
+	case editLeaseLooked:
+		i := slices.IndexFunc(l.Leases, func(h jobs.HeldLease) bool { return h.ID == e.lease })
+		if i < 0 {
+			return a
+		}
+		c.leaseEdits++
+		if e.lookFailed {
+			l.Leases[i].Until = workflow.Now(ctx) // looked at again a grace later
+			return a
+		}
+		c.adoptOrphans(ctx, l.Leases[i], e.found)
+		l.Leases = slices.Delete(l.Leases, i, i+1)
 	}
 	return a
 }

@@ -50,9 +50,20 @@ func (c *collection) validateAdmit(ctx workflow.Context, _ jobs.AdmitRequest) er
 // its events are two.
 func (c *collection) admitAhead(ctx workflow.Context, req jobs.AdmitRequest) ([]jobs.AdmitAnswer, error) {
 	c.updates++
-	answers := make([]jobs.AdmitAnswer, len(req.Jobs))
-	until := workflow.Now(ctx).Add(reservationGrace)
-	for i, r := range req.Jobs {
+	return c.admitEach(ctx, req.Jobs)
+}
+
+// admitEach admits reqs in order, ahead of their PUTs (admitAhead): a
+// request on a lease the collection holds takes one of its slots (its
+// name is reserved until the lease's Until, by which its job's workflow
+// has started), one on none is counted against the quota.
+func (c *collection) admitEach(ctx workflow.Context, reqs []jobs.MembershipRequest) ([]jobs.AdmitAnswer, error) {
+	answers := make([]jobs.AdmitAnswer, len(reqs))
+	for i, r := range reqs {
+		until := workflow.Now(ctx).Add(reservationGrace)
+		if l := c.ledger.lease(r.Lease); l != nil {
+			until = l.Until
+		}
 		admit := edit{kind: editAdmit, member: r, reserveUntil: until}
 		a := c.apply(ctx, admit)
 		if a.refused != nil && a.refused.Code == jobs.CodeQuotaExceeded && c.freeing() {

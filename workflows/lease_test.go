@@ -1,0 +1,226 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/worker"
+)
+
+// exchangeAt sends a LeaseRequest to the collection after delay and keeps
+// its answer in into.
+func exchangeAt(t *testing.T, env *testsuite.TestWorkflowEnvironment, delay time.Duration, req jobs.LeaseRequest, into *jobs.LeaseAnswer) {
+	t.Helper()
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateLease, "lease-"+delay.String(), &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				require.NoError(t, err)
+				*into = v.(jobs.LeaseAnswer)
+			},
+		}, req)
+	}, delay)
+}
+
+// collectionOf returns the collection's view as its query answers it.
+func collectionOf(t *testing.T, env *testsuite.TestWorkflowEnvironment) jobs.CollectionView {
+	t.Helper()
+	res, err := env.QueryWorkflow(jobs.QueryCollection)
+	require.NoError(t, err)
+	var v jobs.CollectionView
+	require.NoError(t, res.Get(&v))
+	return v
+}
+
+func claims(lease int, names ...string) []jobs.MembershipRequest {
+	out := make([]jobs.MembershipRequest, len(names))
+	for i, n := range names {
+		out[i] = jobs.MembershipRequest{Job: n, ShortestGap: time.Hour, Lease: lease}
+	}
+	return out
+}
+
+// TestALeaseHoldsItsSlotsUntilClaimedOrGivenBack: in a collection of at
+// most 4 jobs, a lease of 3 slots counts as 3 jobs. Two claims on it take
+// two of its slots, reserved until the lease's end, with no room asked of
+// the quota; a name asked without a lease meanwhile finds room for one
+// more job, and the next is refused, with the lease's last slot counted;
+// so is one asked in the batch that gives the lease back, whose claims
+// come first. Once the lease is given back its last slot is free again,
+// and a lease asked for more than the room gets the room.
+func TestALeaseHoldsItsSlotsUntilClaimedOrGivenBack(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	env := newEnv(t)
+	env.SetStartTime(now)
+	worker.Register(env, &activities.Activities{})
+	env.OnActivity(acts.JobPresence, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, ids []string) ([]jobs.JobPresence, error) {
+			out := make([]jobs.JobPresence, len(ids))
+			for i := range out {
+				out[i] = jobs.JobPresence{Running: true, Defined: true}
+			}
+			return out, nil
+		}).Maybe()
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(acts.HoldReservedNames, mock.Anything, mock.Anything).Return(nil).Maybe()
+	var granted, onLease, byName, released, regranted jobs.LeaseAnswer
+	exchangeAt(t, env, time.Second, jobs.LeaseRequest{Want: 3}, &granted)
+	exchangeAt(t, env, 2*time.Second, jobs.LeaseRequest{Claims: claims(1, "a", "b")}, &onLease)
+	exchangeAt(t, env, 3*time.Second, jobs.LeaseRequest{Claims: claims(0, "c", "d")}, &byName)
+	exchangeAt(t, env, 4*time.Second, jobs.LeaseRequest{Release: []int{1}, Claims: claims(0, "e")}, &released)
+	exchangeAt(t, env, 5*time.Second, jobs.LeaseRequest{Want: 8}, &regranted)
+	var view jobs.CollectionView
+	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 6*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.LeaseRequest{Release: []int{2}})
+		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.DeleteCollectionRequest{})
+	}, 7*time.Second)
+	four := 4
+	coll := jobs.Collection{Properties: jobs.CollectionProperties{Quota: &jobs.Quota{MaxJobCount: &four}}}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
+	require.NoError(t, env.GetWorkflowError())
+
+	require.NotNil(t, granted.Grant)
+	require.Equal(t, 1, granted.Grant.ID)
+	require.Equal(t, 3, granted.Grant.Slots)
+	require.Equal(t, now.Add(time.Second+30*time.Second), granted.Grant.Until.UTC())
+	require.Equal(t, 3, granted.Leased)
+
+	require.Len(t, onLease.Answers, 2)
+	for _, a := range onLease.Answers {
+		require.Nil(t, a.Error)
+		require.NotNil(t, a.Admission)
+		require.Equal(t, granted.Grant.Until, a.Admission.Until, "a claimed name is reserved until the lease's end")
+	}
+	require.Equal(t, 1, onLease.Leased)
+
+	require.Nil(t, byName.Answers[0].Error, "two jobs and one slot leased: room for c")
+	require.NotNil(t, byName.Answers[1].Error, "the lease's last slot counts")
+	require.Equal(t, jobs.CodeQuotaExceeded, byName.Answers[1].Error.Code)
+	require.Equal(t, 1, byName.Leased)
+
+	require.NotNil(t, released.Answers[0].Error, "claims come before the leases given back")
+	require.Equal(t, jobs.CodeQuotaExceeded, released.Answers[0].Error.Code)
+	require.Equal(t, 0, released.Leased)
+
+	require.NotNil(t, regranted.Grant)
+	require.Equal(t, 2, regranted.Grant.ID)
+	require.Equal(t, 1, regranted.Grant.Slots, "the room left: 4 less a, b and c")
+	require.Equal(t, []string{"a", "b", "c"}, view.Jobs)
+}
+
+// TestALeaseNotGivenBackIsLookedAtOnceItRunsOut: the API process holding
+// a lease of 4 slots died after one claim ("a") and three more starts on
+// it whose claims never came ("x", "y", and "z", whose workflow has ended
+// since). A grace after the lease's end, the collection asks the
+// visibility store for its jobs started while the lease was held; the
+// names it does not hold become reservations, looked at at once: "x"
+// runs and stays, "y" has ended by then and is given up. The lease's slots
+// are free again: the collection holds a and x, with room for 3 more.
+func TestALeaseNotGivenBackIsLookedAtOnceItRunsOut(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	env := newEnv(t)
+	env.SetStartTime(now)
+	worker.Register(env, &activities.Activities{})
+	id := func(name string) string { k := key; k.Job = name; return k.JobWorkflowID() }
+	var asked []jobs.LeasedJobsRequest
+	var askedAt time.Time
+	env.OnActivity(acts.LeasedJobs, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req jobs.LeasedJobsRequest) ([]string, error) {
+			asked = append(asked, req)
+			askedAt = env.Now().UTC()
+			return []string{"a", "x", "y"}, nil
+		})
+	var looked [][]string
+	env.OnActivity(acts.JobPresence, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, ids []string) ([]jobs.JobPresence, error) {
+			looked = append(looked, ids)
+			out := make([]jobs.JobPresence, len(ids))
+			for i, wid := range ids {
+				out[i] = jobs.JobPresence{Running: wid != id("y"), Defined: wid != id("y")}
+			}
+			return out, nil
+		})
+	var granted, claimed, after jobs.LeaseAnswer
+	exchangeAt(t, env, time.Second, jobs.LeaseRequest{Want: 4}, &granted)
+	exchangeAt(t, env, 2*time.Second, jobs.LeaseRequest{Claims: claims(1, "a")}, &claimed)
+	exchangeAt(t, env, 2*time.Minute, jobs.LeaseRequest{Want: 10}, &after)
+	var view jobs.CollectionView
+	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 2*time.Minute+time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.LeaseRequest{Release: []int{2}})
+		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.DeleteCollectionRequest{})
+	}, 2*time.Minute+2*time.Second)
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
+	five := 5
+	coll := jobs.Collection{Properties: jobs.CollectionProperties{Quota: &jobs.Quota{MaxJobCount: &five}}}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
+	require.NoError(t, env.GetWorkflowError())
+
+	until := granted.Grant.Until.UTC()
+	require.Equal(t, []jobs.LeasedJobsRequest{{Collection: key.CollectionKey(), Since: now.Add(time.Second - time.Minute), Until: until.Add(time.Minute)}}, asked)
+	require.Equal(t, until.Add(20*time.Second), askedAt, "looked at a grace after the lease's end")
+	require.Contains(t, looked, []string{id("x"), id("y")}, "the names found are looked at at once")
+	require.Equal(t, []string{"a", "x"}, view.Jobs)
+	require.NotNil(t, after.Grant)
+	require.Equal(t, 3, after.Grant.Slots)
+}
+
+// TestADeletedCollectionTellsTheJobsOfALeaseNotGivenBack: a collection
+// deleted while a lease is out keeps running until the lease is looked at,
+// and tells the jobs started on it, which it never held, that they are
+// deleted; a lease given back needs no look.
+func TestADeletedCollectionTellsTheJobsOfALeaseNotGivenBack(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	env := newEnv(t)
+	env.SetStartTime(now)
+	worker.Register(env, &activities.Activities{})
+	env.OnActivity(acts.LeasedJobs, mock.Anything, mock.Anything).Return([]string{"z"}, nil).Once()
+	var told []jobs.TellJobsRequest
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, req jobs.TellJobsRequest) error {
+			told = append(told, req)
+			return nil
+		})
+	var first, second jobs.LeaseAnswer
+	exchangeAt(t, env, time.Second, jobs.LeaseRequest{Want: 2}, &first)
+	exchangeAt(t, env, 2*time.Second, jobs.LeaseRequest{Want: 2}, &second)
+	var deletedAt time.Time
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) { deletedAt = env.Now() },
+		}, jobs.DeleteCollectionRequest{})
+	}, 3*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.LeaseRequest{Release: []int{2}})
+	}, 4*time.Second)
+	coll := jobs.Collection{}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
+	require.NoError(t, env.GetWorkflowError())
+
+	require.Equal(t, now.Add(3*time.Second), deletedAt.UTC(), "the DELETE answers at once")
+	require.Len(t, told, 1)
+	require.Equal(t, []string{"z"}, told[0].Jobs)
+	require.True(t, told[0].Change.Deleted)
+	require.Equal(t, first.Grant.Until.Add(20*time.Second), env.Now().UTC(), "the workflow ends once the lease is looked at")
+}
