@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,15 +17,17 @@ import (
 // workflow takes its definition: the collection keeps the quota. The API
 // asks in one of two ways. On a slot of a lease the collection granted
 // this process ahead of the PUTs (jobs.Lease) it starts the job's
-// workflow at once and claims the name beside the start, and the PUT
-// waits for the longer of the two calls (createOnLease); without a slot
-// (the collection had no room to lease, or the job's terms need the
-// collection's word) it asks the collection to admit the name first and
-// starts the workflow once admitted (admission). Either way the requests
-// of concurrent PUTs into one collection go in one update (admissions).
+// workflow at once, answers, and claims the name in the next batch
+// (createOnLease, claim); without a slot (the collection had no room to
+// lease, or the job's terms need the collection's word) it asks the
+// collection to admit the name first and starts the workflow once
+// admitted (admission). Either way the requests of concurrent PUTs into
+// one collection go in one update (admissions). A list of the
+// collection's jobs shows the names whose claims are on their way
+// (pending).
 
 // admission asks the job's collection to admit a new job ahead of its
-// PUT, by name (jobs.AdmitRequest's semantics), so that the job defines
+// PUT, by name (a claim on no lease: jobs.LeaseRequest), so that the job defines
 // itself in the workflow task that takes the PUT: without it, the job's
 // workflow asks its collection by signal and waits for the answer, three
 // workflow tasks of the job instead of one. It returns nil, asking nothing,
@@ -77,10 +81,11 @@ func admissionLost(err error) bool { return aborted(err) || errors.Is(err, errAd
 
 const (
 	// leaseMin is the fewest slots the API asks a lease for; it asks for
-	// more when more PUTs wait.
+	// twice as many as the last when that one ran out, and for one per
+	// PUT waiting at least.
 	leaseMin = 8
 	// leaseMax is the most slots it asks one lease for.
-	leaseMax = 128
+	leaseMax = 256
 	// leaseIdle is how long a lease from which no slot was taken is kept
 	// before it is given back, and how long a PUT refused for the quota
 	// while slots are leased waits before it asks again.
@@ -89,6 +94,11 @@ const (
 	// slots: a start on the last slot is bounded to twice the admission
 	// margin before the end (startJob), and has a margin of its own.
 	leaseStop = 3 * jobs.AdmissionMargin
+	// claimGather is how long a batch that no PUT waits for (claims of
+	// jobs created, leases given back, a lease asked ahead) gathers more
+	// before it is sent: the claims of a burst cost their collection a few
+	// workflow tasks a second, not one per PUT answered.
+	claimGather = 100 * time.Millisecond
 )
 
 // admissions gathers the admissions asked of each collection while one
@@ -104,12 +114,21 @@ type admissions struct {
 // desk is one collection's batches and leases.
 type desk struct {
 	open *admitBatch // the batch still taking requests, nil for none
-	// lease is the lease slots are taken from, nil for none; retired
-	// leases, no longer taken from, are given back once their claims are
-	// answered (release, in the next batch).
-	lease   *heldLease
-	release []int
-	waiting int // PUTs waiting for a lease
+	// lease is the lease slots are taken from, spare the next one, asked
+	// for as lease runs low; each nil for none. Retired leases, no longer
+	// taken from, are given back once their claims are answered (release,
+	// in the next batch).
+	lease, spare *heldLease
+	release      []int
+	asking       *admitBatch   // the batch that asks for a lease, nil for none
+	refused      bool          // the last ask was granted nothing
+	size         int           // the slots the next ask asks for
+	granted      chan struct{} // closed (and replaced) when an ask is answered
+	waiting      int           // PUTs waiting for a lease
+	watching     bool          // watch runs
+	// claiming counts the claims on their way by name: their jobs exist,
+	// and a list shows them.
+	claiming map[string]int
 }
 
 // heldLease is a lease as this process uses it.
@@ -125,13 +144,29 @@ type heldLease struct {
 	abandoned bool
 }
 
+// usable reports whether a slot may be taken from h now.
+func (h *heldLease) usable(now time.Time) bool {
+	return h != nil && h.free > 0 && now.Before(h.Until.Add(-leaseStop))
+}
+
 // admitBatch is the requests sent together, and their answer once done
-// is closed.
+// is closed. A batch a PUT waits for is urgent: it is sent without
+// gathering more.
 type admitBatch struct {
 	req    jobs.LeaseRequest
 	answer jobs.LeaseAnswer
 	err    error
 	done   chan struct{}
+	urgent chan struct{}
+	hurry  bool // urgent is closed
+}
+
+// hurryUp sends b without gathering more (a.mu held).
+func (b *admitBatch) hurryUp() {
+	if !b.hurry {
+		b.hurry = true
+		close(b.urgent)
+	}
 }
 
 // desk returns the desk of the collection workflow id (a.mu held).
@@ -141,7 +176,7 @@ func (a *admissions) desk(id string) *desk {
 	}
 	d := a.desks[id]
 	if d == nil {
-		d = &desk{}
+		d = &desk{size: leaseMin, granted: make(chan struct{})}
 		a.desks[id] = d
 	}
 	return d
@@ -151,7 +186,7 @@ func (a *admissions) desk(id string) *desk {
 // and sending it on its way if there is none (a.mu held).
 func (a *admissions) batch(s *Server, id string, d *desk) *admitBatch {
 	if d.open == nil {
-		d.open = &admitBatch{done: make(chan struct{})}
+		d.open = &admitBatch{done: make(chan struct{}), urgent: make(chan struct{})}
 		go a.send(s, id, d, d.open)
 	}
 	return d.open
@@ -164,6 +199,7 @@ func (a *admissions) ask(ctx context.Context, s *Server, k jobs.Key, req jobs.Me
 	id := k.CollectionWorkflowID()
 	a.mu.Lock()
 	b := a.batch(s, id, a.desk(id))
+	b.hurryUp()
 	i := len(b.req.Claims)
 	req.Seq = i
 	b.req.Claims = append(b.req.Claims, req)
@@ -183,38 +219,121 @@ func (a *admissions) ask(ctx context.Context, s *Server, k jobs.Key, req jobs.Me
 }
 
 // take takes a slot of the lease k's collection granted this process,
-// asking for a lease when it has none with a slot free. ok is false when
-// the collection granted none (it had no room) or could not be asked: the
-// PUT then asks for its admission by name, whose answer says why.
+// asking for a lease when it has none with a slot free, and for the next
+// one ahead when a quarter of its slots are left. ok is false when the
+// collection granted none (it had no room) or could not be asked: the PUT
+// then asks for its admission by name, whose answer says why.
 func (a *admissions) take(ctx context.Context, s *Server, k jobs.Key) (h *heldLease, ok bool) {
 	id := k.CollectionWorkflowID()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	d := a.desk(id)
 	for {
-		if h := d.lease; h != nil && h.free > 0 && time.Now().Before(h.Until.Add(-leaseStop)) {
+		now := time.Now()
+		if !d.lease.usable(now) && d.spare != nil {
+			if d.lease != nil {
+				a.retire(s, id, d, d.lease)
+			}
+			d.lease, d.spare = d.spare, nil
+		}
+		if h := d.lease; h.usable(now) {
 			h.free--
 			h.taking++
-			h.last = time.Now()
+			h.last = now
+			if 4*h.free < h.Slots && d.spare == nil {
+				a.askLease(s, id, d, false)
+			}
 			return h, true
 		}
 		if d.lease != nil {
 			a.retire(s, id, d, d.lease)
 		}
-		b := a.batch(s, id, d)
 		d.waiting++
-		b.req.Want = min(max(leaseMin, 2*d.waiting), leaseMax)
+		a.askLease(s, id, d, true)
+		granted := d.granted
 		a.mu.Unlock()
 		select {
-		case <-b.done:
+		case <-granted:
 		case <-ctx.Done():
 		}
 		a.mu.Lock()
 		d.waiting--
-		if ctx.Err() != nil || b.err != nil || b.answer.Grant == nil {
+		if ctx.Err() != nil || d.refused && !d.lease.usable(time.Now()) && d.spare == nil {
 			return nil, false
 		}
 	}
+}
+
+// askLease has the open batch ask for a lease unless one on its way asks
+// already, and sends it at once if urgent (a.mu held).
+func (a *admissions) askLease(s *Server, id string, d *desk, urgent bool) {
+	if d.asking == nil {
+		d.asking = a.batch(s, id, d)
+		d.asking.req.Want = min(max(d.size, d.waiting), leaseMax)
+	}
+	if urgent {
+		d.asking.req.Want = min(max(d.asking.req.Want, d.waiting), leaseMax)
+		d.asking.hurryUp()
+	}
+}
+
+// claim claims the name of req's job, whose workflow started on a slot of
+// h, in the next batch, and handles its answer when it comes: a refusal
+// (the collection's workflow has ended since, or the lease was looked at
+// already and the quota is full) deletes the job again; a claim with no
+// answer abandons the lease, which the collection looks at once it runs
+// out, and finds the job.
+func (a *admissions) claim(s *Server, k jobs.Key, req jobs.MembershipRequest, h *heldLease) {
+	id := k.CollectionWorkflowID()
+	req.Lease = h.ID
+	a.mu.Lock()
+	d := a.desk(id)
+	b := a.batch(s, id, d)
+	i := len(b.req.Claims)
+	req.Seq = i
+	b.req.Claims = append(b.req.Claims, req)
+	if d.claiming == nil {
+		d.claiming = map[string]int{}
+	}
+	d.claiming[req.Job]++
+	a.mu.Unlock()
+	go func() {
+		<-b.done
+		kept := b.err == nil
+		var refused *jobs.Error
+		switch {
+		case isNotFound(b.err):
+			refused = &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}
+		case b.err == nil && b.answer.Answers[i].Error != nil && b.answer.Answers[i].Error.Code != jobs.CodeCollectionMissing:
+			// A deleted collection whose workflow runs tells the job
+			// itself.
+			refused = b.answer.Answers[i].Error
+		}
+		if refused != nil {
+			err := s.undoStart(k)
+			kept = err == nil
+			s.log.Warn("a job created on a lease was refused by its collection, and deleted", "job", k.JobID(),
+				"refusal", refused.Message, "error", err)
+		}
+		a.mu.Lock()
+		if d.claiming[req.Job]--; d.claiming[req.Job] == 0 {
+			delete(d.claiming, req.Job)
+		}
+		a.mu.Unlock()
+		a.claimed(s, k, h, kept)
+	}()
+}
+
+// pendingClaims returns the names of k's collection whose claims are on
+// their way, sorted.
+func (a *admissions) pendingClaims(k jobs.Key) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d := a.desks[k.CollectionWorkflowID()]
+	if d == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(d.claiming))
 }
 
 // giveBack returns a slot taken and not used (take's).
@@ -226,7 +345,8 @@ func (a *admissions) giveBack(h *heldLease) {
 }
 
 // claimed records that the claim of a slot of h was answered, or failed
-// (ok false): a lease with a failed claim is never given back. A retired
+// or never sent (ok false): a lease with a failed claim is never given
+// back. A retired
 // lease whose claims are all answered is given back in the next batch.
 func (a *admissions) claimed(s *Server, k jobs.Key, h *heldLease, ok bool) {
 	id := k.CollectionWorkflowID()
@@ -242,10 +362,20 @@ func (a *admissions) claimed(s *Server, k jobs.Key, h *heldLease, ok bool) {
 }
 
 // retire stops taking slots from h, and gives it back once its claims are
-// answered (a.mu held).
+// answered; the next lease asks for twice the slots when h ran out, half
+// when most of h was left (a.mu held).
 func (a *admissions) retire(s *Server, id string, d *desk, h *heldLease) {
 	if d.lease == h {
 		d.lease = nil
+	}
+	if d.spare == h {
+		d.spare = nil
+	}
+	switch {
+	case h.free == 0:
+		d.size = min(2*d.size, leaseMax)
+	case 2*h.free > h.Slots:
+		d.size = max(d.size/2, leaseMin)
 	}
 	h.retired = true
 	if h.taking == 0 {
@@ -263,36 +393,51 @@ func (a *admissions) giveBackLease(s *Server, id string, d *desk, h *heldLease) 
 	a.batch(s, id, d)
 }
 
-// watch retires h once it is idle for leaseIdle or reaches its last
-// moment for a slot, so that the collection has its slots back.
-func (a *admissions) watch(s *Server, id string, d *desk, h *heldLease) {
-	for {
-		a.mu.Lock()
-		if d.lease != h {
-			a.mu.Unlock()
-			return
-		}
+// watch retires the desk's lease once it is idle for leaseIdle or reaches
+// its last moment for a slot, and the spare with it when idle, so that the
+// collection has their slots back; a spare left then becomes the lease.
+// It returns when the desk has no lease; one runs per desk at most.
+func (a *admissions) watch(s *Server, id string, d *desk) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if d.watching {
+		return
+	}
+	d.watching = true
+	defer func() { d.watching = false }()
+	for d.lease != nil {
+		h := d.lease
 		now := time.Now()
 		wake := h.last.Add(leaseIdle)
 		if stop := h.Until.Add(-leaseStop); stop.Before(wake) {
 			wake = stop
 		}
-		if !now.Before(wake) {
-			a.retire(s, id, d, h)
+		if now.Before(wake) {
 			a.mu.Unlock()
-			return
+			time.Sleep(wake.Sub(now))
+			a.mu.Lock()
+			continue
 		}
-		a.mu.Unlock()
-		time.Sleep(wake.Sub(now))
+		idle := !now.Before(h.last.Add(leaseIdle))
+		a.retire(s, id, d, h)
+		if d.spare != nil && idle {
+			a.retire(s, id, d, d.spare)
+		}
+		d.lease, d.spare = d.spare, nil
 	}
 }
 
-// send waits for a turn on the collection's workflow, closes the batch to
-// new requests and sends it, with the leases to give back. It outlives the
+// send waits for a turn on the collection's workflow (a batch no PUT
+// waits for gathers more for claimGather first), closes the batch to new
+// requests and sends it, with the leases to give back. It outlives the
 // requests that wait for it (any of them may leave), for at most
 // RequestTimeout.
 func (a *admissions) send(s *Server, id string, d *desk, b *admitBatch) {
 	defer close(b.done)
+	select {
+	case <-b.urgent:
+	case <-time.After(claimGather):
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
 	defer cancel()
 	leave, err := s.updates.enter(ctx, id)
@@ -305,15 +450,48 @@ func (a *admissions) send(s *Server, id string, d *desk, b *admitBatch) {
 	}
 	req := b.req
 	a.mu.Unlock()
-	if err != nil {
-		b.err = err
+	var answer jobs.LeaseAnswer
+	if err == nil {
+		answer, err = a.exchange(ctx, s, id, req)
+		leave()
+	}
+	b.answer, b.err = answer, err
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil && !isNotFound(err) {
+		// Given back again in the next batch: the collection may not
+		// have had this one. A collection whose workflow has ended holds
+		// no lease.
+		d.release = append(d.release, req.Release...)
+	}
+	if d.asking != b {
 		return
 	}
-	defer leave()
+	d.asking = nil
+	d.refused = answer.Grant == nil
+	if g := answer.Grant; g != nil {
+		h := &heldLease{Lease: *g, free: g.Slots, last: time.Now()}
+		switch {
+		case d.lease.usable(time.Now()):
+			d.spare = h
+		default:
+			if d.lease != nil {
+				a.retire(s, id, d, d.lease)
+			}
+			d.lease = h
+			go a.watch(s, id, d)
+		}
+	}
+	close(d.granted)
+	d.granted = make(chan struct{})
+}
+
+// exchange sends one batch as the lease update.
+func (a *admissions) exchange(ctx context.Context, s *Server, id string, req jobs.LeaseRequest) (jobs.LeaseAnswer, error) {
 	opts := updateOptions(jobs.UpdateLease, req)
 	opts.WorkflowID = id
 	var answer jobs.LeaseAnswer
-	err = retrying(ctx, admissionLost, func() error {
+	err := retrying(ctx, admissionLost, func() error {
 		actx, cancel := context.WithTimeout(ctx, admitAttempt)
 		defer cancel()
 		err := s.updateRunning(actx, opts, &answer)
@@ -325,28 +503,5 @@ func (a *admissions) send(s *Server, id string, d *desk, b *admitBatch) {
 	if err == nil && len(answer.Answers) != len(req.Claims) {
 		err = fmt.Errorf("collection %s answered %d admissions of %d", id, len(answer.Answers), len(req.Claims))
 	}
-	b.answer, b.err = answer, err
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case err == nil:
-	case !isNotFound(err):
-		// Given back again in the next batch: the collection may not
-		// have had this one.
-		d.release = append(d.release, req.Release...)
-	case len(req.Release) > 0 && (len(req.Claims) > 0 || req.Want > 0):
-		// A deleted collection refuses claims and new leases, and takes
-		// leases given back on their own, so that its workflow ends
-		// without waiting to look at them.
-		d.release = append(d.release, req.Release...)
-		a.batch(s, id, d)
-	}
-	if g := answer.Grant; err == nil && g != nil {
-		if d.lease != nil {
-			a.retire(s, id, d, d.lease)
-		}
-		h := &heldLease{Lease: *g, free: g.Slots, last: time.Now()}
-		d.lease = h
-		go a.watch(s, id, d, h)
-	}
+	return answer, err
 }

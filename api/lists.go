@@ -99,6 +99,11 @@ func (s *Server) listJobs(ctx context.Context, c *gin.Context, k jobs.Key) error
 		return err
 	}
 	names := coll.Jobs
+	if claiming := s.admissions.pendingClaims(k); len(claiming) > 0 {
+		// Jobs this process created a moment ago, whose names are on
+		// their way to the collection.
+		names = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(names), claiming...))))
+	}
 	if after != "" {
 		i, found := slices.BinarySearch(names, after)
 		if found {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,37 +17,64 @@ import (
 // startJob creates a new job whose collection admitted it (adm) in one
 // call: it starts the job's workflow as NewJobStart says, so that the
 // answer waits for no workflow task, as a Schedule's creation waits for
-// none; the workflow plans the job in its first task. It returns nil,
-// starting nothing, when a workflow of the job runs already (the PUT is
-// then an update to it) and when the definition has no occurrence to
-// come.
+// none; the workflow plans the job in its first task. It returns the job
+// and its workflow's run ID, or nil, starting nothing, when a workflow of
+// the job runs already (the PUT is then an update to it) and when the
+// definition has no occurrence to come.
 //
 // The start must be recorded before the admission's Until, when the
 // collection looks for the job's workflow and gives the name up if none
 // runs: the call is bounded to well before it.
-func (s *Server) startJob(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, adm jobs.Admission) (*jobs.Job, error) {
+func (s *Server) startJob(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, adm jobs.Admission) (*jobs.Job, string, error) {
 	opts, in, ok := NewJobStart(k, def, created, adm)
 	if !ok {
-		return nil, nil
+		return nil, "", nil
 	}
 	leave, err := s.updates.enter(ctx, opts.ID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer leave()
+	if opts.StartDelay = firstTaskDelay(in.State.Next, time.Now()); opts.StartDelay > 0 {
+		opts.EnableEagerStart = false // Temporal starts no workflow eagerly with a delay
+	}
 	sctx, cancel := context.WithDeadline(ctx, adm.Until.Add(-2*jobs.AdmissionMargin))
 	defer cancel()
 	run, err := s.temporal.ExecuteWorkflow(sctx, opts, jobs.JobWorkflowName, in)
 	var running *serviceerror.WorkflowExecutionAlreadyStarted
 	switch {
 	case errors.As(err, &running):
-		return nil, nil
+		return nil, "", nil
 	case err != nil:
-		return nil, err
+		return nil, "", err
 	}
 	s.runs.put(opts.ID, run.GetRunID())
 	job := in.State.Job
-	return &job, nil
+	return &job, run.GetRunID(), nil
+}
+
+// firstTaskLead is how long before a new job's first occurrence its
+// workflow's first task has run at the latest: a burst of jobs created
+// together and due together has their first tasks behind it by then, and
+// the occurrence is a timer of a workflow the worker holds.
+const firstTaskLead = time.Minute
+
+// firstTaskDelay returns how long the start of a new job's workflow, whose
+// first occurrence is next, delays its first workflow task: a moment drawn
+// at random up to firstTaskLead before next, none for a job due sooner
+// (or never). The start then costs no workflow task, and the first tasks
+// of many jobs created together spread over the time before they are due
+// instead of queueing behind the creations; a write to the job, an update,
+// runs its first task at once.
+func firstTaskDelay(next *time.Time, now time.Time) time.Duration {
+	if next == nil {
+		return 0
+	}
+	room := next.Sub(now) - firstTaskLead
+	if room <= 0 {
+		return 0
+	}
+	return rand.N(room)
 }
 
 // NewJobStart returns how the API starts the workflow of a new job k,
@@ -87,65 +115,49 @@ func (s *Server) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created t
 	req := jobs.MembershipRequest{Job: k.Job, ShortestGap: jobs.ShortestGap(def, created)}
 	if cond.IfMatch == "" {
 		if h, ok := s.admissions.take(ctx, s, k); ok {
-			if h.Terms.Check(req.ShortestGap, k.Collection) == nil {
-				return s.createOnLease(ctx, k, def, created, h, req)
+			if h.Terms.Check(req.ShortestGap, k.Collection) != nil {
+				// The collection's word on the terms, by name.
+				s.admissions.giveBack(h)
+			} else if started, err := s.createOnLease(ctx, k, def, created, h, req); err != nil || started != nil {
+				return started, nil, err
 			}
-			// The collection's word on the terms, by name.
-			s.admissions.giveBack(h)
 		}
 	}
 	adm, err := s.admission(ctx, k, req)
 	if err != nil || adm == nil || cond.IfMatch != "" {
 		return nil, adm, err
 	}
-	started, err := s.startJob(ctx, k, def, created, *adm)
+	started, _, err := s.startJob(ctx, k, def, created, *adm)
 	return started, adm, err
 }
 
-// createOnLease starts the workflow of the new job k on a slot of lease h
-// and claims its name at once, and waits for both: the claim admits the
-// job on the slot and reserves its name until the lease's end, when the
-// collection looks at its workflow. A job started and then refused (its
-// collection was deleted, or its terms changed) is deleted again before
-// the refusal is answered. A claim with no answer (the collection did not
-// answer in time) abandons the lease: the collection looks at it once it
-// runs out, and finds the job started.
-func (s *Server) createOnLease(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, h *heldLease, req jobs.MembershipRequest) (*jobs.Job, *jobs.Admission, error) {
-	req.Lease = h.ID
-	type claim struct {
-		answer jobs.AdmitAnswer
-		err    error
-	}
-	claimed := make(chan claim, 1)
-	go func() {
-		answer, _, err := s.admissions.ask(ctx, s, k, req)
-		claimed <- claim{answer, err}
-	}()
-	started, err := s.startJob(ctx, k, def, created, h.Admission())
-	c := <-claimed
-	kept := c.err == nil
-	if kept && c.answer.Error != nil && started != nil {
-		kept = s.undoStart(ctx, k) == nil
-	}
-	s.admissions.claimed(s, k, h, kept)
+// createOnLease starts the workflow of the new job k on a slot of lease
+// h and answers at once: the name is claimed in the next batch of the
+// collection's admissions (admissions.claim), which reserves it until the
+// lease's end, and the collection takes the job in whatever becomes of
+// this process, from the claim or from its look at the lease. It returns
+// nil, and the slot, when a workflow of the job runs already (or the
+// definition has no occurrence to come). A start that failed may have
+// been recorded: its lease is left for the collection to look at.
+func (s *Server) createOnLease(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, h *heldLease, req jobs.MembershipRequest) (*jobs.Job, error) {
+	started, run, err := s.startJob(ctx, k, def, created, h.Admission())
 	switch {
-	case c.err != nil:
-		return nil, nil, c.err
-	case c.answer.Error != nil:
-		return nil, nil, c.answer.Error
-	case err != nil || started != nil:
-		return started, nil, err
+	case err != nil:
+		s.admissions.claimed(s, k, h, false)
+	case started == nil:
+		s.admissions.giveBack(h)
+	default:
+		req.Run = run
+		s.admissions.claim(s, k, req, h)
 	}
-	// A workflow of the job runs (or the definition has no occurrence
-	// to come): the PUT is an update, with the admission of the name the
-	// claim reserved.
-	return nil, c.answer.Admission, nil
+	return started, err
 }
 
-// undoStart deletes the job k whose workflow this PUT started, whose
-// collection then refused it, whatever becomes of the PUT's caller.
-func (s *Server) undoStart(ctx context.Context, k jobs.Key) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RequestTimeout)
+// undoStart deletes the job k whose workflow a PUT started on a lease,
+// whose collection then refused the claim of its name: it is gone, and its
+// workflow had not heard of it.
+func (s *Server) undoStart(k jobs.Key) error {
+	ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
 	defer cancel()
 	return s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})
 }

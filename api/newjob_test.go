@@ -35,3 +35,25 @@ func TestANewJobsStartCarriesItsFirstTask(t *testing.T) {
 	require.Contains(t, opts.Memo, jobs.MemoJob)
 	require.Equal(t, time.Date(2036, 11, 26, 10, 0, 0, 0, time.UTC), *in.State.Next)
 }
+
+// TestANewJobsFirstTaskWaitsUntilShortlyBeforeItIsDue: the start of a job
+// due in an hour delays its workflow's first task by a moment drawn at
+// random up to a minute before the occurrence, so that the first tasks of
+// many jobs created together spread over the hour; a job due within the
+// minute, or never, starts its first task at once.
+func TestANewJobsFirstTaskWaitsUntilShortlyBeforeItIsDue(t *testing.T) {
+	now := time.Date(2036, 11, 26, 9, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	require.Zero(t, firstTaskDelay(nil, now))
+	require.Zero(t, firstTaskDelay(at(-time.Minute), now))
+	require.Zero(t, firstTaskDelay(at(firstTaskLead), now))
+	lo, hi := time.Hour, time.Duration(0)
+	for range 1000 {
+		d := firstTaskDelay(at(time.Hour), now)
+		require.GreaterOrEqual(t, d, time.Duration(0))
+		require.Less(t, d, time.Hour-firstTaskLead)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	require.Less(t, lo, 5*time.Minute, "spread over the hour")
+	require.Greater(t, hi, 50*time.Minute, "spread over the hour")
+}

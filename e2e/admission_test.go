@@ -18,38 +18,60 @@ import (
 )
 
 // TestACreatedJobWakesForNothing: once created, a job due in an hour has
-// no timer but its next occurrence's: the admission's patience timer
-// (10 s) is gone with the answer, so no workflow task wakes the job for
-// nothing after it. Its history, read 12 s after the PUT, has no timer
-// that fired and one timer running.
+// no timer but its next occurrence's, and may not have run a workflow task
+// yet: its start delays the first task by up to a minute before the
+// occurrence (api firstTaskDelay). Its history, read 12 s after the PUT
+// (past the 10 s patience timer of an admission, had it run), is its
+// start with that delay, or, when the delay was shorter, the first task's
+// events with no timer that fired and one timer running. A write to it
+// runs its first task at once: POST run answers, and the run is in its
+// history.
 func TestACreatedJobWakesForNothing(t *testing.T) {
 	s := newStack(t)
 	s.putCollection(t)
 	put := time.Now()
 	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/quiet", httpJob("https://example.com/", map[string]any{"frequency": "Hour"}))
 	require.Equal(t, http.StatusCreated, status, body)
-	time.Sleep(time.Until(put.Add(admitPatience + 2*time.Second))) // past the patience timer, had it run
+	time.Sleep(time.Until(put.Add(admitPatience + 2*time.Second)))
 
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "quiet"}
-	iter := s.temporal.GetDefaultClient().GetWorkflowHistory(context.Background(), k.JobWorkflowID(), "", false,
-		enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	started, ended := 0, 0
-	var types []string
-	for iter.HasNext() {
-		e, err := iter.Next()
-		require.NoError(t, err)
-		types = append(types, e.GetEventType().String())
-		switch e.GetEventType() {
-		case enumspb.EVENT_TYPE_TIMER_STARTED:
-			started++
-		case enumspb.EVENT_TYPE_TIMER_FIRED:
-			t.Errorf("a timer fired: %v", types)
-		case enumspb.EVENT_TYPE_TIMER_CANCELED:
-			ended++
+	history := func() (types []enumspb.EventType, backoff time.Duration) {
+		iter := s.temporal.GetDefaultClient().GetWorkflowHistory(context.Background(), k.JobWorkflowID(), "", false,
+			enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for iter.HasNext() {
+			e, err := iter.Next()
+			require.NoError(t, err)
+			types = append(types, e.GetEventType())
+			if a := e.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+				backoff = a.GetFirstWorkflowTaskBackoff().AsDuration()
+			}
 		}
+		return types, backoff
 	}
-	t.Logf("%d events: %v", len(types), types)
-	require.Equal(t, 1, started-ended, "the next occurrence's timer runs, no other: %v", types)
+	types, backoff := history()
+	t.Logf("first task delayed %s; %d events: %v", backoff.Round(time.Second), len(types), types)
+	require.Less(t, backoff, time.Hour-time.Minute+time.Second, "the first task runs a minute before the occurrence at the latest")
+	if time.Since(put) < backoff {
+		require.Equal(t, []enumspb.EventType{enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED}, types, "no task before its time")
+	} else {
+		started, ended := 0, 0
+		for _, e := range types {
+			switch e {
+			case enumspb.EVENT_TYPE_TIMER_STARTED:
+				started++
+			case enumspb.EVENT_TYPE_TIMER_FIRED:
+				t.Errorf("a timer fired: %v", types)
+			case enumspb.EVENT_TYPE_TIMER_CANCELED:
+				ended++
+			}
+		}
+		require.Equal(t, 1, started-ended, "the next occurrence's timer runs, no other: %v", types)
+	}
+
+	status, body = s.do(t, http.MethodPost, collectionPath+"/jobs/quiet/run", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	types, _ = history()
+	require.Contains(t, types, enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, "the write ran the first task: %v", types)
 }
 
 // admitPatience is workflows.admitPatience, how long a job waits for its
@@ -76,12 +98,13 @@ func TestAnAdmissionNoPutTookIsGivenUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h, err := s.temporal.GetDefaultClient().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateAdmit, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{{Job: "ghost", ShortestGap: time.Hour}}}},
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobs.LeaseRequest{Claims: []jobs.MembershipRequest{{Job: "ghost", ShortestGap: time.Hour}}}},
 	})
 	require.NoError(t, err)
-	var answers []jobs.AdmitAnswer
-	require.NoError(t, h.Get(ctx, &answers))
+	var answer jobs.LeaseAnswer
+	require.NoError(t, h.Get(ctx, &answer))
+	answers := answer.Answers
 	require.Len(t, answers, 1)
 	require.Nil(t, answers[0].Error)
 	require.NotNil(t, answers[0].Admission)
@@ -130,12 +153,13 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateAdmit, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{{Job: k.Job, ShortestGap: time.Hour}}}},
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobs.LeaseRequest{Claims: []jobs.MembershipRequest{{Job: k.Job, ShortestGap: time.Hour}}}},
 	})
 	require.NoError(t, err)
-	var answers []jobs.AdmitAnswer
-	require.NoError(t, h.Get(ctx, &answers))
+	var answer jobs.LeaseAnswer
+	require.NoError(t, h.Get(ctx, &answer))
+	answers := answer.Answers
 	require.Len(t, answers, 1)
 	adm := answers[0].Admission
 	require.NotNil(t, adm)
@@ -226,8 +250,8 @@ func TestAJobStartedOnALeaseWithNoClaimIsFound(t *testing.T) {
 
 // TestANewJobIsClaimedOnALease: the PUTs of new jobs start their
 // workflows on a lease of the collection's quota and claim their names
-// beside the starts: the collection's history has lease updates, no
-// admission asked ahead, and a list right after the PUTs shows every job.
+// beside the starts: the collection's history has lease updates and no
+// other kind, and a list right after the PUTs shows every job.
 func TestANewJobIsClaimedOnALease(t *testing.T) {
 	s := newStack(t)
 	s.putCollection(t)
@@ -255,5 +279,7 @@ func TestANewJobIsClaimedOnALease(t *testing.T) {
 		}
 	}
 	require.Positive(t, updates[jobs.UpdateLease])
-	require.Zero(t, updates[jobs.UpdateAdmit], "%v", updates)
+	for name := range updates {
+		require.Contains(t, []string{jobs.UpdatePutCollection, jobs.UpdateLease}, name, "one kind of update per creation: %v", updates)
+	}
 }

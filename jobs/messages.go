@@ -40,9 +40,6 @@ const (
 	// SignalMembership asks a collection to admit one of its jobs, or to
 	// forget it (MembershipRequest): a job's PUT, DELETE or end.
 	SignalMembership = "membership"
-	// UpdateAdmit admits new jobs ahead of their PUTs (AdmitRequest ->
-	// []AdmitAnswer): the API asks it before it starts a job's workflow.
-	UpdateAdmit = "admit"
 	// UpdateLease admits new jobs on the slots of the collection's quota
 	// leased to the API, gives leases back and grants new ones
 	// (LeaseRequest -> LeaseAnswer).
@@ -94,8 +91,13 @@ type MembershipRequest struct {
 	// before another took an admission of its name (Reservation).
 	Defined bool `json:",omitempty"`
 	// Lease, in a LeaseRequest, is the ID of the lease whose slot the
-	// API started the job's workflow on (Lease); 0 for none.
+	// API started the job's workflow on (Lease); in a leave, the lease
+	// the job's workflow started on, whose claim of its name may come
+	// after the leave; 0 for none.
 	Lease int `json:",omitempty"`
+	// Run, with Lease, is the first run ID of the job's workflow, which
+	// tells the job that left from a later one of the same name.
+	Run string `json:",omitempty"`
 }
 
 // AdmitAnswer is a collection's answer to an admission: Error says why it
@@ -105,28 +107,22 @@ type AdmitAnswer struct {
 	Seq   int
 	Error *Error `json:",omitempty"`
 	Terms CollectionTerms
-	// Admission, in an answer to an AdmitRequest, is what the PUT of a
-	// job the collection admitted as new carries to the job; nil when the
+	// Admission, in an answer to a LeaseRequest's claim, is what the PUT
+	// of a job the collection admitted as new carries to the job (the
+	// name is reserved until its Until: Reservation); nil when the
 	// collection held the name already (a redefinition, or a job on its
 	// way out): that PUT's job asks the collection itself.
 	Admission *Admission `json:",omitempty"`
 }
 
-// AdmitRequest asks a collection to admit jobs ahead of their PUTs, each
-// with its shortest gap (MembershipRequest's Job and ShortestGap; Seq is
-// the answer's index). The API asks it of concurrent PUTs into one
-// collection together, in one update, and the collection answers each in
-// order, as it would signals. A name it admits as new is reserved until
-// its job shows it holds it (Reservation).
-type AdmitRequest struct {
-	Jobs []MembershipRequest
-}
-
-// LeaseRequest is the API's batch of a collection's admissions: Claims
-// are admitted in order as an AdmitRequest's Jobs are, each on the slot of
-// its Lease when it names one the collection holds; then the leases named
-// in Release are given back, their slots not claimed freed; then, when
-// Want is not 0, a new lease of at most Want slots is granted.
+// LeaseRequest is the API's batch of a collection's admissions, which
+// the API sends for the PUTs of new jobs that arrive together: Claims
+// are admitted in order, each as its job's own MembershipRequest would
+// be, except that one on the slot of a Lease the collection holds takes
+// the slot rather than the quota's room, and that a name new to the
+// collection is reserved (Reservation); then the leases named in Release
+// are given back, their slots not claimed freed; then, when Want is not
+// 0, a new lease of at most Want slots is granted.
 type LeaseRequest struct {
 	Claims  []MembershipRequest `json:",omitempty"`
 	Release []int               `json:",omitempty"`
@@ -160,7 +156,7 @@ type Lease struct {
 
 // Admission returns what a job started on the lease carries.
 func (l Lease) Admission() Admission {
-	return Admission{Terms: l.Terms, Until: l.Until}
+	return Admission{Terms: l.Terms, Until: l.Until, Lease: l.ID}
 }
 
 // LeasedJobsRequest asks for the names of the jobs of Collection whose
@@ -172,13 +168,16 @@ type LeasedJobsRequest struct {
 }
 
 // HeldLease is a lease as its collection keeps it: the slots not yet
-// claimed, the terms' revision it was granted at, and when.
+// claimed, the terms' revision it was granted at, and when; Left are the
+// workflows (first run IDs) of jobs started on it that left, whose claims,
+// when they come after the leave, take their slots and admit nothing.
 type HeldLease struct {
 	ID       int
 	Slots    int
 	Revision int
 	Granted  time.Time
 	Until    time.Time
+	Left     []string `json:",omitempty"`
 }
 
 // Admission is a collection's admission of a new job ahead of its PUT,
@@ -189,10 +188,14 @@ type Admission struct {
 	Terms CollectionTerms
 	Until time.Time
 	Gen   int `json:",omitempty"` // its Reservation's
+	// Lease is the ID of the lease the job's workflow started on, whose
+	// claim of the name may reach the collection after the job's leave:
+	// the leave names it (MembershipRequest.Lease).
+	Lease int `json:",omitempty"`
 }
 
 // Reservation is a name a collection admitted ahead of its job's PUT
-// (AdmitRequest) and holds until it knows the job holds it: when it has
+// (a LeaseRequest's claim) and holds until it knows the job holds it: when it has
 // not learnt so by Until, it looks at the job's workflow and gives the
 // name up unless it runs. Gen tells one reservation of a name from a later
 // one.
@@ -391,7 +394,7 @@ const DefaultFinishedRetention = 60 * 24 * time.Hour
 // workflows' to keep, whatever becomes of the caller.
 //
 // A PUT of a new job carries its collection's Admission, asked for by the
-// API (AdmitRequest), so that the job defines itself in the workflow task
+// API (a LeaseRequest's claim), so that the job defines itself in the workflow task
 // that takes the PUT; one without asks the collection itself.
 type PutJobRequest struct {
 	Job Job

@@ -37,6 +37,7 @@ type admission struct {
 	unanswered int  // requests sent whose answers the job has not taken
 	admitted   bool // an answer admitted the job
 	took       int  // the Gen of the admission ahead the job took, 0 for none
+	lease      int  // the lease the job's workflow started on, 0 for none
 	// terms are the newest the job heard of, by revision; nil until its
 	// first admission in this run.
 	terms *jobs.CollectionTerms
@@ -166,6 +167,9 @@ func (j *job) leave(ctx workflow.Context) {
 	}
 	j.admission.forgotten = true
 	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state != nil}
+	if j.admission.lease != 0 {
+		req.Lease, req.Run = j.admission.lease, workflow.GetInfo(ctx).FirstRunID
+	}
 	if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
 		// The collection is gone (deleted meanwhile): nothing to forget.
 		workflow.GetLogger(ctx).Warn("tell the collection the job is gone", "error", err)

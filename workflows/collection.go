@@ -28,7 +28,7 @@ const maxCollectionUpdates = 500
 
 // Collection is the workflow that owns a job collection: its definition
 // and the names of its jobs. Every definition of a job is admitted by it,
-// ahead of a new job's PUT (AdmitRequest, reservation.go) or at the job's
+// ahead of a new job's PUT (LeaseRequest, lease.go and reservation.go) or at the job's
 // request (MembershipRequest), one at a time, so quota checks are atomic
 // under concurrent PUTs.
 //
@@ -135,10 +135,6 @@ func (c *collection) register(ctx workflow.Context) error {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateDeleteCollection, c.delete,
 		workflow.UpdateHandlerOptions{Validator: c.validateExists}); err != nil {
-		return err
-	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateAdmit, c.admitAhead,
-		workflow.UpdateHandlerOptions{Validator: c.validateAdmit}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateLease, c.exchange,

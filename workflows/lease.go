@@ -57,18 +57,20 @@ func (l *ledger) leasedSlots() int {
 }
 
 // validateLease refuses a batch of admissions into a collection that does
-// not exist, before it reaches history; a deleted collection still takes
-// leases given back, so that its workflow ends without looking at them.
-func (c *collection) validateLease(ctx workflow.Context, req jobs.LeaseRequest) error {
-	if c.ledger.deleted && len(req.Claims) == 0 && req.Want == 0 {
+// not exist, before it reaches history. A deleted collection whose
+// workflow runs still takes them: the jobs started on its leases are told
+// they are deleted (exchange), and a lease given back lets its workflow
+// end without looking at it.
+func (c *collection) validateLease(ctx workflow.Context, _ jobs.LeaseRequest) error {
+	if c.ledger.deleted {
 		return nil
 	}
 	return c.validateExists(ctx, jobs.DeleteCollectionRequest{})
 }
 
-// exchange admits the claims of req in order, gives back the leases it
-// releases and grants a new lease when it wants one. It counts once toward
-// continuing as new, as admitAhead does.
+// exchange admits the claims of req in order (admitEach), gives back the
+// leases it releases and grants a new lease when it wants one. It counts
+// once toward continuing as new, whatever it carries: its events are two.
 func (c *collection) exchange(ctx workflow.Context, req jobs.LeaseRequest) (jobs.LeaseAnswer, error) {
 	c.updates++
 	answers, err := c.admitEach(ctx, req.Claims)
@@ -76,6 +78,18 @@ func (c *collection) exchange(ctx workflow.Context, req jobs.LeaseRequest) (jobs
 		return jobs.LeaseAnswer{}, err
 	}
 	out := jobs.LeaseAnswer{Answers: answers}
+	if c.ledger.deleted {
+		// The claims on leases are of jobs whose workflows run.
+		var started []string
+		for _, r := range req.Claims {
+			if r.Lease != 0 {
+				started = append(started, r.Job)
+			}
+		}
+		if len(started) > 0 {
+			c.tellJobs(ctx, started, jobs.CollectionChange{Deleted: true})
+		}
+	}
 	if len(req.Release) > 0 {
 		c.apply(ctx, edit{kind: editRelease, release: req.Release})
 	}

@@ -49,8 +49,7 @@ func claims(lease int, names ...string) []jobs.MembershipRequest {
 
 // TestALeaseHoldsItsSlotsUntilClaimedOrGivenBack: in a collection of at
 // most 4 jobs, a lease of 3 slots counts as 3 jobs. Two claims on it take
-// two of its slots, reserved until the lease's end, with no room asked of
-// the quota; a name asked without a lease meanwhile finds room for one
+// two of its slots, with no room asked of the quota; a name asked without a lease meanwhile finds room for one
 // more job, and the next is refused, with the lease's last slot counted;
 // so is one asked in the batch that gives the lease back, whose claims
 // come first. Once the lease is given back its last slot is free again,
@@ -101,8 +100,7 @@ func TestALeaseHoldsItsSlotsUntilClaimedOrGivenBack(t *testing.T) {
 	require.Len(t, onLease.Answers, 2)
 	for _, a := range onLease.Answers {
 		require.Nil(t, a.Error)
-		require.NotNil(t, a.Admission)
-		require.Equal(t, granted.Grant.Until, a.Admission.Until, "a claimed name is reserved until the lease's end")
+		require.Nil(t, a.Admission, "a name claimed on a lease is its job's, not reserved")
 	}
 	require.Equal(t, 1, onLease.Leased)
 
@@ -184,9 +182,10 @@ func TestALeaseNotGivenBackIsLookedAtOnceItRunsOut(t *testing.T) {
 }
 
 // TestADeletedCollectionTellsTheJobsOfALeaseNotGivenBack: a collection
-// deleted while a lease is out keeps running until the lease is looked at,
-// and tells the jobs started on it, which it never held, that they are
-// deleted; a lease given back needs no look.
+// deleted while two leases are out keeps running until both are given
+// back or looked at, and tells the jobs started on them, which it never
+// held, that they are deleted: "w", whose claim comes with its lease given
+// back after the DELETE, and "z", found once the other lease has run out.
 func TestADeletedCollectionTellsTheJobsOfALeaseNotGivenBack(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	env := newEnv(t)
@@ -211,7 +210,7 @@ func TestADeletedCollectionTellsTheJobsOfALeaseNotGivenBack(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, jobs.LeaseRequest{Release: []int{2}})
+		}, jobs.LeaseRequest{Claims: claims(2, "w"), Release: []int{2}})
 	}, 4*time.Second)
 	coll := jobs.Collection{}
 	require.NoError(t, coll.Accept(key.CollectionKey()))
@@ -219,8 +218,70 @@ func TestADeletedCollectionTellsTheJobsOfALeaseNotGivenBack(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 
 	require.Equal(t, now.Add(3*time.Second), deletedAt.UTC(), "the DELETE answers at once")
-	require.Len(t, told, 1)
-	require.Equal(t, []string{"z"}, told[0].Jobs)
-	require.True(t, told[0].Change.Deleted)
+	require.Len(t, told, 2)
+	require.Equal(t, []string{"w"}, told[0].Jobs)
+	require.Equal(t, []string{"z"}, told[1].Jobs)
+	require.True(t, told[0].Change.Deleted && told[1].Change.Deleted)
 	require.Equal(t, first.Grant.Until.Add(20*time.Second), env.Now().UTC(), "the workflow ends once the lease is looked at")
+}
+
+// TestAJobThatLeavesBeforeItsClaimIsNotAdmitted: jobs started on a lease
+// are deleted at once, and their leaves reach the collection before the
+// claims of their names: "a", whose name the collection did not hold, and
+// "d", whose name another PUT's admission by name held meanwhile (both
+// started the same job; the leave frees the name). Each claim then takes
+// its slot and admits nothing, so that the collection neither holds a name
+// no job has nor counts it; a new job of the name "a" (another workflow)
+// claimed on the same lease is admitted.
+func TestAJobThatLeavesBeforeItsClaimIsNotAdmitted(t *testing.T) {
+	env := newEnv(t)
+	worker.Register(env, &activities.Activities{})
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(acts.HoldReservedNames, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(acts.JobPresence, mock.Anything, mock.Anything).Return([]jobs.JobPresence{{Running: true, Defined: true}}, nil).Maybe()
+	leased := func(name, run string) jobs.MembershipRequest {
+		return jobs.MembershipRequest{Job: name, ShortestGap: time.Hour, Lease: 1, Run: run}
+	}
+	var granted, held, claimed, again, byName jobs.LeaseAnswer
+	exchangeAt(t, env, time.Second, jobs.LeaseRequest{Want: 3}, &granted)
+	exchangeAt(t, env, 2*time.Second, jobs.LeaseRequest{Claims: claims(0, "d")}, &held)
+	env.RegisterDelayedCallback(func() {
+		for _, name := range []string{"a", "d"} {
+			env.SignalWorkflow(jobs.SignalMembership, jobs.MembershipRequest{Job: name, Leave: true, Defined: true, Lease: 1, Run: "run-" + name})
+		}
+	}, 3*time.Second)
+	exchangeAt(t, env, 4*time.Second, jobs.LeaseRequest{Claims: []jobs.MembershipRequest{leased("a", "run-a"), leased("d", "run-d")}}, &claimed)
+	exchangeAt(t, env, 5*time.Second, jobs.LeaseRequest{Claims: []jobs.MembershipRequest{leased("a", "run-a2")}}, &again)
+	exchangeAt(t, env, 6*time.Second, jobs.LeaseRequest{Claims: claims(0, "b", "c", "e", "f")}, &byName)
+	var view jobs.CollectionView
+	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 7*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.LeaseRequest{Release: []int{1}})
+		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, jobs.DeleteCollectionRequest{})
+	}, 8*time.Second)
+	four := 4
+	coll := jobs.Collection{Properties: jobs.CollectionProperties{Quota: &jobs.Quota{MaxJobCount: &four}}}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
+	require.NoError(t, env.GetWorkflowError())
+
+	require.Equal(t, 3, granted.Grant.Slots)
+	require.NotNil(t, held.Answers[0].Admission, "d reserved by name")
+	for _, a := range claimed.Answers {
+		require.Nil(t, a.Error)
+		require.Nil(t, a.Admission, "nothing admitted")
+	}
+	require.Equal(t, 1, claimed.Leased, "the claims took their slots")
+	require.Nil(t, again.Answers[0].Error)
+	require.Equal(t, 0, again.Leased, "the new job a took the last slot")
+	for i := range 3 {
+		require.Nil(t, byName.Answers[i].Error, "room for three beside a: the slots of the jobs that left are free")
+	}
+	require.NotNil(t, byName.Answers[3].Error)
+	require.Equal(t, jobs.CodeQuotaExceeded, byName.Answers[3].Error.Code)
+	require.Equal(t, []string{"a", "b", "c", "e"}, view.Jobs)
 }

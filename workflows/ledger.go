@@ -44,6 +44,11 @@ func (l *ledger) refusal(req jobs.MembershipRequest) *jobs.Error {
 	if !l.exists() {
 		return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + l.Key.Collection + " was not found"}
 	}
+	if h := l.lease(req.Lease); h != nil && h.Slots > 0 {
+		// The job started on the lease's slot with the lease's terms; if
+		// they changed since, the collection tells it (tellStale).
+		return nil
+	}
 	if err := l.terms().Check(req.ShortestGap, l.Key.Collection); err != nil {
 		var e *jobs.Error
 		if errors.As(err, &e) {
@@ -53,9 +58,6 @@ func (l *ledger) refusal(req jobs.MembershipRequest) *jobs.Error {
 	}
 	if _, found := slices.BinarySearch(l.Jobs, req.Job); found {
 		return nil
-	}
-	if h := l.lease(req.Lease); h != nil && h.Slots > 0 {
-		return nil // the lease's slot is the job's room
 	}
 	if l.room() == 0 {
 		limit := l.Collection.MaxJobs()
@@ -185,6 +187,13 @@ func (c *collection) apply(ctx workflow.Context, e edit) applied {
 		a.held = c.hold(ctx, held)
 		a.told = c.tellJobs(ctx, names, jobs.CollectionChange{Deleted: true})
 	case editAdmit:
+		if h := l.lease(e.member.Lease); h != nil && e.member.Run != "" {
+			if i := slices.Index(h.Left, e.member.Run); i >= 0 {
+				h.Left = slices.Delete(h.Left, i, i+1)
+				h.Slots = max(h.Slots-1, 0)
+				return a
+			}
+		}
 		if a.refused = l.refusal(e.member); a.refused != nil {
 			return a
 		}
@@ -195,8 +204,11 @@ func (c *collection) apply(ctx workflow.Context, e edit) applied {
 		l.Jobs = slices.Insert(l.Jobs, i, e.member.Job)
 		c.nameChanged(e.member.Job)
 		if h := l.lease(e.member.Lease); h != nil && h.Slots > 0 {
+			// The API claims a name on a lease once its job's workflow
+			// has started: the job holds it, and no look is needed.
 			h.Slots--
 			c.tellStale(ctx, h, e.member.Job)
+			return a
 		}
 		if !e.reserveUntil.IsZero() {
 			l.Reservations++
@@ -204,6 +216,15 @@ func (c *collection) apply(ctx workflow.Context, e edit) applied {
 			a.admitted = &jobs.Admission{Terms: l.terms(), Until: e.reserveUntil, Gen: l.Reservations}
 		}
 	case editForget:
+		// A job started on a lease may leave before the claim of its name
+		// comes (the name held meanwhile or not): the claim then takes its
+		// slot and nothing else.
+		if h := l.lease(e.member.Lease); h != nil && e.member.Run != "" && !slices.Contains(h.Left, e.member.Run) {
+			h.Left = append(h.Left, e.member.Run)
+		}
+		if _, held := slices.BinarySearch(l.Jobs, e.member.Job); !held {
+			return a
+		}
 		// A name reserved still, whose job was never defined, may be held
 		// by a job that takes the admission after the one that leaves
 		// ended (its requests were on their way while the API asked the

@@ -10,11 +10,12 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
-// A PUT of a new job has its collection admit the name first, in an
-// update the API sends (admitAhead), and carries the admission to the
-// job, which defines itself in the workflow task that takes the PUT: a
-// creation is one workflow task of the job and a share of one of its
-// collection, which admits the PUTs that arrive together in one task. The
+// A PUT of a new job has its collection admit the name, in an update the
+// API sends (exchange, lease.go): first, or beside the start of the job's
+// workflow when it claims a slot of a lease. The job carries the
+// admission and defines itself in its first workflow task: a creation is
+// one workflow task of the job and a share of one of its collection,
+// which admits the PUTs that arrive together in one task. The
 // collection reserves a name it admits that way until it knows a job holds
 // it: the job does not say so (that would cost each creation a signal and
 // a workflow task of each workflow), so the collection looks at the job's
@@ -35,36 +36,18 @@ const reservationGrace = 20 * time.Second
 // of many creations.
 const reservationBatch = 5 * time.Second
 
-// validateAdmit refuses admissions into a collection that does not exist,
-// before they reach history.
-func (c *collection) validateAdmit(ctx workflow.Context, _ jobs.AdmitRequest) error {
-	return c.validateExists(ctx, jobs.DeleteCollectionRequest{})
-}
-
-// admitAhead admits the jobs of req, in order, ahead of their PUTs: each
-// name new to the collection is reserved and answered with the admission
-// its PUT carries; a name it holds already is answered without one, and
+// admitEach admits the claims of a LeaseRequest in order. A claim on a
+// lease the collection holds is of a job whose workflow has started: it
+// takes one of the lease's slots rather than the quota's room, and the
+// name is the job's. One on none is asked ahead of its PUT: a name new to
+// the collection is reserved for a grace and answered with the admission
+// the PUT carries; a name it holds already is answered without one, and
 // that PUT's job asks the collection itself (it is defined, or a job of
-// that name may be on its way out, whose leave must come first). The
-// update counts once toward continuing as new, whatever its admissions:
-// its events are two.
-func (c *collection) admitAhead(ctx workflow.Context, req jobs.AdmitRequest) ([]jobs.AdmitAnswer, error) {
-	c.updates++
-	return c.admitEach(ctx, req.Jobs)
-}
-
-// admitEach admits reqs in order, ahead of their PUTs (admitAhead): a
-// request on a lease the collection holds takes one of its slots (its
-// name is reserved until the lease's Until, by which its job's workflow
-// has started), one on none is counted against the quota.
+// that name may be on its way out, whose leave must come first).
 func (c *collection) admitEach(ctx workflow.Context, reqs []jobs.MembershipRequest) ([]jobs.AdmitAnswer, error) {
 	answers := make([]jobs.AdmitAnswer, len(reqs))
 	for i, r := range reqs {
-		until := workflow.Now(ctx).Add(reservationGrace)
-		if l := c.ledger.lease(r.Lease); l != nil {
-			until = l.Until
-		}
-		admit := edit{kind: editAdmit, member: r, reserveUntil: until}
+		admit := edit{kind: editAdmit, member: r, reserveUntil: workflow.Now(ctx).Add(reservationGrace)}
 		a := c.apply(ctx, admit)
 		if a.refused != nil && a.refused.Code == jobs.CodeQuotaExceeded && c.freeing() {
 			// A job's leave received, or a reservation being looked at,

@@ -49,18 +49,14 @@ func TestACollectionReservesTheNamesItAdmitsAhead(t *testing.T) {
 			return out, nil
 		})
 	admit := func(names []string, into *[]jobs.AdmitAnswer) {
-		req := jobs.AdmitRequest{}
-		for _, n := range names {
-			req.Jobs = append(req.Jobs, jobs.MembershipRequest{Job: n, ShortestGap: time.Hour})
-		}
 		updates++
-		env.UpdateWorkflow(jobs.UpdateAdmit, "admit-"+names[0], &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(jobs.UpdateLease, "admit-"+names[0], &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {},
 			OnComplete: func(v any, err error) {
 				require.NoError(t, err)
-				*into = v.([]jobs.AdmitAnswer)
+				*into = v.(jobs.LeaseAnswer).Answers
 			},
-		}, req)
+		}, jobs.LeaseRequest{Claims: claims(0, names...)})
 	}
 	var first, later []jobs.AdmitAnswer
 	env.RegisterDelayedCallback(func() { admit([]string{"a", "b", "a", "c", "d"}, &first) }, time.Second)
@@ -136,10 +132,10 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 		}).Maybe()
 	var answers []jobs.AdmitAnswer
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(jobs.UpdateAdmit, "admit", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(jobs.UpdateLease, "admit", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {},
-			OnComplete: func(v any, err error) { require.NoError(t, err); answers = v.([]jobs.AdmitAnswer) },
-		}, jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{{Job: "n", ShortestGap: time.Hour}}})
+			OnComplete: func(v any, err error) { require.NoError(t, err); answers = v.(jobs.LeaseAnswer).Answers },
+		}, jobs.LeaseRequest{Claims: claims(0, "n")})
 	}, time.Second)
 	deleted := false
 	env.RegisterDelayedCallback(func() {
@@ -309,10 +305,10 @@ func TestALeaveDoesNotFreeANameReservedForAPutOnItsWay(t *testing.T) {
 		}
 	})
 	admit := func(name string, into *[]jobs.AdmitAnswer) {
-		env.UpdateWorkflow(jobs.UpdateAdmit, "admit-"+name, &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(jobs.UpdateLease, "admit-"+name, &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {},
-			OnComplete: func(v any, err error) { require.NoError(t, err); *into = v.([]jobs.AdmitAnswer) },
-		}, jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{{Job: name, ShortestGap: time.Hour}}})
+			OnComplete: func(v any, err error) { require.NoError(t, err); *into = v.(jobs.LeaseAnswer).Answers },
+		}, jobs.LeaseRequest{Claims: claims(0, name)})
 	}
 	var first, second, third []jobs.AdmitAnswer
 	env.RegisterDelayedCallback(func() { admit("n", &first) }, time.Second)

@@ -11,7 +11,7 @@ import "github.com/recurhq/recur/jobs"
 // and defined.
 func (j *job) startedDefined(adm jobs.Admission) {
 	a := &j.admission
-	a.admitted, a.took = true, adm.Gen
+	a.admitted, a.took, a.lease = true, adm.Gen, adm.Lease
 	a.heard(adm.Terms)
 	view, status := j.state.Views(false)
 	j.memo.job, _ = changed(view, nil)

@@ -56,7 +56,7 @@ func main() {
 }
 
 func record(dir, tag string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// Plain: the replayer reads the histories with Temporal's default
 	// converter, and the files hold no secret.
@@ -176,34 +176,47 @@ func record(dir, tag string) error {
 		return fmt.Errorf("job gone never deleted itself: %w", err)
 	}
 	time.Sleep(time.Second) // the collection's task that takes the signal
-	// A job far from its first run, admitted by its collection ahead of
-	// its PUT, as the API asks, beside a name whose PUT never comes (the
-	// collection gives it up once it looks), started defined by its PUT
-	// as the API starts a new job, and redefined without asking its
-	// collection again (its terms allow it), which the collection tells
-	// of a PUT that disables it, an enable, and the collection's DELETE,
-	// which ends the collection's workflow.
+	// A job far from its first run, started defined on a lease of its
+	// collection's quota, as the API starts a new job, and claimed on it
+	// beside a name asked without a lease whose PUT never comes (the
+	// collection gives it up once it looks); a job started on the lease
+	// whose claim never comes, as if its API process died, which the
+	// collection finds once the lease has run out; the job idle redefined
+	// without asking its collection again (its terms allow it), which the
+	// collection tells of a PUT that disables it, an enable, and the
+	// collection's DELETE, which ends the collection's workflow.
 	idle := k
 	idle.Job = "idle"
-	var answers []jobs.AdmitAnswer
-	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateAdmit, jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{
-		{Job: idle.Job}, {Job: "never-put"}}}, &answers); err != nil {
+	orphan := k
+	orphan.Job = "orphan"
+	var leased jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{Want: 2}, &leased); err != nil {
 		return err
 	}
-	if len(answers) != 2 || answers[0].Admission == nil {
-		return fmt.Errorf("the collection did not admit job idle ahead: %+v", answers)
+	if leased.Grant == nil || leased.Grant.Slots != 2 {
+		return fmt.Errorf("the collection did not lease two slots: %+v", leased)
 	}
 	idleJob := func(later time.Duration) jobs.Job {
 		return jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(later)),
 			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}}
 	}
-	if err := startDefined(ctx, c, idle, idleJob(24*time.Hour), *answers[0].Admission); err != nil {
+	for _, j := range []jobs.Key{idle, orphan} {
+		if err := startDefined(ctx, c, j, idleJob(24*time.Hour), leased.Grant.Admission()); err != nil {
+			return err
+		}
+	}
+	var claimed jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{Claims: []jobs.MembershipRequest{
+		{Job: idle.Job, Lease: leased.Grant.ID}, {Job: "never-put"}}}, &claimed); err != nil {
 		return err
+	}
+	if len(claimed.Answers) != 2 || claimed.Answers[0].Error != nil || claimed.Answers[1].Admission == nil {
+		return fmt.Errorf("the collection did not admit job idle on its lease and never-put by name: %+v", claimed)
 	}
 	if err := put(ctx, c, idle, "", nil, idle.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: idleJob(25 * time.Hour)}); err != nil {
 		return err
 	}
-	time.Sleep(reservationsLooked) // the collection looks at the jobs it reserved names for
+	time.Sleep(time.Until(leased.Grant.Until.Add(leaseLooked))) // the collection looks at the lease, and at the names reserved
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
 		jobs.PutCollectionRequest{Collection: jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionDisabled}}}); err != nil {
 		return err
@@ -217,13 +230,13 @@ func record(dir, tag string) error {
 	// admission has lapsed.
 	doomed := k
 	doomed.Job = "doomed"
-	answers = nil
-	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateAdmit, jobs.AdmitRequest{Jobs: []jobs.MembershipRequest{
-		{Job: doomed.Job}}}, &answers); err != nil {
+	var answer jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{Claims: []jobs.MembershipRequest{
+		{Job: doomed.Job}}}, &answer); err != nil {
 		return err
 	}
-	if len(answers) != 1 || answers[0].Admission == nil {
-		return fmt.Errorf("the collection did not admit job doomed ahead: %+v", answers)
+	if len(answer.Answers) != 1 || answer.Answers[0].Admission == nil {
+		return fmt.Errorf("the collection did not admit job doomed ahead: %+v", answer)
 	}
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}); err != nil {
 		return err
@@ -231,7 +244,7 @@ func record(dir, tag string) error {
 	err = put(ctx, c, doomed, jobs.JobWorkflowName, jobs.JobInput{Key: doomed}, doomed.JobWorkflowID(), jobs.UpdatePutJob,
 		jobs.PutJobRequest{Job: jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(time.Hour)),
 			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/doomed", Method: "POST"}}}}},
-			Admission: answers[0].Admission})
+			Admission: answer.Answers[0].Admission})
 	if e, ok := jobs.FromApplicationError(err); !ok || e.Code != jobs.CodeNotFound {
 		return fmt.Errorf("the PUT of job doomed after its collection's DELETE: %v, not NotFound", err)
 	}
@@ -269,10 +282,10 @@ func record(dir, tag string) error {
 	return nil
 }
 
-// reservationsLooked is how long after admitting a name ahead of its PUT
-// the collection has looked at its job: workflows.reservationGrace and
+// leaseLooked is how long after a lease's end the collection has looked
+// at the lease not given back and at the names it found: workflows.leaseGrace,
 // reservationBatch, and a margin.
-const reservationsLooked = 28 * time.Second
+const leaseLooked = 28 * time.Second
 
 // updateInto sends an update to a running workflow and decodes its result
 // into result.
