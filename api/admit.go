@@ -200,19 +200,31 @@ func (a *admissions) ask(ctx context.Context, s *Server, k jobs.Key, req jobs.Me
 	a.mu.Lock()
 	b := a.batch(s, id, a.desk(id))
 	b.hurryUp()
-	i := len(b.req.Claims)
-	req.Seq = i
-	b.req.Claims = append(b.req.Claims, req)
+	i := b.add(req)
 	a.mu.Unlock()
 	select {
 	case <-b.done:
 	case <-ctx.Done():
 		return jobs.AdmitAnswer{}, 0, ctx.Err()
 	}
-	if isNotFound(b.err) {
+	return b.outcome(k, i)
+}
+
+// add puts req in b and returns its index (a.mu held).
+func (b *admitBatch) add(req jobs.MembershipRequest) int {
+	req.Seq = len(b.req.Claims)
+	b.req.Claims = append(b.req.Claims, req)
+	return req.Seq
+}
+
+// outcome returns the answer to b's request i once b is done, with the
+// slots the collection holds leased after it, or the batch's error; a
+// collection whose workflow does not run refuses it (CollectionMissing).
+func (b *admitBatch) outcome(k jobs.Key, i int) (jobs.AdmitAnswer, int, error) {
+	switch {
+	case isNotFound(b.err):
 		return jobs.AdmitAnswer{Error: &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}}, 0, nil
-	}
-	if b.err != nil {
+	case b.err != nil:
 		return jobs.AdmitAnswer{}, 0, b.err
 	}
 	return b.answer.Answers[i], b.answer.Leased, nil
@@ -289,9 +301,7 @@ func (a *admissions) claim(s *Server, k jobs.Key, req jobs.MembershipRequest, h 
 	a.mu.Lock()
 	d := a.desk(id)
 	b := a.batch(s, id, d)
-	i := len(b.req.Claims)
-	req.Seq = i
-	b.req.Claims = append(b.req.Claims, req)
+	i := b.add(req)
 	if d.claiming == nil {
 		d.claiming = map[string]int{}
 	}
@@ -299,15 +309,11 @@ func (a *admissions) claim(s *Server, k jobs.Key, req jobs.MembershipRequest, h 
 	a.mu.Unlock()
 	go func() {
 		<-b.done
-		kept := b.err == nil
-		var refused *jobs.Error
-		switch {
-		case isNotFound(b.err):
-			refused = &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}
-		case b.err == nil && b.answer.Answers[i].Error != nil && b.answer.Answers[i].Error.Code != jobs.CodeCollectionMissing:
-			// A deleted collection whose workflow runs tells the job
-			// itself.
-			refused = b.answer.Answers[i].Error
+		answer, _, err := b.outcome(k, i)
+		kept := err == nil
+		refused := answer.Error
+		if refused != nil && refused.Code == jobs.CodeCollectionMissing && !isNotFound(b.err) {
+			refused = nil // a deleted collection whose workflow runs tells the job itself
 		}
 		if refused != nil {
 			err := s.undoStart(k)

@@ -59,8 +59,8 @@ func (l *ledger) leasedSlots() int {
 // validateLease refuses a batch of admissions into a collection that does
 // not exist, before it reaches history. A deleted collection whose
 // workflow runs still takes them: the jobs started on its leases are told
-// they are deleted (exchange), and a lease given back lets its workflow
-// end without looking at it.
+// they are deleted (apply's editAdmit), and a lease given back lets its
+// workflow end without looking at it.
 func (c *collection) validateLease(ctx workflow.Context, _ jobs.LeaseRequest) error {
 	if c.ledger.deleted {
 		return nil
@@ -78,18 +78,6 @@ func (c *collection) exchange(ctx workflow.Context, req jobs.LeaseRequest) (jobs
 		return jobs.LeaseAnswer{}, err
 	}
 	out := jobs.LeaseAnswer{Answers: answers}
-	if c.ledger.deleted {
-		// The claims on leases are of jobs whose workflows run.
-		var started []string
-		for _, r := range req.Claims {
-			if r.Lease != 0 {
-				started = append(started, r.Job)
-			}
-		}
-		if len(started) > 0 {
-			c.tellJobs(ctx, started, jobs.CollectionChange{Deleted: true})
-		}
-	}
 	if len(req.Release) > 0 {
 		c.apply(ctx, edit{kind: editRelease, release: req.Release})
 	}

@@ -195,6 +195,10 @@ func (c *collection) apply(ctx workflow.Context, e edit) applied {
 			}
 		}
 		if a.refused = l.refusal(e.member); a.refused != nil {
+			if l.deleted && e.member.Lease != 0 {
+				// A claim on a lease is of a job whose workflow runs.
+				c.tellJobs(ctx, []string{e.member.Job}, jobs.CollectionChange{Deleted: true})
+			}
 			return a
 		}
 		i, found := slices.BinarySearch(l.Jobs, e.member.Job)
