@@ -330,6 +330,31 @@ func (a *admissions) claim(s *Server, k jobs.Key, req jobs.MembershipRequest, h 
 	}()
 }
 
+// flush waits until the claims of k's collection this process has sent or
+// queued are answered, hurrying the batch that holds them: a write of the
+// collection that follows then meets the jobs this process created a
+// moment ago (it tells them of a new state, or deletes them).
+func (a *admissions) flush(ctx context.Context, k jobs.Key) error {
+	id := k.CollectionWorkflowID()
+	for {
+		a.mu.Lock()
+		d := a.desks[id]
+		pending := d != nil && len(d.claiming) > 0
+		if pending && d.open != nil {
+			d.open.hurryUp()
+		}
+		a.mu.Unlock()
+		if !pending {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // pendingClaims returns the names of k's collection whose claims are on
 // their way, sorted.
 func (a *admissions) pendingClaims(k jobs.Key) []string {

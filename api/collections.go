@@ -33,6 +33,9 @@ func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key
 	if err := coll.Accept(k); err != nil {
 		return err
 	}
+	if err := s.admissions.flush(ctx, k); err != nil {
+		return err
+	}
 	var res jobs.PutResult
 	if err := s.updateInto(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
 		jobs.PutCollectionRequest{Collection: coll, Preconditions: cond}, &res); err != nil {

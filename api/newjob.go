@@ -133,9 +133,9 @@ func (s *Server) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created t
 
 // createOnLease starts the workflow of the new job k on a slot of lease
 // h and answers at once: the name is claimed in the next batch of the
-// collection's admissions (admissions.claim), which reserves it until the
-// lease's end, and the collection takes the job in whatever becomes of
-// this process, from the claim or from its look at the lease. It returns
+// collection's admissions (admissions.claim), which admits it on the
+// slot, and the collection takes the job in whatever becomes of this
+// process, from the claim or from its look at the lease. It returns
 // nil, and the slot, when a workflow of the job runs already (or the
 // definition has no occurrence to come). A start that failed may have
 // been recorded: its lease is left for the collection to look at.
