@@ -330,15 +330,25 @@ func (a *admissions) claim(s *Server, k jobs.Key, req jobs.MembershipRequest, h 
 	}()
 }
 
-// flush waits until the claims of k's collection this process has sent or
-// queued are answered, hurrying the batch that holds them: a write of the
-// collection that follows then meets the jobs this process created a
-// moment ago (it tells them of a new state, or deletes them).
-func (a *admissions) flush(ctx context.Context, k jobs.Key) error {
+// flush retires this process's leases of k's collection and waits until
+// the claims it has sent or queued are answered, hurrying the batch that
+// holds them: a write of the collection that follows then meets the jobs
+// this process created a moment ago (it tells them of a new state, or
+// deletes them), and the jobs created after it start with its terms.
+func (a *admissions) flush(ctx context.Context, s *Server, k jobs.Key) error {
 	id := k.CollectionWorkflowID()
 	for {
 		a.mu.Lock()
 		d := a.desks[id]
+		if d != nil {
+			// The write may change the terms the leases carry: new jobs
+			// take a lease granted after it.
+			for _, h := range []*heldLease{d.lease, d.spare} {
+				if h != nil {
+					a.retire(s, id, d, h)
+				}
+			}
+		}
 		pending := d != nil && len(d.claiming) > 0
 		if pending && d.open != nil {
 			d.open.hurryUp()

@@ -33,7 +33,7 @@ func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key
 	if err := coll.Accept(k); err != nil {
 		return err
 	}
-	if err := s.admissions.flush(ctx, k); err != nil {
+	if err := s.admissions.flush(ctx, s, k); err != nil {
 		return err
 	}
 	var res jobs.PutResult

@@ -84,7 +84,7 @@ func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 	if err := s.collectionRoom(ctx, k); err != nil {
 		return err
 	}
-	if err := s.admissions.flush(ctx, k); err != nil {
+	if err := s.admissions.flush(ctx, s, k); err != nil {
 		return err
 	}
 	// NotFound: the workflow of a deleted collection has not ended yet;

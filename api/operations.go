@@ -44,7 +44,7 @@ const (
 // validator and answer at once.
 func (s *Server) collectionOperation(ctx context.Context, c *gin.Context, k jobs.Key, name string, arg any) error {
 	id := k.CollectionWorkflowID()
-	if err := s.admissions.flush(ctx, k); err != nil {
+	if err := s.admissions.flush(ctx, s, k); err != nil {
 		return err
 	}
 	leave, err := s.updates.enter(ctx, id)

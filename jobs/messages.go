@@ -116,13 +116,14 @@ type AdmitAnswer struct {
 }
 
 // LeaseRequest is the API's batch of a collection's admissions, which
-// the API sends for the PUTs of new jobs that arrive together: Claims
+// the API sends for the PUTs of new jobs that arrive together: first the
+// leases named in Release are given back, their slots not claimed freed
+// (the API gives a lease back once its claims are answered); then Claims
 // are admitted in order, each as its job's own MembershipRequest would
 // be, except that one on the slot of a Lease the collection holds takes
-// the slot rather than the quota's room, and that a name new to the
-// collection is reserved (Reservation); then the leases named in Release
-// are given back, their slots not claimed freed; then, when Want is not
-// 0, a new lease of at most Want slots is granted.
+// the slot rather than the quota's room, and that a name asked without
+// one is reserved (Reservation); then, when Want is not 0, a new lease of
+// at most Want slots is granted.
 type LeaseRequest struct {
 	Claims  []MembershipRequest `json:",omitempty"`
 	Release []int               `json:",omitempty"`

@@ -68,19 +68,22 @@ func (c *collection) validateLease(ctx workflow.Context, _ jobs.LeaseRequest) er
 	return c.validateExists(ctx, jobs.DeleteCollectionRequest{})
 }
 
-// exchange admits the claims of req in order (admitEach), gives back the
-// leases it releases and grants a new lease when it wants one. It counts
+// exchange gives back the leases req releases, admits its claims in order
+// (admitEach) and grants a new lease when it wants one. It counts
 // once toward continuing as new, whatever it carries: its events are two.
 func (c *collection) exchange(ctx workflow.Context, req jobs.LeaseRequest) (jobs.LeaseAnswer, error) {
 	c.updates++
+	if len(req.Release) > 0 {
+		// The API gives a lease back once its claims are answered: none
+		// of them is in this batch, whose admissions by name the slots
+		// given back make room for.
+		c.apply(ctx, edit{kind: editRelease, release: req.Release})
+	}
 	answers, err := c.admitEach(ctx, req.Claims)
 	if err != nil {
 		return jobs.LeaseAnswer{}, err
 	}
 	out := jobs.LeaseAnswer{Answers: answers}
-	if len(req.Release) > 0 {
-		c.apply(ctx, edit{kind: editRelease, release: req.Release})
-	}
 	if req.Want > 0 && c.ledger.exists() {
 		out.Grant = c.apply(ctx, edit{kind: editGrant, want: req.Want}).granted
 	}
