@@ -134,10 +134,9 @@ type desk struct {
 // heldLease is a lease as this process uses it.
 type heldLease struct {
 	jobs.Lease
-	free    int       // slots not taken
-	taking  int       // slots taken whose claims are unanswered
-	last    time.Time // when the last slot was taken, or the lease granted
-	retired bool      // no slot is taken from it any more
+	free   int       // slots not taken
+	taking int       // slots taken whose claims are unanswered
+	last   time.Time // when the last slot was taken, or the lease granted
 	// abandoned leases are never given back: a claim on one failed, so
 	// its job's workflow may run while the collection does not know its
 	// name, and the collection looks at the lease once it runs out.
@@ -377,28 +376,33 @@ func (a *admissions) pendingClaims(k jobs.Key) []string {
 	return slices.Sorted(maps.Keys(d.claiming))
 }
 
-// giveBack returns a slot taken and not used (take's).
-func (a *admissions) giveBack(h *heldLease) {
+// giveBack returns a slot of h taken and not used (take's).
+func (a *admissions) giveBack(s *Server, k jobs.Key, h *heldLease) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	h.free++
-	h.taking--
+	a.settle(s, k.CollectionWorkflowID(), h)
 }
 
 // claimed records that the claim of a slot of h was answered, or failed
 // or never sent (ok false): a lease with a failed claim is never given
-// back. A retired
-// lease whose claims are all answered is given back in the next batch.
+// back.
 func (a *admissions) claimed(s *Server, k jobs.Key, h *heldLease, ok bool) {
-	id := k.CollectionWorkflowID()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	h.taking--
 	if !ok {
 		h.abandoned = true
 	}
-	if h.retired && h.taking == 0 {
-		a.giveBackLease(s, id, a.desk(id), h)
+	a.settle(s, k.CollectionWorkflowID(), h)
+}
+
+// settle counts a slot of h taken as settled: a lease retired (no longer
+// the desk's lease or spare) is given back in the next batch once none of
+// its slots is unsettled (a.mu held).
+func (a *admissions) settle(s *Server, id string, h *heldLease) {
+	h.taking--
+	if d := a.desk(id); h.taking == 0 && d.lease != h && d.spare != h {
+		a.giveBackLease(s, id, d, h)
 	}
 }
 
@@ -418,7 +422,6 @@ func (a *admissions) retire(s *Server, id string, d *desk, h *heldLease) {
 	case 2*h.free > h.Slots:
 		d.size = max(d.size/2, leaseMin)
 	}
-	h.retired = true
 	if h.taking == 0 {
 		a.giveBackLease(s, id, d, h)
 	}

@@ -117,7 +117,7 @@ func (s *Server) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created t
 		if h, ok := s.admissions.take(ctx, s, k); ok {
 			if h.Terms.Check(req.ShortestGap, k.Collection) != nil {
 				// The collection's word on the terms, by name.
-				s.admissions.giveBack(h)
+				s.admissions.giveBack(s, k, h)
 			} else if started, err := s.createOnLease(ctx, k, def, created, h, req); err != nil || started != nil {
 				return started, nil, err
 			}
@@ -145,7 +145,7 @@ func (s *Server) createOnLease(ctx context.Context, k jobs.Key, def jobs.Job, cr
 	case err != nil:
 		s.admissions.claimed(s, k, h, false)
 	case started == nil:
-		s.admissions.giveBack(h)
+		s.admissions.giveBack(s, k, h)
 	default:
 		req.Run = run
 		s.admissions.claim(s, k, req, h)

@@ -39,6 +39,19 @@ func collectionOf(t *testing.T, env *testsuite.TestWorkflowEnvironment) jobs.Col
 	return v
 }
 
+// runCollection runs the collection workflow of key's collection, with a
+// quota of maxJobs (0: the sku's), until it ends without error.
+func runCollection(t *testing.T, env *testsuite.TestWorkflowEnvironment, maxJobs int) {
+	t.Helper()
+	coll := jobs.Collection{}
+	if maxJobs > 0 {
+		coll.Properties.Quota = &jobs.Quota{MaxJobCount: &maxJobs}
+	}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
+	require.NoError(t, env.GetWorkflowError())
+}
+
 func claims(lease int, names ...string) []jobs.MembershipRequest {
 	out := make([]jobs.MembershipRequest, len(names))
 	for i, n := range names {
@@ -77,18 +90,10 @@ func TestALeaseHoldsItsSlotsUntilClaimedOrGivenBack(t *testing.T) {
 	var view jobs.CollectionView
 	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 6*time.Second)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, jobs.LeaseRequest{Release: []int{2}})
-		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, jobs.DeleteCollectionRequest{})
+		update(t, env, jobs.UpdateLease, jobs.LeaseRequest{Release: []int{2}})
+		update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
 	}, 7*time.Second)
-	four := 4
-	coll := jobs.Collection{Properties: jobs.CollectionProperties{Quota: &jobs.Quota{MaxJobCount: &four}}}
-	require.NoError(t, coll.Accept(key.CollectionKey()))
-	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
-	require.NoError(t, env.GetWorkflowError())
+	runCollection(t, env, 4)
 
 	require.NotNil(t, granted.Grant)
 	require.Equal(t, 1, granted.Grant.ID)
@@ -154,19 +159,11 @@ func TestALeaseNotGivenBackIsLookedAtOnceItRunsOut(t *testing.T) {
 	var view jobs.CollectionView
 	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 2*time.Minute+time.Second)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, jobs.LeaseRequest{Release: []int{2}})
-		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, jobs.DeleteCollectionRequest{})
+		update(t, env, jobs.UpdateLease, jobs.LeaseRequest{Release: []int{2}})
+		update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
 	}, 2*time.Minute+2*time.Second)
 	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
-	five := 5
-	coll := jobs.Collection{Properties: jobs.CollectionProperties{Quota: &jobs.Quota{MaxJobCount: &five}}}
-	require.NoError(t, coll.Accept(key.CollectionKey()))
-	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
-	require.NoError(t, env.GetWorkflowError())
+	runCollection(t, env, 5)
 
 	until := granted.Grant.Until.UTC()
 	require.Equal(t, []jobs.LeasedJobsRequest{{Collection: key.CollectionKey(), Since: now.Add(time.Second - time.Minute), Until: until.Add(time.Minute)}}, asked)
@@ -204,14 +201,9 @@ func TestADeletedCollectionTellsTheJobsOfALeaseNotGivenBack(t *testing.T) {
 		}, jobs.DeleteCollectionRequest{})
 	}, 3*time.Second)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, jobs.LeaseRequest{Claims: claims(2, "w"), Release: []int{2}})
+		update(t, env, jobs.UpdateLease, jobs.LeaseRequest{Claims: claims(2, "w"), Release: []int{2}})
 	}, 4*time.Second)
-	coll := jobs.Collection{}
-	require.NoError(t, coll.Accept(key.CollectionKey()))
-	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
-	require.NoError(t, env.GetWorkflowError())
+	runCollection(t, env, 0)
 
 	require.Equal(t, now.Add(3*time.Second), deletedAt.UTC(), "the DELETE answers at once")
 	require.Len(t, told, 2)
@@ -252,18 +244,10 @@ func TestAJobThatLeavesBeforeItsClaimIsNotAdmitted(t *testing.T) {
 	var view jobs.CollectionView
 	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 7*time.Second)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(jobs.UpdateLease, "give back", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, jobs.LeaseRequest{Release: []int{1}})
-		env.UpdateWorkflow(jobs.UpdateDeleteCollection, "delete", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, jobs.DeleteCollectionRequest{})
+		update(t, env, jobs.UpdateLease, jobs.LeaseRequest{Release: []int{1}})
+		update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
 	}, 8*time.Second)
-	four := 4
-	coll := jobs.Collection{Properties: jobs.CollectionProperties{Quota: &jobs.Quota{MaxJobCount: &four}}}
-	require.NoError(t, coll.Accept(key.CollectionKey()))
-	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
-	require.NoError(t, env.GetWorkflowError())
+	runCollection(t, env, 4)
 
 	require.Equal(t, 3, granted.Grant.Slots)
 	require.NotNil(t, held.Answers[0].Admission, "d reserved by name")
