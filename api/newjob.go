@@ -92,6 +92,10 @@ func NewJobStart(k jobs.Key, def jobs.Job, created time.Time, adm jobs.Admission
 	opts = jobStart(k, def)
 	opts.TaskQueue = jobs.TaskQueue
 	opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	// A workflow of the job running already (another write started it)
+	// is an error, not the run ExecuteWorkflow returns by default: this
+	// PUT did not create it, and its definition must reach it by update.
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
 	// The start's answer carries the job's first workflow task to this
 	// process's worker, when it has one with room: the task skips the
 	// task queue, where a burst of creations queues first tasks behind

@@ -283,3 +283,32 @@ func TestANewJobIsClaimedOnALease(t *testing.T) {
 		require.Contains(t, []string{jobs.UpdatePutCollection, jobs.UpdateLease}, name, "one kind of update per creation: %v", updates)
 	}
 }
+
+// TestAPutMeetingAJobWorkflowAlreadyStartedDefinesIt: a new job's PUT
+// whose start finds the job's workflow running already (another write
+// started it and has not defined it yet) is not a creation of its own: the
+// PUT's definition goes to that workflow, which a GET right after shows,
+// and the collection counts the job once.
+func TestAPutMeetingAJobWorkflowAlreadyStartedDefinesIt(t *testing.T) {
+	s := newStack(t)
+	s.putFullCollection(t, 2)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "taken"}
+	c := s.temporal.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// A job workflow with no definition yet, as an update-with-start
+	// leaves it while its job asks its collection.
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue},
+		jobs.JobWorkflowName, jobs.JobInput{Key: k})
+	require.NoError(t, err)
+
+	job := httpJob("http://127.0.0.1:9/marked", map[string]any{"frequency": "Hour"})
+	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/taken", job)
+	require.Contains(t, []int{http.StatusCreated, http.StatusOK}, status, body)
+	status, body = s.do(t, http.MethodGet, collectionPath+"/jobs/taken", nil)
+	require.Equal(t, http.StatusOK, status, "the PUT's definition reached the job's workflow: %v", body)
+	require.Equal(t, "http://127.0.0.1:9/marked", path(body, "properties", "action", "request", "uri"))
+
+	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/second", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.Equal(t, http.StatusCreated, status, "the collection counts the job once: %v", body)
+}
