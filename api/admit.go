@@ -94,11 +94,12 @@ const (
 	// slots: a start on the last slot is bounded to twice the admission
 	// margin before the end (startJob), and has a margin of its own.
 	leaseStop = 3 * jobs.AdmissionMargin
-	// claimGather is how long a batch that no PUT waits for (claims of
-	// jobs created, leases given back, a lease asked ahead) gathers more
-	// before it is sent: the claims of a burst cost their collection a few
-	// workflow tasks a second, not one per PUT answered.
-	claimGather = 100 * time.Millisecond
+	// claimGather is how long a batch that nothing waits for (claims of
+	// jobs created, leases given back) gathers more before it is sent:
+	// the claims of a burst cost their collection two workflow tasks a
+	// second, not one per PUT answered, and the Temporal cluster the
+	// writes of those tasks; the PUTs answered before their claims.
+	claimGather = 500 * time.Millisecond
 )
 
 // admissions gathers the admissions asked of each collection while one
@@ -149,8 +150,8 @@ func (h *heldLease) usable(now time.Time) bool {
 }
 
 // admitBatch is the requests sent together, and their answer once done
-// is closed. A batch a PUT waits for is urgent: it is sent without
-// gathering more.
+// is closed. A batch a PUT waits for, or one that asks for a lease, is
+// urgent: it is sent without gathering more.
 type admitBatch struct {
 	req    jobs.LeaseRequest
 	answer jobs.LeaseAnswer
@@ -235,6 +236,9 @@ func (b *admitBatch) outcome(k jobs.Key, i int) (jobs.AdmitAnswer, int, error) {
 // collection granted none (it had no room) or could not be asked: the PUT
 // then asks for its admission by name, whose answer says why.
 func (a *admissions) take(ctx context.Context, s *Server, k jobs.Key) (h *heldLease, ok bool) {
+	if s.slotWaits != nil {
+		defer func(began time.Time) { s.slotWaits.Observe(time.Since(began).Seconds()) }(time.Now())
+	}
 	id := k.CollectionWorkflowID()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -252,7 +256,7 @@ func (a *admissions) take(ctx context.Context, s *Server, k jobs.Key) (h *heldLe
 			h.taking++
 			h.last = now
 			if 4*h.free < h.Slots && d.spare == nil {
-				a.askLease(s, id, d, false)
+				a.askLease(s, id, d)
 			}
 			return h, true
 		}
@@ -260,7 +264,7 @@ func (a *admissions) take(ctx context.Context, s *Server, k jobs.Key) (h *heldLe
 			a.retire(s, id, d, d.lease)
 		}
 		d.waiting++
-		a.askLease(s, id, d, true)
+		a.askLease(s, id, d)
 		granted := d.granted
 		a.mu.Unlock()
 		select {
@@ -275,17 +279,16 @@ func (a *admissions) take(ctx context.Context, s *Server, k jobs.Key) (h *heldLe
 	}
 }
 
-// askLease has the open batch ask for a lease unless one on its way asks
-// already, and sends it at once if urgent (a.mu held).
-func (a *admissions) askLease(s *Server, id string, d *desk, urgent bool) {
+// askLease has the open batch ask for a lease, for d.size slots and one
+// per PUT waiting at least, unless one on its way asks already, and sends
+// it at once: the next lease is wanted before this one runs dry (a.mu
+// held).
+func (a *admissions) askLease(s *Server, id string, d *desk) {
 	if d.asking == nil {
 		d.asking = a.batch(s, id, d)
-		d.asking.req.Want = min(max(d.size, d.waiting), leaseMax)
 	}
-	if urgent {
-		d.asking.req.Want = min(max(d.asking.req.Want, d.waiting), leaseMax)
-		d.asking.hurryUp()
-	}
+	d.asking.req.Want = min(max(d.asking.req.Want, d.size, d.waiting), leaseMax)
+	d.asking.hurryUp()
 }
 
 // claim claims the name of req's job, whose workflow started on a slot of

@@ -179,8 +179,14 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 		if err != nil || started != nil {
 			return err
 		}
-		return s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
+		err = s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
 			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm, Apply: apply}, &res)
+		if isNotFound(err) {
+			// The run this process remembered holds a deleted job: the
+			// next try creates the job, its collection admitting it.
+			s.runs.drop(k.JobWorkflowID())
+		}
+		return err
 	})
 	if _, unchanged := notWritten(err); unchanged {
 		return s.unchangedJob(ctx, c, k)
@@ -224,6 +230,9 @@ func (s *Server) deleteJob(ctx context.Context, c *gin.Context, k jobs.Key) erro
 	if err := s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: cond}); err != nil {
 		return err
 	}
+	// A PUT of the name from now on creates a job: its collection must
+	// admit it, and the run that was deleted ends.
+	s.runs.drop(k.JobWorkflowID())
 	c.Status(http.StatusOK)
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 const (
 	metricRequestDuration = "recur_api_request_duration_seconds"
 	metricJobs            = "recur_jobs"
+	metricSlotWait        = "recur_api_lease_slot_wait_seconds"
 )
 
 // requestBuckets are the upper bounds, in seconds, of the API's latency
@@ -49,6 +50,12 @@ func (s *Server) registerMetrics(reg prometheus.Registerer, byCollection bool) {
 		Help:    "Time to answer an API request, by method, route template and status.",
 		Buckets: requestBuckets,
 	}, []string{"method", "route", "status"}))
+	s.slotWaits = register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: metricSlotWait,
+		Help: "Time a new job's PUT waited for a slot of its collection's lease, " +
+			"whether it got one or asked by name after; mostly 0, a collection's round trip when the lease ran dry.",
+		Buckets: requestBuckets,
+	}))
 	register(reg, prometheus.Collector(newJobsByState(s.temporal, s.namespace, s.log)))
 	register(reg, prometheus.Collector(newJobsFailing(s.temporal, s.namespace, byCollection, s.log)))
 }

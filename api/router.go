@@ -86,6 +86,7 @@ type Server struct {
 	limits     *limiters
 	converter  converter.DataConverter
 	requests   *prometheus.HistogramVec // nil without Options.Metrics
+	slotWaits  prometheus.Histogram     // nil without Options.Metrics
 	// workflowTargets are where Workflow actions may start workflows.
 	workflowTargets jobs.WorkflowTargets
 	ready           *readiness // nil without Options.Ready

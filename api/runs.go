@@ -41,6 +41,12 @@ func (r *runs) forget(workflowID, run string) {
 	r.ids.deleteIf(workflowID, func(remembered string) bool { return remembered == run })
 }
 
+// drop forgets workflowID's run, whichever it is: its job was deleted,
+// and a PUT of its name is a creation, not an update of that run.
+func (r *runs) drop(workflowID string) {
+	r.ids.deleteIf(workflowID, func(string) bool { return true })
+}
+
 // describe returns what Temporal holds of the workflow's current run: the
 // remembered run while it runs, else the current run, remembered when it
 // runs.

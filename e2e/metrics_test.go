@@ -173,6 +173,7 @@ func TestMetricsAndLogs(t *testing.T) {
 	require.Equal(t, 3.0, sum(families, requests, "method", "PUT", "route", jobRoute, "status", "201"))
 	require.GreaterOrEqual(t, sum(families, requests, "method", "GET", "route", jobRoute, "status", "404"), 1.0)
 	require.Equal(t, 1.0, sum(families, requests, "route", "unmatched", "status", "404"))
+	require.Equal(t, 3.0, sum(families, "recur_api_lease_slot_wait_seconds"), "each new job's PUT waited once for a slot of a lease")
 	for _, m := range families[requests].GetMetric() {
 		for _, l := range m.GetLabel() {
 			for _, name := range []string{"metrics-coll", "ok-job", "no-such-job-name", "named-like-a-secret"} {

@@ -94,21 +94,21 @@ func TestConcurrentPutsRespectMaxJobCount(t *testing.T) {
 }
 
 // TestAdmissionsCarryOnAcrossContinueAsNew: 20 jobs, each created and
-// deleted 13 times and created once more, at the same time, are more
-// admissions and leaves than a collection's workflow takes in one run
-// (a redefinition its terms allow does not ask it): it continues as new
+// deleted 26 times and created once more, at the same time: their leaves
+// alone are more messages than a collection's workflow takes in one run
+// (the claims of the creations come in batches): it continues as new
 // among them, and every request is answered, the collection holds its 20
 // jobs exactly and refuses a 21st.
 func TestAdmissionsCarryOnAcrossContinueAsNew(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: 540 admissions and leaves (about 30 s)")
+		t.Skip("-short: 1060 creations and deletions (about 20 s)")
 	}
 	s := newStack(t)
 	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{
 		"sku": map[string]any{"name": "Standard"}, "quota": map[string]any{"maxJobCount": 20}}})
 	require.Equal(t, http.StatusCreated, status, body)
 
-	const rounds = 14
+	const rounds = 27
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[string]int{}
