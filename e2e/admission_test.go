@@ -92,6 +92,7 @@ func (s *stack) putFullCollection(t *testing.T, n int) {
 // for a grace, then the collection finds no workflow of that job and
 // gives the name up, and another job fits.
 func TestAnAdmissionNoPutTookIsGivenUp(t *testing.T) {
+	t.Parallel() // it waits for a look of the collection's, tens of seconds
 	s := newStack(t)
 	s.putFullCollection(t, 1)
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "ghost"}
@@ -146,6 +147,7 @@ func TestADeletedJobsSlotIsFreeAtOnce(t *testing.T) {
 // the job's workflow runs, deleted, and refuses the PUT, whose job never
 // exists; the held workflow ends once no PUT may take the admission.
 func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
+	t.Parallel() // it waits for a look of the collection's, tens of seconds
 	s := newStack(t)
 	s.putCollection(t)
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "late"}
@@ -206,6 +208,7 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 // the visibility store for the jobs started while it was held, and holds
 // the job: its list shows it, and one more job fits, not two.
 func TestAJobStartedOnALeaseWithNoClaimIsFound(t *testing.T) {
+	t.Parallel() // it waits for a look of the collection's, tens of seconds
 	s := newStack(t)
 	s.putFullCollection(t, 2)
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "orphan"}

@@ -98,6 +98,7 @@ func TestACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: it starts PostgreSQL, a Temporal server and five recur processes")
 	}
+	t.Parallel() // beside TestAQuotaHoldsAcrossAKill9's wait
 	// The logs dumped when it fails follow the failure messages, and an
 	// excerpt of the output's end shows only them: the last line names the
 	// subtests that failed. Registered first, it runs last.

@@ -24,6 +24,9 @@ func TestAQuotaHoldsAcrossAKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: it kills recur amid 200 PUTs (about a minute)")
 	}
+	// Most of its minute waits for the collection's look at the dead
+	// process's lease: beside TestACluster, the package's longest.
+	t.Parallel()
 	const (
 		names     = 200
 		quota     = 50
