@@ -52,6 +52,15 @@ func runCollection(t *testing.T, env *testsuite.TestWorkflowEnvironment, maxJobs
 	require.NoError(t, env.GetWorkflowError())
 }
 
+// giveBackAndDeleteAt gives lease back and deletes the collection at the
+// test's time at, so that its workflow ends.
+func giveBackAndDeleteAt(t *testing.T, env *testsuite.TestWorkflowEnvironment, lease int, at time.Duration) {
+	env.RegisterDelayedCallback(func() {
+		update(t, env, jobs.UpdateLease, jobs.LeaseRequest{Release: []int{lease}})
+		update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
+	}, at)
+}
+
 func claims(lease int, names ...string) []jobs.MembershipRequest {
 	out := make([]jobs.MembershipRequest, len(names))
 	for i, n := range names {
@@ -62,8 +71,9 @@ func claims(lease int, names ...string) []jobs.MembershipRequest {
 
 // TestALeaseHoldsItsSlotsUntilClaimedOrGivenBack: in a collection of at
 // most 4 jobs, a lease of 3 slots counts as 3 jobs. Two claims on it take
-// two of its slots, with no room asked of the quota; a name asked without a lease meanwhile finds room for one
-// more job, and the next is refused, with the lease's last slot counted.
+// two of its slots, with no room asked of the quota; a name asked without
+// a lease meanwhile finds room for one more job, and the next is refused,
+// with the lease's last slot counted.
 // A batch that gives the lease back frees its last slot before its own
 // admissions: the one it asks fits, and a lease asked then finds no room.
 func TestALeaseHoldsItsSlotsUntilClaimedOrGivenBack(t *testing.T) {
@@ -89,10 +99,7 @@ func TestALeaseHoldsItsSlotsUntilClaimedOrGivenBack(t *testing.T) {
 	exchangeAt(t, env, 5*time.Second, jobs.LeaseRequest{Want: 8}, &regranted)
 	var view jobs.CollectionView
 	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 6*time.Second)
-	env.RegisterDelayedCallback(func() {
-		update(t, env, jobs.UpdateLease, jobs.LeaseRequest{Release: []int{2}})
-		update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
-	}, 7*time.Second)
+	giveBackAndDeleteAt(t, env, 2, 7*time.Second)
 	runCollection(t, env, 4)
 
 	require.NotNil(t, granted.Grant)
@@ -158,10 +165,7 @@ func TestALeaseNotGivenBackIsLookedAtOnceItRunsOut(t *testing.T) {
 	exchangeAt(t, env, 2*time.Minute, jobs.LeaseRequest{Want: 10}, &after)
 	var view jobs.CollectionView
 	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 2*time.Minute+time.Second)
-	env.RegisterDelayedCallback(func() {
-		update(t, env, jobs.UpdateLease, jobs.LeaseRequest{Release: []int{2}})
-		update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
-	}, 2*time.Minute+2*time.Second)
+	giveBackAndDeleteAt(t, env, 2, 2*time.Minute+2*time.Second)
 	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
 	runCollection(t, env, 5)
 
@@ -243,10 +247,7 @@ func TestAJobThatLeavesBeforeItsClaimIsNotAdmitted(t *testing.T) {
 	exchangeAt(t, env, 6*time.Second, jobs.LeaseRequest{Claims: claims(0, "b", "c", "e", "f")}, &byName)
 	var view jobs.CollectionView
 	env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 7*time.Second)
-	env.RegisterDelayedCallback(func() {
-		update(t, env, jobs.UpdateLease, jobs.LeaseRequest{Release: []int{1}})
-		update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
-	}, 8*time.Second)
+	giveBackAndDeleteAt(t, env, 1, 8*time.Second)
 	runCollection(t, env, 4)
 
 	require.Equal(t, 3, granted.Grant.Slots)
