@@ -201,7 +201,7 @@ func record(dir, tag string) error {
 			Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/idle", Method: "POST"}}}}}
 	}
 	for _, j := range []jobs.Key{idle, orphan} {
-		if err := startDefined(ctx, c, j, idleJob(24*time.Hour), leased.Grant.Admission()); err != nil {
+		if _, err := startDefined(ctx, c, j, idleJob(24*time.Hour), leased.Grant.Admission()); err != nil {
 			return err
 		}
 	}
@@ -214,6 +214,37 @@ func record(dir, tag string) error {
 		return fmt.Errorf("the collection did not admit job idle on its lease and never-put by name: %+v", claimed)
 	}
 	if err := put(ctx, c, idle, "", nil, idle.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: idleJob(25 * time.Hour)}); err != nil {
+		return err
+	}
+	// A job started on a lease of its own and deleted before the claim of
+	// its name comes: its leave names the lease and its run, and the
+	// claim takes the slot and admits nothing; the lease is given back
+	// after, as the API gives a lease back once its claims are answered.
+	brief := k
+	brief.Job = "brief"
+	var briefLease jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{Want: 1}, &briefLease); err != nil {
+		return err
+	}
+	if briefLease.Grant == nil {
+		return fmt.Errorf("the collection did not lease a slot: %+v", briefLease)
+	}
+	briefRun, err := startDefined(ctx, c, brief, idleJob(24*time.Hour), briefLease.Grant.Admission())
+	if err != nil {
+		return err
+	}
+	if err := deleteJob(ctx, c, brief); err != nil {
+		return err
+	}
+	var late, released jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{
+		Claims: []jobs.MembershipRequest{{Job: brief.Job, Lease: briefLease.Grant.ID, Run: briefRun}}}, &late); err != nil {
+		return err
+	}
+	if len(late.Answers) != 1 || late.Answers[0].Error != nil || late.Answers[0].Admission != nil {
+		return fmt.Errorf("the late claim of job brief: %+v", late)
+	}
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{Release: []int{briefLease.Grant.ID}}, &released); err != nil {
 		return err
 	}
 	time.Sleep(time.Until(leased.Grant.Until.Add(leaseLooked))) // the collection looks at the lease, and at the names reserved
@@ -321,17 +352,20 @@ func put(ctx context.Context, c client.Client, k jobs.Key, workflow string, inpu
 
 // startDefined starts the workflow of job k, defined by def, which its
 // collection admitted (adm), as the API starts a new job's.
-func startDefined(ctx context.Context, c client.Client, k jobs.Key, def jobs.Job, adm jobs.Admission) error {
+func startDefined(ctx context.Context, c client.Client, k jobs.Key, def jobs.Job, adm jobs.Admission) (run string, err error) {
 	created := time.Now().UTC().Truncate(time.Second)
 	if err := def.AcceptNew(k, created); err != nil {
-		return err
+		return "", err
 	}
 	opts, in, ok := api.NewJobStart(k, def, created, adm)
 	if !ok {
-		return fmt.Errorf("job %s has no occurrence to come", k.Job)
+		return "", fmt.Errorf("job %s has no occurrence to come", k.Job)
 	}
-	_, err := c.ExecuteWorkflow(ctx, opts, jobs.JobWorkflowName, in)
-	return err
+	r, err := c.ExecuteWorkflow(ctx, opts, jobs.JobWorkflowName, in)
+	if err != nil {
+		return "", err
+	}
+	return r.GetRunID(), nil
 }
 
 // patch sends job k a PATCH of its current definition, as the API does.
