@@ -117,6 +117,9 @@ func (s *Server) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created t
 		return nil, nil, nil
 	}
 	req := jobs.MembershipRequest{Job: k.Job, ShortestGap: jobs.ShortestGap(def, created)}
+	// startedNothing: a start on a lease found the job's workflow running
+	// (or no occurrence to come); a second start would find the same.
+	startedNothing := false
 	if cond.IfMatch == "" {
 		if h, ok := s.admissions.take(ctx, s, k); ok {
 			if h.Terms.Check(req.ShortestGap, k.Collection) != nil {
@@ -124,11 +127,13 @@ func (s *Server) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created t
 				s.admissions.giveBack(s, k, h)
 			} else if started, err := s.createOnLease(ctx, k, def, created, h, req); err != nil || started != nil {
 				return started, nil, err
+			} else {
+				startedNothing = true
 			}
 		}
 	}
 	adm, err := s.admission(ctx, k, req)
-	if err != nil || adm == nil || cond.IfMatch != "" {
+	if err != nil || adm == nil || cond.IfMatch != "" || startedNothing {
 		return nil, adm, err
 	}
 	started, _, err := s.startJob(ctx, k, def, created, *adm)
