@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,4 +78,15 @@ func TestComposeFileIsValidAndRunsTheTestedServer(t *testing.T) {
 		require.Contains(t, config, mount)
 	}
 	require.Contains(t, config, "source: prometheus-token", "Prometheus gets the operator's token /metrics asks for")
+}
+
+// TestTheDynamicConfigIsTheClusterTests: the server of compose.yaml keeps
+// as many writes of a shard in flight as the cluster tests' and the
+// benchmarks' (internal/temporalcluster).
+func TestTheDynamicConfigIsTheClusterTests(t *testing.T) {
+	b, err := os.ReadFile("dynamicconfig/recur.yaml")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^history\.shardIOConcurrency:\n\s+- value: (\d+)\n`).FindSubmatch(b)
+	require.NotNil(t, m, "recur.yaml sets history.shardIOConcurrency:\n%s", b)
+	require.Equal(t, strconv.Itoa(temporalcluster.DefaultShardIOConcurrency), string(m[1]))
 }

@@ -50,7 +50,7 @@ type config struct {
 	catchUp string
 	// cluster runs recur serve against a Temporal server process on
 	// PostgreSQL (internal/temporalcluster) instead of recur dev.
-	cluster bool
+	cluster recurproc.ClusterFlags
 	// bin is the recur binary to measure; empty builds this tree's.
 	bin string
 }
@@ -65,7 +65,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
 	flag.DurationVar(&c.startAfter, "start-after", 0, "hold every job's (schedule's) first occurrence back until the first minute boundary this long after its phase starts creating; by default each begins at its next slot once created")
 	flag.StringVar(&c.catchUp, "catch-up", "", "the recur jobs' catchUpWindow (ISO 8601, P365D is Schedules' default); by default recur's, one period: an occurrence a loaded server starts later than that is recorded as Postponed, not run")
-	flag.BoolVar(&c.cluster, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
+	c.cluster.Register(flag.CommandLine)
 	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's CPU profile over each phase's window, and its heap at the window's end, in")
 	flag.Parse()
@@ -105,7 +105,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer sink.close()
-	d, err := recurproc.Deploy(ctx, bin, work, c.cluster, c.profile != "")
+	d, err := recurproc.Deploy(ctx, bin, work, c.cluster.Options(), c.profile != "")
 	if err != nil {
 		return err
 	}

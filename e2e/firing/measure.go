@@ -187,7 +187,7 @@ func printResults(c config, rs []*phaseResult) {
 	row("firing process CPU (window)", func(r *phaseResult) string {
 		return fmt.Sprintf("%.1f s = %.0f%% of a core", r.selfCPU.Seconds(), 100*r.selfCPU.Seconds()/secs(r))
 	})
-	onCluster := c.cluster
+	onCluster := c.cluster.On()
 	if onCluster {
 		row("Temporal server process CPU (window)", func(r *phaseResult) string {
 			return fmt.Sprintf("%.1f s = %.0f%% of a core", r.cpu.Server.Seconds(), 100*r.cpu.Server.Seconds()/secs(r))

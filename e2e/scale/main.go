@@ -42,7 +42,7 @@ type config struct {
 	bin         string
 	phases      string
 	settle      time.Duration
-	cluster     bool
+	cluster     recurproc.ClusterFlags
 }
 
 func main() {
@@ -58,7 +58,7 @@ func main() {
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's heap profiles (baseline and idle) in")
 	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run, in this order: recur (recur's jobs), peer (native Schedules) or both")
 	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase")
-	flag.BoolVar(&c.cluster, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
+	c.cluster.Register(flag.CommandLine)
 	flag.Parse()
 	if c.jobs < 1 || c.concurrency < 1 || c.grace <= 0 {
 		fmt.Fprintln(os.Stderr, "scale: -jobs, -concurrency and -grace must be positive")
@@ -136,7 +136,7 @@ func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.T
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	d, err := recurproc.Deploy(ctx, bin, dir, c.cluster, c.profile != "")
+	d, err := recurproc.Deploy(ctx, bin, dir, c.cluster.Options(), c.profile != "")
 	if err != nil {
 		return nil, err
 	}

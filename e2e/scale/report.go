@@ -34,7 +34,7 @@ type phaseResult struct {
 // print prints the results as a Markdown table, a column per phase.
 func (r *results) print() {
 	where := "recur dev"
-	if r.cfg.cluster {
+	if r.cfg.cluster.On() {
 		where = "recur serve on a Temporal server process on PostgreSQL"
 	}
 	fmt.Printf("==== scale: %d hourly items, concurrency %d, %s ====\n", r.cfg.jobs, r.cfg.concurrency, where)
@@ -107,7 +107,7 @@ func (r *results) printMemory(row rowFunc) {
 	row("recur RSS per idle item", func(p *phaseResult) string {
 		return perJob(int64(p.idle.rss)*1024, int64(p.baseline.rss)*1024, p.create.created)
 	})
-	if r.cfg.cluster {
+	if r.cfg.cluster.On() {
 		row("server RSS baseline / idle", func(p *phaseResult) string { return mib(p.baseline.serverRSS) + " / " + mib(p.idle.serverRSS) })
 		row("server RSS per idle item", func(p *phaseResult) string {
 			return perJob(int64(p.idle.serverRSS)*1024, int64(p.baseline.serverRSS)*1024, p.create.created)
@@ -144,7 +144,7 @@ func (r *results) printBurst(row rowFunc) {
 		})
 	}
 	cpu("recur process CPU over the burst", func(b *burstResult) time.Duration { return b.cpu.Recur })
-	if r.cfg.cluster {
+	if r.cfg.cluster.On() {
 		cpu("Temporal server CPU over the burst", func(b *burstResult) time.Duration { return b.cpu.Server })
 		cpu("PostgreSQL CPU over the burst", func(b *burstResult) time.Duration { return b.cpu.Postgres })
 	}
@@ -158,7 +158,7 @@ func (r *results) printBurst(row rowFunc) {
 	})
 	row("burst window (until all came or -grace)", func(p *phaseResult) string { return round(p.burst.window).String() })
 	row("recur RSS peak / end of burst", func(p *phaseResult) string { return mib(p.burst.rssPeak) + " / " + mib(p.burst.rssEnd) })
-	if !r.cfg.cluster {
+	if !r.cfg.cluster.On() {
 		row("recur data dir at the phase's end", func(p *phaseResult) string { return fmt.Sprintf("%.1f MiB", float64(p.dataSize)/(1<<20)) })
 	}
 }

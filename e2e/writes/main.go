@@ -235,7 +235,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer tg.close()
-	d, err := recurproc.Deploy(ctx, bin, work, false, false)
+	d, err := recurproc.Deploy(ctx, bin, work, nil, false)
 	if err != nil {
 		return err
 	}

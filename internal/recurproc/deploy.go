@@ -2,6 +2,7 @@ package recurproc
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log"
 	"os/exec"
@@ -22,27 +23,25 @@ type Deployment struct {
 	Namespace string
 }
 
-// Deploy starts recur dev, or with cluster a durable cluster and recur
+// Deploy starts recur dev, or with cluster options a cluster and recur
 // serve against it, with work as the directory of recur's data, keys and
 // log. With profile, recur serves Go's profiles. The caller must Close
 // the deployment.
-func Deploy(ctx context.Context, bin, work string, cluster, profile bool) (*Deployment, error) {
+func Deploy(ctx context.Context, bin, work string, cluster *temporalcluster.Options, profile bool) (*Deployment, error) {
 	logPath := filepath.Join(work, "recur.log")
-	if !cluster {
+	if cluster == nil {
 		p, err := Start(bin, filepath.Join(work, "data"), logPath, profile)
 		if err != nil {
 			return nil, err
 		}
 		return &Deployment{Process: p, Namespace: "default"}, nil
 	}
-	// Durable: PostgreSQL syncs its commits, as a production database does
-	// and as recur dev's SQLite does.
-	c, err := temporalcluster.Launch(ctx, temporalcluster.Options{Durable: true})
+	c, err := temporalcluster.Launch(ctx, *cluster)
 	if err != nil {
 		return nil, err
 	}
-	log.Printf("cluster: Temporal %s (pid %d) on PostgreSQL %s (pid %d)", c.FrontendAddress(), c.Server.PID(),
-		c.Postgres.Address(), c.Postgres.PID())
+	log.Printf("cluster: Temporal %s (pid %d; %d history shards, shard IO concurrency %d) on PostgreSQL %s (pid %d)",
+		c.FrontendAddress(), c.Server.PID(), cluster.HistoryShards, cluster.ShardIOConcurrency, c.Postgres.Address(), c.Postgres.PID())
 	keys := filepath.Join(work, "keys.json")
 	if out, err := exec.Command(bin, "keygen", keys).CombinedOutput(); err != nil {
 		_ = c.Close()
@@ -88,3 +87,33 @@ func (u Usage) Sub(v Usage) Usage {
 
 // Total is the CPU of every process.
 func (u Usage) Total() time.Duration { return u.Recur + u.Server + u.Postgres }
+
+// ClusterFlags are a bench tool's flags that choose between recur dev and
+// a cluster, and shape the cluster: its history shards and each shard's
+// persistence concurrency decide how many of the server's writes go to
+// PostgreSQL at once, and so its latency under load.
+type ClusterFlags struct {
+	on                 bool
+	historyShards      int
+	shardIOConcurrency int
+}
+
+// Register defines -cluster, -history-shards and -shard-io-concurrency.
+func (f *ClusterFlags) Register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.on, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
+	fs.IntVar(&f.historyShards, "history-shards", temporalcluster.DefaultHistoryShards, "with -cluster, the server's number of history shards")
+	fs.IntVar(&f.shardIOConcurrency, "shard-io-concurrency", temporalcluster.DefaultShardIOConcurrency, "with -cluster, the server's history.shardIOConcurrency: how many persistence writes a shard has in flight at once (the server's own default is 1)")
+}
+
+// On says whether the tool measures on a cluster.
+func (f *ClusterFlags) On() bool { return f.on }
+
+// Options returns the cluster's options, or nil for recur dev.
+func (f *ClusterFlags) Options() *temporalcluster.Options {
+	if !f.on {
+		return nil
+	}
+	// Durable: PostgreSQL syncs its commits, as a production database does
+	// and as recur dev's SQLite does.
+	return &temporalcluster.Options{Durable: true, HistoryShards: f.historyShards, ShardIOConcurrency: f.shardIOConcurrency}
+}

@@ -9,7 +9,8 @@
 // process runs as root, they are installed with apt-get.
 //
 // Unlike temporalserver (the embedded server of `recur dev`), nothing here
-// bends the server's defaults for recur: the namespace cache refreshes on
+// bends the server's defaults for recur but what recur's Docker deployment
+// sets too (history.shardIOConcurrency): the namespace cache refreshes on
 // its own schedule, as it does on the clusters recur is deployed to.
 package temporalcluster
 
@@ -17,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,12 +26,23 @@ import (
 	"time"
 )
 
+// shardIOConcurrencyKey is the server's dynamic config key that Options'
+// ShardIOConcurrency sets.
+const shardIOConcurrencyKey = "history.shardIOConcurrency"
+
 // Defaults applied to zero fields of Options.
 const (
 	DefaultNamespace     = "recur"
 	DefaultRetention     = 60 * 24 * time.Hour
 	DefaultHistoryShards = 4
-	DefaultLogLevel      = "warn"
+	// DefaultShardIOConcurrency is the history.shardIOConcurrency recur's
+	// cluster runs with (docker/dynamicconfig/recur.yaml too): each shard
+	// keeps up to 8 writes in flight to PostgreSQL, where the server's
+	// default of 1 queues every write of a shard behind the one before and
+	// makes the slowest creations slower (BENCHMARKS.md). Cassandra takes
+	// 1 only.
+	DefaultShardIOConcurrency = 8
+	DefaultLogLevel           = "warn"
 )
 
 // StartTimeout bounds Start when the caller's context has no earlier
@@ -48,6 +61,9 @@ type Options struct {
 	// HistoryShards is the server's number of history shards; default 4.
 	// It is written into the database at the first start and cannot change.
 	HistoryShards int
+	// ShardIOConcurrency is the server's history.shardIOConcurrency unless
+	// DynamicConfig sets it; default DefaultShardIOConcurrency.
+	ShardIOConcurrency int
 	// DynamicConfig overrides the server's dynamic config, key to value,
 	// e.g. "frontend.namespaceRPS": 2400. Default: the server's defaults.
 	DynamicConfig map[string]any
@@ -73,6 +89,20 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.HistoryShards < 1 {
 		return o, fmt.Errorf("history shards %d is below 1", o.HistoryShards)
+	}
+	if o.ShardIOConcurrency == 0 {
+		o.ShardIOConcurrency = DefaultShardIOConcurrency
+	}
+	if o.ShardIOConcurrency < 1 {
+		return o, fmt.Errorf("shard IO concurrency %d is below 1", o.ShardIOConcurrency)
+	}
+	if _, ok := o.DynamicConfig[shardIOConcurrencyKey]; !ok {
+		dc := maps.Clone(o.DynamicConfig)
+		if dc == nil {
+			dc = map[string]any{}
+		}
+		dc[shardIOConcurrencyKey] = o.ShardIOConcurrency
+		o.DynamicConfig = dc
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = DefaultLogLevel
