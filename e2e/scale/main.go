@@ -175,11 +175,13 @@ func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.T
 func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 	res := &phaseResult{name: s.subject.name()}
 	res.baseline = s.sampleMemory(ctx, s.subject.name()+"-baseline")
+	res.stored[0] = s.dep.StoredBytes()
 	log.Printf("%s: baseline: RSS %s", res.name, mib(res.baseline.rss))
 	var err error
 	if res.create, err = s.create(ctx); err != nil {
 		return nil, err
 	}
+	res.stored[1] = s.dep.StoredBytes()
 	res.valid = res.create.ended.Before(s.burst)
 	if !res.valid {
 		log.Printf("!!! %s: creation ended at %s, after the burst time %s: THE BURST IS INVALID", res.name,
@@ -194,8 +196,9 @@ func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 	if !time.Now().Before(s.burst) {
 		log.Printf("!!! %s: the load or the memory reading ran past the burst time %s", res.name, s.burst.Format(time.TimeOnly))
 	}
+	res.stored[2] = s.dep.StoredBytes()
 	res.burst = s.measureBurst(ctx, res.create.created)
-	res.dataSize = s.dep.DataSize()
+	res.stored[3] = s.dep.StoredBytes()
 	log.Printf("%s: deleting", res.name)
 	if err := s.subject.remove(ctx, s.cfg.jobs); err != nil {
 		log.Printf("%s: could not delete every item: %v", res.name, err)

@@ -25,10 +25,13 @@ type phaseResult struct {
 	baseline, idle memory
 	// idleCPU is what every process of the deployment used over idleFor,
 	// the pause after the load, with nothing due.
-	idleCPU  recurproc.Usage
-	idleFor  time.Duration
-	burst    *burstResult
-	dataSize int64
+	idleCPU recurproc.Usage
+	idleFor time.Duration
+	burst   *burstResult
+	// stored is what the database holds on disk (Deployment.StoredBytes)
+	// at the baseline, after the creation, before the burst (after the
+	// load) and after it.
+	stored [4]int64
 }
 
 // print prints the results as a Markdown table, a column per phase.
@@ -65,6 +68,7 @@ func (r *results) print() {
 	r.printLoad(row)
 	r.printMemory(row)
 	r.printBurst(row)
+	r.printStorage(row)
 	fmt.Println(note)
 }
 
@@ -158,10 +162,29 @@ func (r *results) printBurst(row rowFunc) {
 	})
 	row("burst window (until all came or -grace)", func(p *phaseResult) string { return round(p.burst.window).String() })
 	row("recur RSS peak / end of burst", func(p *phaseResult) string { return mib(p.burst.rssPeak) + " / " + mib(p.burst.rssEnd) })
-	if !r.cfg.cluster.On() {
-		row("recur data dir at the phase's end", func(p *phaseResult) string { return fmt.Sprintf("%.1f MiB", float64(p.dataSize)/(1<<20)) })
-	}
 }
+
+// printStorage says what the database stored per item created and per
+// occurrence delivered: the inputs of a sizing (docs/operations.md).
+func (r *results) printStorage(row rowFunc) {
+	what := "SQLite files of recur dev"
+	if r.cfg.cluster.On() {
+		what = "PostgreSQL tables and indexes"
+	}
+	row("**stored: "+what+"**", blank)
+	row("baseline / created / after the load / after the burst", func(p *phaseResult) string {
+		return fmt.Sprintf("%s / %s / %s / %s", mibOf(p.stored[0]), mibOf(p.stored[1]), mibOf(p.stored[2]), mibOf(p.stored[3]))
+	})
+	row("per item created", func(p *phaseResult) string {
+		return perJob(p.stored[1], p.stored[0], p.create.created)
+	})
+	row("per occurrence delivered in the burst", func(p *phaseResult) string {
+		return perJob(p.stored[3], p.stored[2], len(p.burst.late))
+	})
+}
+
+// mibOf renders bytes in MiB.
+func mibOf(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func blank(*phaseResult) string { return "" }
 

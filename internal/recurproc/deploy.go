@@ -55,6 +55,16 @@ func Deploy(ctx context.Context, bin, work string, cluster *temporalcluster.Opti
 	return &Deployment{Process: p, Cluster: c, Namespace: c.Namespace()}, nil
 }
 
+// StoredBytes is what the deployment's database holds on disk: on a
+// cluster PostgreSQL's tables and indexes (Postgres.TableBytes), on recur
+// dev the data directory (DataSize).
+func (d *Deployment) StoredBytes() int64 {
+	if d.Cluster != nil {
+		return d.Cluster.Postgres.TableBytes()
+	}
+	return d.DataSize()
+}
+
 // Close kills recur and removes the cluster, if any.
 func (d *Deployment) Close() {
 	d.Kill()
