@@ -56,11 +56,11 @@ func Deploy(ctx context.Context, bin, work string, cluster *temporalcluster.Opti
 }
 
 // StoredBytes is what the deployment's database holds on disk: on a
-// cluster PostgreSQL's tables and indexes (Postgres.TableBytes), on recur
+// cluster PostgreSQL's tables and indexes (Postgres.TablesDir), on recur
 // dev the data directory (DataSize).
 func (d *Deployment) StoredBytes() int64 {
 	if d.Cluster != nil {
-		return d.Cluster.Postgres.TableBytes()
+		return dirBytes(d.Cluster.Postgres.TablesDir())
 	}
 	return d.DataSize()
 }

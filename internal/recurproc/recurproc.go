@@ -345,9 +345,12 @@ func LoadAverage() string {
 
 // DataSize returns the bytes of the data directory (the SQLite database
 // and its journal).
-func (p *Process) DataSize() int64 {
+func (p *Process) DataSize() int64 { return dirBytes(p.DataDir) }
+
+// dirBytes returns the bytes of the files under dir.
+func dirBytes(dir string) int64 {
 	var total int64
-	_ = filepath.WalkDir(p.DataDir, func(_ string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if info, err := d.Info(); err == nil {
 				total += info.Size()

@@ -63,22 +63,11 @@ func (p *Postgres) DSN(database string) string {
 // LogPath is the file PostgreSQL logs to.
 func (p *Postgres) LogPath() string { return p.logPath }
 
-// TableBytes is the size of every database's tables and indexes on disk
-// (the files under the data directory's base/), without the write-ahead
-// log, whose size follows checkpoints rather than what is stored. A
-// relation's file grows when a page is added to it, not at a checkpoint.
-func (p *Postgres) TableBytes() int64 {
-	var total int64
-	_ = filepath.WalkDir(filepath.Join(p.dir, "data", "base"), func(_ string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				total += info.Size()
-			}
-		}
-		return nil
-	})
-	return total
-}
+// TablesDir is the directory of every database's tables and indexes (the
+// data directory's base/): without the write-ahead log, whose size
+// follows checkpoints rather than what is stored. A relation's file grows
+// when a page is added to it, not at a checkpoint.
+func (p *Postgres) TablesDir() string { return filepath.Join(p.dir, "data", "base") }
 
 // PID is the process ID of PostgreSQL's postmaster.
 func (p *Postgres) PID() int { return p.proc.pid() }
