@@ -53,8 +53,9 @@ func BenchmarkReplayOfALongRun(b *testing.B) {
 	require.NoError(b, err)
 	b.Cleanup(w.Stop)
 
+	dc := codec.DataConverter(s.recur.Keys)
 	jobReplayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{
-		DataConverter: codec.DataConverter(s.recur.Keys), FailureConverter: codec.FailureConverter(codec.DataConverter(s.recur.Keys))})
+		DataConverter: dc, FailureConverter: codec.FailureConverter(dc)})
 	require.NoError(b, err)
 	jobReplayer.RegisterWorkflowWithOptions(workflows.Job, workflow.RegisterOptions{Name: jobs.JobWorkflowName})
 	scheduleReplayer := sdkworker.NewWorkflowReplayer()
