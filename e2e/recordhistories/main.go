@@ -247,6 +247,43 @@ func record(dir, tag string) error {
 	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{Release: []int{briefLease.Grant.ID}}, &released); err != nil {
 		return err
 	}
+	// An hourly job that began three hours back, started on a lease of
+	// its own and claimed on it, whose backfill of its first two hours
+	// runs both in one task, each an action marker and an upsert. The
+	// collection's DELETE ends it.
+	backfilled := k
+	backfilled.Job = "backfilled"
+	var backfilledLease, backfilledClaim jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{Want: 1}, &backfilledLease); err != nil {
+		return err
+	}
+	if backfilledLease.Grant == nil {
+		return fmt.Errorf("the collection did not lease a slot: %+v", backfilledLease)
+	}
+	hoursAgo := time.Now().UTC().Add(-3 * time.Hour).Truncate(time.Hour)
+	hourly := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(hoursAgo),
+		Recurrence: &recurrence.Recurrence{Frequency: "Hour"},
+		Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target.URL + "/backfilled", Method: "POST"}}}}}
+	backfilledRun, err := startDefined(ctx, c, backfilled, hourly, backfilledLease.Grant.Admission())
+	if err != nil {
+		return err
+	}
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{
+		Claims:  []jobs.MembershipRequest{{Job: backfilled.Job, Lease: backfilledLease.Grant.ID, Run: backfilledRun}},
+		Release: []int{backfilledLease.Grant.ID}}, &backfilledClaim); err != nil {
+		return err
+	}
+	var queued jobs.BackfillResult
+	if err := updateInto(ctx, c, backfilled.JobWorkflowID(), jobs.UpdateBackfill,
+		jobs.BackfillRequest{StartTime: hoursAgo, EndTime: hoursAgo.Add(time.Hour)}, &queued); err != nil {
+		return err
+	}
+	if queued.Queued != 2 {
+		return fmt.Errorf("the backfill of job backfilled queued %d, not 2", queued.Queued)
+	}
+	if err := waitRuns(ctx, c, backfilled, 2); err != nil {
+		return err
+	}
 	time.Sleep(time.Until(leased.Grant.Until.Add(leaseLooked))) // the collection looks at the lease, and at the names reserved
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
 		jobs.PutCollectionRequest{Collection: jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionDisabled}}}); err != nil {
@@ -285,6 +322,9 @@ func record(dir, tag string) error {
 	if err := c.GetWorkflow(ctx, doomed.JobWorkflowID(), "").Get(ctx, nil); err != nil {
 		return fmt.Errorf("job doomed never ended: %w", err)
 	}
+	if err := c.GetWorkflow(ctx, backfilled.JobWorkflowID(), "").Get(ctx, nil); err != nil {
+		return fmt.Errorf("job backfilled never ended with its collection: %w", err)
+	}
 	if err := <-behind; err != nil {
 		return fmt.Errorf("the job behind: %w", err)
 	}
@@ -298,12 +338,13 @@ func record(dir, tag string) error {
 		return fmt.Errorf("the job whose first attempt failed: %w", err)
 	}
 	files := map[string]string{
-		"collection": k.CollectionWorkflowID(),
-		"job":        k.JobWorkflowID(),
-		"job-gone":   gone.JobWorkflowID(),
-		"job-idle":   idle.JobWorkflowID(),
-		"job-held":   held.JobWorkflowID(),
-		"job-doomed": doomed.JobWorkflowID(),
+		"collection":     k.CollectionWorkflowID(),
+		"job":            k.JobWorkflowID(),
+		"job-gone":       gone.JobWorkflowID(),
+		"job-idle":       idle.JobWorkflowID(),
+		"job-held":       held.JobWorkflowID(),
+		"job-doomed":     doomed.JobWorkflowID(),
+		"job-backfilled": backfilled.JobWorkflowID(),
 	}
 	for name, id := range files {
 		if err := save(ctx, c, id, dir, name, tag); err != nil {
