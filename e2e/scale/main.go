@@ -57,7 +57,7 @@ func main() {
 	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's heap profiles (baseline and idle) in")
 	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run, in this order: recur (recur's jobs), peer (native Schedules) or both")
-	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase")
+	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase (the last phase deletes nothing)")
 	c.cluster.Register(flag.CommandLine)
 	flag.Parse()
 	if c.jobs < 1 || c.concurrency < 1 || c.grace <= 0 {
@@ -86,6 +86,7 @@ type phase struct {
 	subject subject
 	burst   time.Time // when every item falls due
 	created []bool    // which items were created with the burst time
+	last    bool      // no phase follows
 }
 
 func run(ctx context.Context, c config) error {
@@ -113,11 +114,12 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	res := &results{cfg: c, loadStart: loadStart}
-	for _, name := range strings.Split(c.phases, ",") {
+	names := strings.Split(c.phases, ",")
+	for i, name := range names {
 		if ctx.Err() != nil {
 			break
 		}
-		r, err := runPhase(ctx, c, name, bin, filepath.Join(work, name), burst)
+		r, err := runPhase(ctx, c, name, bin, filepath.Join(work, name), burst, i == len(names)-1)
 		if err != nil {
 			return err
 		}
@@ -132,7 +134,7 @@ func run(ctx context.Context, c config) error {
 // in dir and stopped after it: a phase's memory per idle item then starts
 // from a fresh process, not from what an earlier phase's heap grew into
 // and the Go runtime keeps.
-func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.Time) (*phaseResult, error) {
+func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.Time, last bool) (*phaseResult, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -147,7 +149,7 @@ func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.T
 	}
 	defer sink.close()
 	a := newAPI(d.API, c.concurrency)
-	p := &phase{cfg: c, dep: d, api: a, sink: sink, burst: burst}
+	p := &phase{cfg: c, dep: d, api: a, sink: sink, burst: burst, last: last}
 	if name == "recur" {
 		p.subject = &recurJobs{api: a, sink: sink}
 	} else {
@@ -175,36 +177,49 @@ func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.T
 func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 	res := &phaseResult{name: s.subject.name()}
 	res.baseline = s.sampleMemory(ctx, s.subject.name()+"-baseline")
-	res.stored[0] = s.dep.StoredBytes()
+	res.stored[0] = s.storedNow(ctx)
 	log.Printf("%s: baseline: RSS %s", res.name, mib(res.baseline.rss))
 	var err error
 	if res.create, err = s.create(ctx); err != nil {
 		return nil, err
 	}
-	res.stored[1] = s.dep.StoredBytes()
+	res.stored[1] = s.storedNow(ctx)
 	res.valid = res.create.ended.Before(s.burst)
 	if !res.valid {
 		log.Printf("!!! %s: creation ended at %s, after the burst time %s: THE BURST IS INVALID", res.name,
 			res.create.ended.Format(time.TimeOnly), s.burst.Format(time.TimeOnly))
 	}
 	res.load = s.load(ctx, s.loadTime())
-	idleFrom, cpu := time.Now(), s.dep.CPU()
+	idleFrom, cpu, wrote := time.Now(), s.dep.CPU(), s.storedNow(ctx).writes
 	sleepUntil(ctx, time.Now().Add(min(s.cfg.idle, time.Until(s.burst)-10*time.Second)))
 	res.idleCPU, res.idleFor = s.dep.CPU().Sub(cpu), time.Since(idleFrom)
+	res.idleWrites = s.storedNow(ctx).writes.Sub(wrote)
 	res.idle = s.sampleMemory(ctx, s.subject.name()+"-idle")
 	log.Printf("%s: idle: RSS %s with %d created", res.name, mib(res.idle.rss), res.create.created)
 	if !time.Now().Before(s.burst) {
 		log.Printf("!!! %s: the load or the memory reading ran past the burst time %s", res.name, s.burst.Format(time.TimeOnly))
 	}
-	res.stored[2] = s.dep.StoredBytes()
+	res.stored[2] = s.storedNow(ctx)
 	res.burst = s.measureBurst(ctx, res.create.created)
-	res.stored[3] = s.dep.StoredBytes()
+	res.stored[3] = s.storedNow(ctx)
+	if s.last {
+		// Its deployment goes with it, and no phase follows to want a
+		// quiet machine.
+		return res, nil
+	}
 	log.Printf("%s: deleting", res.name)
 	if err := s.subject.remove(ctx, s.cfg.jobs); err != nil {
 		log.Printf("%s: could not delete every item: %v", res.name, err)
 	}
 	s.settle(ctx)
 	return res, nil
+}
+
+// storedNow reads what the database holds on disk and, on a cluster, what
+// PostgreSQL has written so far.
+func (s *phase) storedNow(ctx context.Context) stored {
+	w, _ := s.dep.Writes(ctx)
+	return stored{bytes: s.dep.StoredBytes(), writes: w, kinds: s.dep.StoredByKind(ctx)}
 }
 
 // settle waits -settle after the deletions, so that the next phase starts

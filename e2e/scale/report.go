@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/recurhq/recur/internal/recurproc"
+	"github.com/recurhq/recur/internal/temporalcluster"
 )
 
 // results is everything one run measured.
@@ -28,10 +29,19 @@ type phaseResult struct {
 	idleCPU recurproc.Usage
 	idleFor time.Duration
 	burst   *burstResult
-	// stored is what the database holds on disk (Deployment.StoredBytes)
-	// at the baseline, after the creation, before the burst (after the
-	// load) and after it.
-	stored [4]int64
+	// idleWrites is what PostgreSQL wrote over idleFor (cluster only).
+	idleWrites temporalcluster.Writes
+	// stored is what the database holds and has written at the baseline,
+	// after the creation, before the burst (after the load) and after it.
+	stored [4]stored
+}
+
+// stored is what the database holds on disk (Deployment.StoredBytes) and,
+// on a cluster, what PostgreSQL has written since it started.
+type stored struct {
+	bytes  int64
+	writes temporalcluster.Writes
+	kinds  recurproc.Kinds
 }
 
 // print prints the results as a Markdown table, a column per phase.
@@ -173,14 +183,44 @@ func (r *results) printStorage(row rowFunc) {
 	}
 	row("**stored: "+what+"**", blank)
 	row("baseline / created / after the load / after the burst", func(p *phaseResult) string {
-		return fmt.Sprintf("%s / %s / %s / %s", mibOf(p.stored[0]), mibOf(p.stored[1]), mibOf(p.stored[2]), mibOf(p.stored[3]))
+		return fmt.Sprintf("%s / %s / %s / %s", mibOf(p.stored[0].bytes), mibOf(p.stored[1].bytes),
+			mibOf(p.stored[2].bytes), mibOf(p.stored[3].bytes))
 	})
 	row("per item created", func(p *phaseResult) string {
-		return perJob(p.stored[1], p.stored[0], p.create.created)
+		return perJob(p.stored[1].bytes, p.stored[0].bytes, p.create.created)
 	})
 	row("per occurrence delivered in the burst", func(p *phaseResult) string {
-		return perJob(p.stored[3], p.stored[2], len(p.burst.late))
+		return perJob(p.stored[3].bytes, p.stored[2].bytes, len(p.burst.late))
 	})
+	if !r.cfg.cluster.On() {
+		return
+	}
+	for k, kind := range recurproc.KindNames {
+		row("of which "+kind+", per item created / per occurrence", func(p *phaseResult) string {
+			return perJob(p.stored[1].kinds[k], p.stored[0].kinds[k], p.create.created) + " / " +
+				perJob(p.stored[3].kinds[k], p.stored[2].kinds[k], len(p.burst.late))
+		})
+	}
+	row("**written by PostgreSQL: commits, rows written, WAL bytes, WAL syncs**", blank)
+	row("per item created", func(p *phaseResult) string {
+		return writesPer(p.stored[1].writes.Sub(p.stored[0].writes), float64(p.create.created))
+	})
+	row("per occurrence delivered in the burst", func(p *phaseResult) string {
+		return writesPer(p.stored[3].writes.Sub(p.stored[2].writes), float64(len(p.burst.late)))
+	})
+	row("per minute of the idle pause", func(p *phaseResult) string {
+		return writesPer(p.idleWrites, p.idleFor.Minutes())
+	})
+}
+
+// writesPer renders w divided by n (items, or minutes).
+func writesPer(w temporalcluster.Writes, n float64) string {
+	if n <= 0 {
+		return "n/a"
+	}
+	per := func(v int64) float64 { return float64(v) / n }
+	return fmt.Sprintf("%.1f commits, %.1f rows, %.1f KiB WAL, %.2f syncs",
+		per(w.Commits), per(w.Rows), per(w.WALBytes)/1024, per(w.WALSyncs))
 }
 
 // mibOf renders bytes in MiB.
@@ -191,7 +231,8 @@ func blank(*phaseResult) string { return "" }
 // note says how the figures were read.
 const note = `Phases run in turn, each on a deployment of its own started alike (a new recur dev, or a new
 Temporal server process on a new PostgreSQL with recur serve): each creates its items, loads them,
-bursts and deletes them. For Schedules, define is create (update when it exists, read-modify-write as the SDK does
+bursts and deletes them (the last stops its deployment instead). PostgreSQL's statistics lag its
+writes by up to 10 s; the log's bytes do not. For Schedules, define is create (update when it exists, read-modify-write as the SDK does
 it), get is describe, a list page is ListSchedules of the namespace, history a page of
 ListWorkflowExecutions of the schedule's workflows (TemporalScheduledById); recur's are its REST
 API. Memory per idle item is (idle - baseline) / items created, each phase's from a fresh process. "metrics" is

@@ -7,6 +7,7 @@ import (
 	"log"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/recurhq/recur/internal/temporalcluster"
@@ -63,6 +64,71 @@ func (d *Deployment) StoredBytes() int64 {
 		return dirBytes(d.Cluster.Postgres.TablesDir())
 	}
 	return d.DataSize()
+}
+
+// Kinds are the bytes a cluster's PostgreSQL holds of each kind of data,
+// in the order of KindNames.
+type Kinds [4]int64
+
+// KindNames name the kinds of data the Temporal server stores: the
+// histories (retained until the namespace's retention after a run
+// closes), the executions' mutable state and the server's other tables,
+// the task queues (rows deleted once done, their space reused), and
+// visibility (a row per run).
+var KindNames = [4]string{"histories", "executions and the rest", "task queues", "visibility"}
+
+const (
+	histories = iota
+	executions
+	queues
+	visibility
+)
+
+// StoredByKind reads the size of every table of the cluster's databases
+// and sums them by kind (KindNames); zero on recur dev.
+func (d *Deployment) StoredByKind(ctx context.Context) Kinds {
+	var k Kinds
+	if d.Cluster == nil {
+		return k
+	}
+	tables, err := d.Cluster.Postgres.TableBytes(ctx)
+	if err != nil {
+		log.Printf("PostgreSQL's table sizes: %v", err)
+		return k
+	}
+	for name, size := range tables {
+		k[kindOf(name)] += size
+	}
+	return k
+}
+
+// kindOf says which of KindNames the table "database.table" holds.
+func kindOf(table string) int {
+	db, name, _ := strings.Cut(table, ".")
+	switch {
+	case db == "temporal_visibility":
+		return visibility
+	case strings.HasSuffix(name, "_tasks") || strings.HasPrefix(name, "task"):
+		// history_immediate_tasks and history_scheduled_tasks included
+		return queues
+	case strings.HasPrefix(name, "history_"):
+		return histories
+	}
+	return executions
+}
+
+// Writes is what the cluster's PostgreSQL has written so far; false on
+// recur dev, whose SQLite keeps no such counters.
+func (d *Deployment) Writes(ctx context.Context) (temporalcluster.Writes, bool) {
+	if d.Cluster == nil {
+		return temporalcluster.Writes{}, false
+	}
+	w, err := d.Cluster.Postgres.Writes(ctx)
+	if err != nil {
+		log.Printf("PostgreSQL's write counters: %v", err)
+		return temporalcluster.Writes{}, false
+	}
+	return w, true
 }
 
 // Close kills recur and removes the cluster, if any.

@@ -97,8 +97,24 @@ func TestWorkflowsSurviveServerRestarts(t *testing.T) {
 		}, 30*time.Second, 100*time.Millisecond, "visibility lists every completed workflow")
 	}
 
+	before, err := c.Postgres.Writes(ctx)
+	require.NoError(t, err)
 	runWorkflow("before-stop")
 	pgPID := c.Postgres.PID()
+	// A workflow's start, tasks and completion are transactions that write
+	// rows and the log; the statistics counters may lag them by seconds.
+	require.EventuallyWithT(t, func(t *assert.CollectT) {
+		after, err := c.Postgres.Writes(ctx)
+		require.NoError(t, err)
+		wrote := after.Sub(before)
+		assert.Positive(t, wrote.Commits, "commits")
+		assert.Positive(t, wrote.Rows, "rows")
+		assert.Positive(t, wrote.WALBytes, "WAL bytes")
+	}, 30*time.Second, 500*time.Millisecond, "PostgreSQL's write counters count the workflow's writes")
+	tables, err := c.Postgres.TableBytes(ctx)
+	require.NoError(t, err)
+	assert.Positive(t, tables["temporal.history_node"], "the history's table: %v", tables)
+	assert.Positive(t, tables["temporal_visibility.executions_visibility"], "the visibility table: %v", tables)
 
 	serverPID := c.Server.PID()
 	begin = time.Now()
