@@ -36,6 +36,7 @@ type config struct {
 	burstAt     string
 	load        time.Duration
 	idle        time.Duration
+	idleAfter   time.Duration
 	grace       time.Duration
 	keep        bool
 	profile     string
@@ -52,6 +53,7 @@ func main() {
 	flag.StringVar(&c.burstAt, "burst-at", "", "RFC 3339 `time` at which all jobs fall due; by default chosen from the rate of the first 200 PUTs")
 	flag.DurationVar(&c.load, "load", 30*time.Second, "how long the API is loaded while the jobs are idle")
 	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load, with nothing due, over which every process's CPU is measured, before recur's memory is read")
+	flag.DurationVar(&c.idleAfter, "idle-after", 2*time.Minute, "how long every process's CPU and PostgreSQL's writes are measured, a minute after the burst, with every item waiting for its next occurrence an hour after the burst time (0: not measured)")
 	flag.DurationVar(&c.grace, "grace", 10*time.Minute, "how long after the burst time a job's occurrence may arrive before it counts as missed")
 	flag.BoolVar(&c.keep, "keep", false, "keep the temporary directory (binary, data, recur.log)")
 	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
@@ -202,6 +204,7 @@ func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 	res.stored[2] = s.storedNow(ctx)
 	res.burst = s.measureBurst(ctx, res.create.created)
 	res.stored[3] = s.storedNow(ctx)
+	res.after = s.measureIdle(ctx)
 	if s.last {
 		// Its deployment goes with it, and no phase follows to want a
 		// quiet machine.
@@ -213,6 +216,32 @@ func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 	}
 	s.settle(ctx)
 	return res, nil
+}
+
+// quietAfterBurst is how long after the burst's last delivery (and the
+// wait for duplicates) the idle measurement after the burst begins: the
+// server's own tasks of the last occurrences are done by then.
+const quietAfterBurst = time.Minute
+
+// measureIdle measures every process's CPU and PostgreSQL's writes over
+// -idle-after, from quietAfterBurst after the burst: every item has then
+// run its first task and its occurrence and waits for the next, an hour
+// after the burst time, at which the measurement stops a minute early.
+// Unlike the pause before the burst, no first task falls into it.
+func (s *phase) measureIdle(ctx context.Context) idleResult {
+	if s.cfg.idleAfter <= 0 {
+		return idleResult{}
+	}
+	sleepUntil(ctx, time.Now().Add(quietAfterBurst))
+	from, cpu, wrote := time.Now(), s.dep.CPU(), s.storedNow(ctx).writes
+	end := from.Add(min(s.cfg.idleAfter, s.burst.Add(time.Hour-time.Minute).Sub(from)))
+	if !end.After(from) {
+		log.Printf("!!! %s: no time left for the idle after the burst before the next occurrence", s.subject.name())
+		return idleResult{}
+	}
+	log.Printf("%s: idle after the burst until %s", s.subject.name(), end.Format(time.TimeOnly))
+	sleepUntil(ctx, end)
+	return idleResult{cpu: s.dep.CPU().Sub(cpu), writes: s.storedNow(ctx).writes.Sub(wrote), took: time.Since(from)}
 }
 
 // storedNow reads what the database holds on disk and, on a cluster, what

@@ -31,9 +31,18 @@ type phaseResult struct {
 	burst   *burstResult
 	// idleWrites is what PostgreSQL wrote over idleFor (cluster only).
 	idleWrites temporalcluster.Writes
+	// after is the idle measured after the burst (-idle-after).
+	after idleResult
 	// stored is what the database holds and has written at the baseline,
 	// after the creation, before the burst (after the load) and after it.
 	stored [4]stored
+}
+
+// idleResult is what every process used and PostgreSQL wrote over took.
+type idleResult struct {
+	cpu    recurproc.Usage
+	writes temporalcluster.Writes
+	took   time.Duration
 }
 
 // stored is what the database holds on disk (Deployment.StoredBytes) and,
@@ -138,7 +147,7 @@ func (r *results) printMemory(row rowFunc) {
 }
 
 func (r *results) printBurst(row rowFunc) {
-	row("idle: CPU of every process over the pause after the load", func(p *phaseResult) string {
+	row("idle: CPU of every process over the pause after the load (first tasks still coming due)", func(p *phaseResult) string {
 		return fmt.Sprintf("%.2f s in %s = %.1f%% of a core", p.idleCPU.Total().Seconds(), round(p.idleFor),
 			100*p.idleCPU.Total().Seconds()/p.idleFor.Seconds())
 	})
@@ -172,6 +181,15 @@ func (r *results) printBurst(row rowFunc) {
 	})
 	row("burst window (until all came or -grace)", func(p *phaseResult) string { return round(p.burst.window).String() })
 	row("recur RSS peak / end of burst", func(p *phaseResult) string { return mib(p.burst.rssPeak) + " / " + mib(p.burst.rssEnd) })
+	row("idle after the burst: CPU of every process (recur / server / PostgreSQL)", func(p *phaseResult) string {
+		a := p.after
+		if a.took <= 0 {
+			return "not measured"
+		}
+		share := func(d time.Duration) float64 { return 100 * d.Seconds() / a.took.Seconds() }
+		return fmt.Sprintf("%.2f s in %s = %.1f%% of a core (%.1f / %.1f / %.1f%%)", a.cpu.Total().Seconds(), round(a.took),
+			share(a.cpu.Total()), share(a.cpu.Recur), share(a.cpu.Server), share(a.cpu.Postgres))
+	})
 }
 
 // printStorage says what the database stored per item created and per
@@ -201,15 +219,18 @@ func (r *results) printStorage(row rowFunc) {
 				perJob(p.stored[3].kinds[k], p.stored[2].kinds[k], len(p.burst.late))
 		})
 	}
-	row("**written by PostgreSQL: commits, rows written, WAL bytes, WAL syncs**", blank)
+	row("**PostgreSQL's work: transactions (reads too), rows written, WAL bytes, WAL syncs**", blank)
 	row("per item created", func(p *phaseResult) string {
 		return writesPer(p.stored[1].writes.Sub(p.stored[0].writes), float64(p.create.created))
 	})
 	row("per occurrence delivered in the burst", func(p *phaseResult) string {
 		return writesPer(p.stored[3].writes.Sub(p.stored[2].writes), float64(len(p.burst.late)))
 	})
-	row("per minute of the idle pause", func(p *phaseResult) string {
+	row("per minute of the idle pause (first tasks still coming due)", func(p *phaseResult) string {
 		return writesPer(p.idleWrites, p.idleFor.Minutes())
+	})
+	row("per minute idle after the burst", func(p *phaseResult) string {
+		return writesPer(p.after.writes, p.after.took.Minutes())
 	})
 }
 
@@ -219,7 +240,7 @@ func writesPer(w temporalcluster.Writes, n float64) string {
 		return "n/a"
 	}
 	per := func(v int64) float64 { return float64(v) / n }
-	return fmt.Sprintf("%.1f commits, %.1f rows, %.1f KiB WAL, %.2f syncs",
+	return fmt.Sprintf("%.1f transactions, %.1f rows, %.1f KiB WAL, %.2f syncs",
 		per(w.Commits), per(w.Rows), per(w.WALBytes)/1024, per(w.WALSyncs))
 }
 

@@ -11,7 +11,8 @@ import (
 // together: what a sizing of its disks needs (transactions, rows, the
 // write-ahead log's bytes and its syncs).
 type Writes struct {
-	// Commits are the transactions committed (pg_stat_database).
+	// Commits are the transactions committed (pg_stat_database), a read's
+	// too: each statement outside a transaction is one.
 	Commits int64
 	// Rows are the rows inserted, updated and deleted (pg_stat_database).
 	Rows int64
