@@ -27,6 +27,7 @@ import (
 
 	"github.com/recurhq/recur/internal/peer"
 	"github.com/recurhq/recur/internal/recurproc"
+	"github.com/recurhq/recur/internal/temporalcluster"
 )
 
 // config is what the flags ask for.
@@ -192,10 +193,7 @@ func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 			res.create.ended.Format(time.TimeOnly), s.burst.Format(time.TimeOnly))
 	}
 	res.load = s.load(ctx, s.loadTime())
-	idleFrom, cpu, wrote := time.Now(), s.dep.CPU(), s.storedNow(ctx).writes
-	sleepUntil(ctx, time.Now().Add(min(s.cfg.idle, time.Until(s.burst)-10*time.Second)))
-	res.idleCPU, res.idleFor = s.dep.CPU().Sub(cpu), time.Since(idleFrom)
-	res.idleWrites = s.storedNow(ctx).writes.Sub(wrote)
+	res.pause = s.measureUsage(ctx, time.Now().Add(min(s.cfg.idle, time.Until(s.burst)-10*time.Second)))
 	res.idle = s.sampleMemory(ctx, s.subject.name()+"-idle")
 	log.Printf("%s: idle: RSS %s with %d created", res.name, mib(res.idle.rss), res.create.created)
 	if !time.Now().Before(s.burst) {
@@ -233,22 +231,33 @@ func (s *phase) measureIdle(ctx context.Context) idleResult {
 		return idleResult{}
 	}
 	sleepUntil(ctx, time.Now().Add(quietAfterBurst))
-	from, cpu, wrote := time.Now(), s.dep.CPU(), s.storedNow(ctx).writes
-	end := from.Add(min(s.cfg.idleAfter, s.burst.Add(time.Hour-time.Minute).Sub(from)))
-	if !end.After(from) {
+	end := time.Now().Add(min(s.cfg.idleAfter, time.Until(s.burst.Add(time.Hour-time.Minute))))
+	if !end.After(time.Now()) {
 		log.Printf("!!! %s: no time left for the idle after the burst before the next occurrence", s.subject.name())
 		return idleResult{}
 	}
 	log.Printf("%s: idle after the burst until %s", s.subject.name(), end.Format(time.TimeOnly))
+	return s.measureUsage(ctx, end)
+}
+
+// measureUsage measures every process's CPU and PostgreSQL's writes from
+// now until end.
+func (s *phase) measureUsage(ctx context.Context, end time.Time) idleResult {
+	from, cpu, wrote := time.Now(), s.dep.CPU(), s.written(ctx)
 	sleepUntil(ctx, end)
-	return idleResult{cpu: s.dep.CPU().Sub(cpu), writes: s.storedNow(ctx).writes.Sub(wrote), took: time.Since(from)}
+	return idleResult{cpu: s.dep.CPU().Sub(cpu), writes: s.written(ctx).Sub(wrote), took: time.Since(from)}
+}
+
+// written is what PostgreSQL has written so far; zero on recur dev.
+func (s *phase) written(ctx context.Context) temporalcluster.Writes {
+	w, _ := s.dep.Writes(ctx)
+	return w
 }
 
 // storedNow reads what the database holds on disk and, on a cluster, what
 // PostgreSQL has written so far.
 func (s *phase) storedNow(ctx context.Context) stored {
-	w, _ := s.dep.Writes(ctx)
-	return stored{bytes: s.dep.StoredBytes(), writes: w, kinds: s.dep.StoredByKind(ctx)}
+	return stored{bytes: s.dep.StoredBytes(), writes: s.written(ctx), kinds: s.dep.StoredByKind(ctx)}
 }
 
 // settle waits -settle after the deletions, so that the next phase starts

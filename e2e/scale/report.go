@@ -24,13 +24,10 @@ type phaseResult struct {
 	valid          bool // creation ended before the burst time
 	load           *loadResult
 	baseline, idle memory
-	// idleCPU is what every process of the deployment used over idleFor,
-	// the pause after the load, with nothing due.
-	idleCPU recurproc.Usage
-	idleFor time.Duration
-	burst   *burstResult
-	// idleWrites is what PostgreSQL wrote over idleFor (cluster only).
-	idleWrites temporalcluster.Writes
+	// pause is what every process used and PostgreSQL wrote over the
+	// pause after the load, before the burst.
+	pause idleResult
+	burst *burstResult
 	// after is the idle measured after the burst (-idle-after).
 	after idleResult
 	// stored is what the database holds and has written at the baseline,
@@ -148,8 +145,8 @@ func (r *results) printMemory(row rowFunc) {
 
 func (r *results) printBurst(row rowFunc) {
 	row("idle: CPU of every process over the pause after the load (first tasks still coming due)", func(p *phaseResult) string {
-		return fmt.Sprintf("%.2f s in %s = %.1f%% of a core", p.idleCPU.Total().Seconds(), round(p.idleFor),
-			100*p.idleCPU.Total().Seconds()/p.idleFor.Seconds())
+		return fmt.Sprintf("%.2f s in %s = %.1f%% of a core", p.pause.cpu.Total().Seconds(), round(p.pause.took),
+			100*p.pause.cpu.Total().Seconds()/p.pause.took.Seconds())
 	})
 	row("**burst: every item due in one minute**", blank)
 	row("due / delivered", func(p *phaseResult) string { return fmt.Sprintf("%d / %d", p.burst.expected, len(p.burst.late)) })
@@ -227,7 +224,7 @@ func (r *results) printStorage(row rowFunc) {
 		return writesPer(p.stored[3].writes.Sub(p.stored[2].writes), float64(len(p.burst.late)))
 	})
 	row("per minute of the idle pause (first tasks still coming due)", func(p *phaseResult) string {
-		return writesPer(p.idleWrites, p.idleFor.Minutes())
+		return writesPer(p.pause.writes, p.pause.took.Minutes())
 	})
 	row("per minute idle after the burst", func(p *phaseResult) string {
 		return writesPer(p.after.writes, p.after.took.Minutes())
