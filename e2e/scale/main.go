@@ -27,7 +27,6 @@ import (
 
 	"github.com/recurhq/recur/internal/peer"
 	"github.com/recurhq/recur/internal/recurproc"
-	"github.com/recurhq/recur/internal/temporalcluster"
 )
 
 // config is what the flags ask for.
@@ -243,21 +242,15 @@ func (s *phase) measureIdle(ctx context.Context) idleResult {
 // measureUsage measures every process's CPU and PostgreSQL's writes from
 // now until end.
 func (s *phase) measureUsage(ctx context.Context, end time.Time) idleResult {
-	from, cpu, wrote := time.Now(), s.dep.CPU(), s.written(ctx)
+	from, cpu, wrote := time.Now(), s.dep.CPU(), s.dep.Writes(ctx)
 	sleepUntil(ctx, end)
-	return idleResult{cpu: s.dep.CPU().Sub(cpu), writes: s.written(ctx).Sub(wrote), took: time.Since(from)}
-}
-
-// written is what PostgreSQL has written so far; zero on recur dev.
-func (s *phase) written(ctx context.Context) temporalcluster.Writes {
-	w, _ := s.dep.Writes(ctx)
-	return w
+	return idleResult{cpu: s.dep.CPU().Sub(cpu), writes: s.dep.Writes(ctx).Sub(wrote), took: time.Since(from)}
 }
 
 // storedNow reads what the database holds on disk and, on a cluster, what
 // PostgreSQL has written so far.
 func (s *phase) storedNow(ctx context.Context) stored {
-	return stored{bytes: s.dep.StoredBytes(), writes: s.written(ctx), kinds: s.dep.StoredByKind(ctx)}
+	return stored{bytes: s.dep.StoredBytes(), writes: s.dep.Writes(ctx), kinds: s.dep.StoredByKind(ctx)}
 }
 
 // settle waits -settle after the deletions, so that the next phase starts

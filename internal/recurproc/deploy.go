@@ -117,18 +117,18 @@ func kindOf(table string) int {
 	return executions
 }
 
-// Writes is what the cluster's PostgreSQL has written so far; false on
-// recur dev, whose SQLite keeps no such counters.
-func (d *Deployment) Writes(ctx context.Context) (temporalcluster.Writes, bool) {
+// Writes is what the cluster's PostgreSQL has written so far; zero on
+// recur dev, whose SQLite keeps no such counters, and when they cannot be
+// read (logged).
+func (d *Deployment) Writes(ctx context.Context) temporalcluster.Writes {
 	if d.Cluster == nil {
-		return temporalcluster.Writes{}, false
+		return temporalcluster.Writes{}
 	}
 	w, err := d.Cluster.Postgres.Writes(ctx)
 	if err != nil {
 		log.Printf("PostgreSQL's write counters: %v", err)
-		return temporalcluster.Writes{}, false
 	}
-	return w, true
+	return w
 }
 
 // Close kills recur and removes the cluster, if any.
