@@ -116,7 +116,13 @@ func (c *collection) run(ctx workflow.Context) error {
 	return workflow.NewContinueAsNewError(ctx, jobs.CollectionWorkflowName, c.ledger.CollectionInput)
 }
 
+// register sets the collection's message handlers and starts its
+// coroutines. The SDK runs the updates that came with the run's first
+// task as soon as their handler is set (SetUpdateHandler yields to them),
+// before register goes on: what a handler reads, the membership channel
+// included (admitEach), is set before the first of them.
 func (c *collection) register(ctx workflow.Context) error {
+	c.membership = workflow.GetSignalChannel(ctx, jobs.SignalMembership)
 	if err := workflow.SetQueryHandler(ctx, jobs.QueryCollection, func() (jobs.CollectionView, error) {
 		if !c.ledger.exists() {
 			return jobs.CollectionView{}, jobs.NotFound("job collection " + c.ledger.Key.Collection).ToApplicationError()
@@ -141,7 +147,6 @@ func (c *collection) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: c.validateLease}); err != nil {
 		return err
 	}
-	c.membership = workflow.GetSignalChannel(ctx, jobs.SignalMembership)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
 			// Each turn takes one request, waiting for it.

@@ -266,3 +266,30 @@ func TestAJobThatLeavesBeforeItsClaimIsNotAdmitted(t *testing.T) {
 	require.Equal(t, jobs.CodeQuotaExceeded, byName.Answers[3].Error.Code)
 	require.Equal(t, []string{"a", "b", "c", "e"}, view.Jobs)
 }
+
+// TestAClaimInANewRunsFirstTaskWaitsForALeave: the first task of a run
+// (the collection has just continued as new) can carry a claim into the
+// full collection beside a job's leave, both sent while the last run
+// ended. The SDK runs the claim's handler as soon as it is registered,
+// before the workflow has set up the rest: the claim waits for the leave
+// and takes the slot it frees.
+func TestAClaimInANewRunsFirstTaskWaitsForALeave(t *testing.T) {
+	env := newEnv(t)
+	worker.Register(env, &activities.Activities{})
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(acts.HoldReservedNames, mock.Anything, mock.Anything).Return(nil).Maybe()
+	var answer jobs.LeaseAnswer
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(jobs.SignalMembership, jobs.MembershipRequest{Job: "a", Leave: true, Defined: true})
+	}, 0)
+	exchangeAt(t, env, 0, jobs.LeaseRequest{Claims: claims(0, "b")}, &answer)
+	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}) }, time.Second)
+	coll := jobs.Collection{}
+	one := 1
+	coll.Properties.Quota = &jobs.Quota{MaxJobCount: &one}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll, Jobs: []string{"a"}})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, answer.Answers, 1)
+	require.Nil(t, answer.Answers[0].Error, "a's leave frees the slot b claims")
+}
