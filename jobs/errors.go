@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/recurhq/recur/recurrence"
 )
 
 // Error codes. They appear in the API's ARM error envelope and, as the
@@ -49,10 +51,27 @@ func (e *Error) ToApplicationError() error {
 	return temporal.NewNonRetryableApplicationError(e.Message, e.Code, nil, e.Target)
 }
 
-// FromApplicationError returns the *Error carried by err, if any.
+// wireCodes are the codes an *Error may carry across the wire: those of
+// this package and recurrence's (ValidationError). An application error of
+// another type is no business error of recur's but a failure (Temporal's
+// AcceptedUpdateCompletedWorkflow, when a workflow ended under an update
+// it had taken), which the API answers 500.
+var wireCodes = map[string]bool{
+	CodeInvalidName: true, CodeInvalidRequest: true, CodeNotFound: true, CodeCollectionMissing: true,
+	CodeQuotaExceeded: true, CodeNotSupported: true, CodeConflict: true, CodePreconditionFailed: true,
+	CodeBaseChanged: true, CodeNotWritten: true, CodeInvalidContent: true,
+
+	recurrence.CodeInvalidJSON: true, recurrence.CodeInvalidDateTime: true, recurrence.CodeRequired: true,
+	recurrence.CodeInvalidValue: true, recurrence.CodeOutOfRange: true, recurrence.CodeNotAllowed: true,
+	recurrence.CodeUnknownProperty: true, recurrence.CodeUnknownTimeZone: true, recurrence.CodeEndBeforeStart: true,
+	recurrence.CodeNeverOccurs: true, recurrence.CodeTooManyWeekDays: true, recurrence.CodeInvalidFrequency: true,
+}
+
+// FromApplicationError returns the *Error carried by err, if any: an
+// application error whose type is one of recur's codes.
 func FromApplicationError(err error) (*Error, bool) {
 	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) || appErr.Type() == "" {
+	if !errors.As(err, &appErr) || !wireCodes[appErr.Type()] {
 		return nil, false
 	}
 	e := &Error{Code: appErr.Type(), Message: appErr.Message()}
