@@ -40,15 +40,16 @@ func collectionOf(t *testing.T, env *testsuite.TestWorkflowEnvironment) jobs.Col
 }
 
 // runCollection runs the collection workflow of key's collection, with a
-// quota of maxJobs (0: the sku's), until it ends without error.
-func runCollection(t *testing.T, env *testsuite.TestWorkflowEnvironment, maxJobs int) {
+// quota of maxJobs (0: the sku's), holding the jobs named (sorted), until
+// it ends without error.
+func runCollection(t *testing.T, env *testsuite.TestWorkflowEnvironment, maxJobs int, held ...string) {
 	t.Helper()
 	coll := jobs.Collection{}
 	if maxJobs > 0 {
 		coll.Properties.Quota = &jobs.Quota{MaxJobCount: &maxJobs}
 	}
 	require.NoError(t, coll.Accept(key.CollectionKey()))
-	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll})
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll, Jobs: held})
 	require.NoError(t, env.GetWorkflowError())
 }
 
@@ -284,12 +285,7 @@ func TestAClaimInANewRunsFirstTaskWaitsForALeave(t *testing.T) {
 	}, 0)
 	exchangeAt(t, env, 0, jobs.LeaseRequest{Claims: claims(0, "b")}, &answer)
 	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}) }, time.Second)
-	coll := jobs.Collection{}
-	one := 1
-	coll.Properties.Quota = &jobs.Quota{MaxJobCount: &one}
-	require.NoError(t, coll.Accept(key.CollectionKey()))
-	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll, Jobs: []string{"a"}})
-	require.NoError(t, env.GetWorkflowError())
+	runCollection(t, env, 1, "a")
 	require.Len(t, answer.Answers, 1)
 	require.Nil(t, answer.Answers[0].Error, "a's leave frees the slot b claims")
 }
