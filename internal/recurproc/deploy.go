@@ -172,13 +172,26 @@ type ClusterFlags struct {
 	on                 bool
 	historyShards      int
 	shardIOConcurrency int
+	postgresSettings   map[string]string
 }
 
-// Register defines -cluster, -history-shards and -shard-io-concurrency.
+// Register defines -cluster, -history-shards, -shard-io-concurrency and
+// -postgres.
 func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
 	fs.IntVar(&f.historyShards, "history-shards", temporalcluster.DefaultHistoryShards, "with -cluster, the server's number of history shards")
 	fs.IntVar(&f.shardIOConcurrency, "shard-io-concurrency", temporalcluster.DefaultShardIOConcurrency, "with -cluster, the server's history.shardIOConcurrency: how many persistence writes a shard has in flight at once (the server's own default is 1)")
+	fs.Func("postgres", "with -cluster, a PostgreSQL `parameter=value` for its command line, e.g. max_wal_size=8GB (repeatable)", func(s string) error {
+		name, value, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("%q is not parameter=value", s)
+		}
+		if f.postgresSettings == nil {
+			f.postgresSettings = map[string]string{}
+		}
+		f.postgresSettings[name] = value
+		return nil
+	})
 }
 
 // On says whether the tool measures on a cluster.
@@ -191,5 +204,6 @@ func (f *ClusterFlags) Options() *temporalcluster.Options {
 	}
 	// Durable: PostgreSQL syncs its commits, as a production database does
 	// and as recur dev's SQLite does.
-	return &temporalcluster.Options{Durable: true, HistoryShards: f.historyShards, ShardIOConcurrency: f.shardIOConcurrency}
+	return &temporalcluster.Options{Durable: true, HistoryShards: f.historyShards, ShardIOConcurrency: f.shardIOConcurrency,
+		PostgresSettings: f.postgresSettings}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -139,7 +140,7 @@ func hasAll(dir string, names []string) bool {
 // startPostgres creates a database cluster in dir with initdb and starts
 // PostgreSQL on it. PostgreSQL refuses to run as root: a root process runs
 // both as the postgres user, who then owns dir.
-func startPostgres(ctx context.Context, bin, dir string, durable bool) (*Postgres, error) {
+func startPostgres(ctx context.Context, bin, dir string, settings []string) (*Postgres, error) {
 	owner, err := postgresOwner()
 	if err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func startPostgres(ctx context.Context, bin, dir string, durable bool) (*Postgre
 	// A port picked free may be taken before PostgreSQL binds it; it then
 	// exits at once, and another port is tried.
 	for attempt := 1; ; attempt++ {
-		err := p.start(ctx, bin, data, owner, durable)
+		err := p.start(ctx, bin, data, owner, settings)
 		if err == nil || attempt == 3 || !errors.Is(err, errExited) {
 			return p, err
 		}
@@ -185,7 +186,23 @@ func startPostgres(ctx context.Context, bin, dir string, durable bool) (*Postgre
 // errExited is the error of a process that exited while it was awaited.
 var errExited = errors.New("exited")
 
-func (p *Postgres) start(ctx context.Context, bin, data string, owner *account, durable bool) error {
+// postgresSettings are the parameters PostgreSQL runs with beside its
+// addresses, as name=value: the cluster's, then o's own in the order of
+// their names.
+func postgresSettings(o Options) []string {
+	// Each Temporal service has pools of up to 20 connections per store
+	// (see serverConfig).
+	settings := []string{"max_connections=300"}
+	if !o.Durable {
+		settings = append(settings, "fsync=off", "synchronous_commit=off", "full_page_writes=off")
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.PostgresSettings)) {
+		settings = append(settings, name+"="+o.PostgresSettings[name])
+	}
+	return settings
+}
+
+func (p *Postgres) start(ctx context.Context, bin, data string, owner *account, settings []string) error {
 	ports, err := freeport.Pick("127.0.0.1", 1)
 	if err != nil {
 		return err
@@ -196,12 +213,9 @@ func (p *Postgres) start(ctx context.Context, bin, data string, owner *account, 
 		// The socket goes with the data, not into /var/run/postgresql
 		// where the system's server would put it.
 		"-c", "unix_socket_directories=" + p.dir,
-		// Each Temporal service has pools of up to 20 connections per
-		// store (see serverConfig).
-		"-c", "max_connections=300",
 	}
-	if !durable {
-		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	for _, s := range settings {
+		args = append(args, "-c", s)
 	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	// When the test process dies without its cleanup, PostgreSQL shuts

@@ -21,6 +21,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,10 @@ type Options struct {
 	// crashes tests inflict are the Temporal server's, which PostgreSQL
 	// survives without syncing; only a crash of the machine loses commits.
 	Durable bool
+	// PostgresSettings are PostgreSQL parameters, name to value, given on
+	// its command line after the cluster's own, so that they win where
+	// both name one (Durable's included): e.g. "max_wal_size": "8GB".
+	PostgresSettings map[string]string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -107,8 +112,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.LogLevel == "" {
 		o.LogLevel = DefaultLogLevel
 	}
+	for name := range o.PostgresSettings {
+		if !postgresParameter.MatchString(name) {
+			return o, fmt.Errorf("PostgreSQL setting %q: not a parameter's name", name)
+		}
+	}
 	return o, nil
 }
+
+// postgresParameter is the form of a PostgreSQL parameter's name, a
+// customized option's dot included.
+var postgresParameter = regexp.MustCompile(`^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$`)
 
 // Cluster is a running PostgreSQL and Temporal server with the namespace
 // registered and usable.
@@ -188,7 +202,7 @@ func Launch(ctx context.Context, opts Options) (c *Cluster, err error) {
 			c = nil
 		}
 	}()
-	if c.Postgres, err = startPostgres(ctx, pgBin, filepath.Join(dir, "postgres"), opts.Durable); err != nil {
+	if c.Postgres, err = startPostgres(ctx, pgBin, filepath.Join(dir, "postgres"), postgresSettings(opts)); err != nil {
 		return c, err
 	}
 	if c.Server, err = newServer(bin, filepath.Join(dir, "temporal"), c.Postgres, opts); err != nil {
