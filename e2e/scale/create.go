@@ -61,6 +61,7 @@ func (s *phase) create(ctx context.Context) (*creation, error) {
 		}
 		s.put(ctx, 0, first, s.burst, c.reputs, ok)
 		c.reputs.window = time.Since(reput)
+		log.Printf("%s: redefined the first %d with the burst time: %s; errors %s", s.subject.name(), first, c.reputs.latency(), c.reputs.errors())
 	}
 	c.ended = time.Now()
 	c.took = c.ended.Sub(started)
