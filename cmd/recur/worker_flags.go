@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strconv"
 	"time"
 
 	sdkworker "go.temporal.io/sdk/worker"
@@ -16,7 +17,9 @@ import (
 // many tasks run at once. BENCHMARKS.md has the measurements behind the
 // defaults.
 type workerFlags struct {
-	cache            int
+	cache int
+	// workflowPollers is a fixed number of workflow task pollers, or
+	// autoPollers.
 	workflowPollers  int
 	activityPollers  int
 	noEager          bool
@@ -38,8 +41,10 @@ type workerFlags struct {
 func (w *workerFlags) register(fs *flag.FlagSet, e *envDefaults) {
 	fs.IntVar(&w.cache, "workflow-cache", e.int("RECUR_WORKFLOW_CACHE", 10000),
 		"workflows kept in memory between their tasks; an evicted job replays its history at its next occurrence (RECUR_WORKFLOW_CACHE)")
-	fs.IntVar(&w.workflowPollers, "workflow-pollers", e.int("RECUR_WORKFLOW_POLLERS", 4),
-		"concurrent long polls for workflow tasks (RECUR_WORKFLOW_POLLERS)")
+	w.workflowPollers = autoPollers
+	e.value("RECUR_WORKFLOW_POLLERS", pollersFlag{&w.workflowPollers})
+	fs.Var(pollersFlag{&w.workflowPollers}, "workflow-pollers",
+		"concurrent long polls for workflow tasks: auto lets the server's backlog scale them, each of the task queue and the worker's sticky queue with polls of its own; a number fixes them, shared between the two (RECUR_WORKFLOW_POLLERS)")
 	fs.IntVar(&w.activityPollers, "activity-pollers", e.int("RECUR_ACTIVITY_POLLERS", 4),
 		"concurrent long polls for activity tasks (actions the server did not hand back eagerly) (RECUR_ACTIVITY_POLLERS)")
 	fs.BoolVar(&w.noEager, "no-eager-actions", e.bool("RECUR_NO_EAGER_ACTIONS", false),
@@ -123,7 +128,7 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		return sdkworker.Options{}, fmt.Errorf("--workflow-cache (%d) must be at least twice --max-concurrent-workflow-tasks (%d): lower the tasks with the cache",
 			w.cache, w.maxWorkflowTasks)
 	}
-	if w.workflowPollers < 2 {
+	if w.workflowPollers != autoPollers && w.workflowPollers < 2 {
 		// The SDK needs two: one for the task queue, one for its sticky queue.
 		return sdkworker.Options{}, fmt.Errorf("--workflow-pollers must be at least 2, not %d", w.workflowPollers)
 	}
@@ -135,8 +140,7 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		return sdkworker.Options{}, fmt.Errorf("--sticky-timeout must be at least 1s, not %s", w.stickyTimeout)
 	}
 	sdkworker.SetStickyWorkflowCacheSize(w.cache)
-	return sdkworker.Options{
-		MaxConcurrentWorkflowTaskPollers:   w.workflowPollers,
+	opts := sdkworker.Options{
 		StickyScheduleToStartTimeout:       w.stickyTimeout,
 		MaxConcurrentActivityTaskPollers:   w.activityPollers,
 		MaxConcurrentActivityExecutionSize: w.maxActivities,
@@ -149,5 +153,55 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 		// has just run is dropped with the client's connection, times out,
 		// and the next worker runs the action again.
 		WorkerStopTimeout: w.stopTimeout,
-	}, nil
+	}
+	if w.workflowPollers == autoPollers {
+		opts.WorkflowTaskPollerBehavior = sdkworker.NewPollerBehaviorAutoscaling(autoscaledPollers)
+	} else {
+		opts.MaxConcurrentWorkflowTaskPollers = w.workflowPollers
+	}
+	return opts, nil
+}
+
+// autoPollers is --workflow-pollers auto: the server's backlog scales the
+// workflow task pollers. A fixed number of pollers is shared between the
+// task queue and the sticky queue, and the SDK sends every new poll to
+// the sticky queue while it reports a backlog: while many writes keep the
+// collections' cached workflows busy, as a mass creation does, the task
+// queue (a new job's first task, a write to a job out of the cache) is
+// polled by whichever polls are left, fewer than its partitions, and its
+// backlog grows by the minute; an update to such a job waits behind it.
+// Autoscaled, each queue has polls of its own, and more when its backlog
+// ages.
+const autoPollers = -1
+
+// autoscaledPollers bounds the polls on each of the two queues: two
+// keep a poll on more than one of the task queue's partitions, and 32 the
+// polls a worker holds open against the server.
+var autoscaledPollers = sdkworker.PollerBehaviorAutoscalingOptions{
+	InitialNumberOfPollers: 4,
+	MinimumNumberOfPollers: 2,
+	MaximumNumberOfPollers: 32,
+}
+
+// pollersFlag is --workflow-pollers: auto (autoPollers) or a number.
+type pollersFlag struct{ n *int }
+
+func (f pollersFlag) String() string {
+	if f.n == nil || *f.n == autoPollers {
+		return "auto"
+	}
+	return strconv.Itoa(*f.n)
+}
+
+func (f pollersFlag) Set(s string) error {
+	if s == "auto" {
+		*f.n = autoPollers
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want auto or a number of pollers, not %q", s)
+	}
+	*f.n = n
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
@@ -27,7 +28,8 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 		"--sticky-timeout", "90s", "--stop-timeout", "45s"}))
 	opts, err := w.options()
 	require.NoError(t, err)
-	require.Equal(t, 8, opts.MaxConcurrentWorkflowTaskPollers)
+	require.Equal(t, 8, opts.MaxConcurrentWorkflowTaskPollers, "a number fixes the pollers")
+	require.Nil(t, opts.WorkflowTaskPollerBehavior)
 	require.Equal(t, 90*time.Second, opts.StickyScheduleToStartTimeout)
 	require.Equal(t, 50, opts.MaxConcurrentActivityExecutionSize, "actions run as activities")
 	require.Equal(t, 70, opts.MaxConcurrentWorkflowTaskExecutionSize)
@@ -43,6 +45,52 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 	opts, err = defaults.options()
 	require.NoError(t, err)
 	require.Equal(t, 30*time.Second, opts.WorkerStopTimeout, "a stopping worker finishes what it started; the SDK's default waits for nothing")
+	require.Zero(t, opts.MaxConcurrentWorkflowTaskPollers, "the SDK refuses a fixed number beside a poller behavior")
+	require.Equal(t, sdkworker.NewPollerBehaviorAutoscaling(autoscaledPollers), opts.WorkflowTaskPollerBehavior,
+		"the task queue has polls of its own, whatever the sticky queue's backlog")
+	require.Equal(t, "auto", fs.Lookup("workflow-pollers").DefValue)
+}
+
+// TestWorkflowPollersFlag: auto or a number, from the flag or the
+// environment; anything else stops the start.
+func TestWorkflowPollersFlag(t *testing.T) {
+	for _, c := range []struct {
+		env, flag string
+		want      int
+	}{
+		{"", "", autoPollers},
+		{"", "auto", autoPollers},
+		{"", "16", 16},
+		{"12", "", 12},
+		{"12", "auto", autoPollers},
+		{"auto", "6", 6},
+	} {
+		t.Setenv("RECUR_WORKFLOW_POLLERS", c.env)
+		var w workerFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var envs envDefaults
+		w.register(fs, &envs)
+		require.NoError(t, envs.err())
+		var args []string
+		if c.flag != "" {
+			args = []string{"--workflow-pollers", c.flag}
+		}
+		require.NoError(t, fs.Parse(args))
+		require.Equal(t, c.want, w.workflowPollers, "env %q, flag %q", c.env, c.flag)
+	}
+	for _, bad := range []string{"-1", "many", "4.5", "Auto"} {
+		var w workerFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var envs envDefaults
+		t.Setenv("RECUR_WORKFLOW_POLLERS", "")
+		w.register(fs, &envs)
+		require.ErrorContains(t, fs.Parse([]string{"--workflow-pollers", bad}), "want auto or a number of pollers", bad)
+		t.Setenv("RECUR_WORKFLOW_POLLERS", bad)
+		envs = envDefaults{}
+		w.register(flag.NewFlagSet("t", flag.ContinueOnError), &envs)
+		require.ErrorContains(t, envs.err(), "RECUR_WORKFLOW_POLLERS", bad)
+	}
 }
 
 // TestTheHistoryCacheHoldsTheWorkersJobs: recur dev's history service
@@ -65,6 +113,7 @@ func TestTheHistoryCacheHoldsTheWorkersJobs(t *testing.T) {
 func TestBadWorkerFlagsStopAtStart(t *testing.T) {
 	for _, args := range [][]string{
 		{"--workflow-pollers", "1"},
+		{"--workflow-pollers", "0"},
 		{"--workflow-cache", "0"},
 		{"--max-concurrent-actions", "0"},
 		{"--max-concurrent-workflow-tasks", "0"},
