@@ -44,7 +44,7 @@ func (w *workerFlags) register(fs *flag.FlagSet, e *envDefaults) {
 	w.workflowPollers = autoPollers
 	e.value("RECUR_WORKFLOW_POLLERS", pollersFlag{&w.workflowPollers})
 	fs.Var(pollersFlag{&w.workflowPollers}, "workflow-pollers",
-		"concurrent long polls for workflow tasks: auto lets the server's backlog scale them, each of the task queue and the worker's sticky queue with polls of its own; a number fixes them, shared between the two (RECUR_WORKFLOW_POLLERS)")
+		"long polls for workflow tasks: auto, scaled by the server's backlog, each of the task queue and the worker's sticky queue with polls of its own, or a `number` of them, fixed and shared between the two (RECUR_WORKFLOW_POLLERS)")
 	fs.IntVar(&w.activityPollers, "activity-pollers", e.int("RECUR_ACTIVITY_POLLERS", 4),
 		"concurrent long polls for activity tasks (actions the server did not hand back eagerly) (RECUR_ACTIVITY_POLLERS)")
 	fs.BoolVar(&w.noEager, "no-eager-actions", e.bool("RECUR_NO_EAGER_ACTIONS", false),
@@ -187,7 +187,10 @@ var autoscaledPollers = sdkworker.PollerBehaviorAutoscalingOptions{
 type pollersFlag struct{ n *int }
 
 func (f pollersFlag) String() string {
-	if f.n == nil || *f.n == autoPollers {
+	if f.n == nil {
+		return ""
+	}
+	if *f.n == autoPollers {
 		return "auto"
 	}
 	return strconv.Itoa(*f.n)

@@ -49,6 +49,10 @@ func TestWorkerFlagsSizeTheWorker(t *testing.T) {
 	require.Equal(t, sdkworker.NewPollerBehaviorAutoscaling(autoscaledPollers), opts.WorkflowTaskPollerBehavior,
 		"the task queue has polls of its own, whatever the sticky queue's backlog")
 	require.Equal(t, "auto", fs.Lookup("workflow-pollers").DefValue)
+	var help bytes.Buffer
+	fs.SetOutput(&help)
+	fs.PrintDefaults()
+	require.Contains(t, help.String(), "(default auto)", "the help says what a worker does unless told")
 }
 
 // TestWorkflowPollersFlag: auto or a number, from the flag or the
