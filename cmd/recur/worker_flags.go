@@ -17,10 +17,8 @@ import (
 // many tasks run at once. BENCHMARKS.md has the measurements behind the
 // defaults.
 type workerFlags struct {
-	cache int
-	// workflowPollers is a fixed number of workflow task pollers, or
-	// autoPollers.
-	workflowPollers  int
+	cache            int
+	workflowPollers  int // a fixed number, or autoPollers
 	activityPollers  int
 	noEager          bool
 	stickyTimeout    time.Duration
@@ -165,13 +163,13 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 // autoPollers is --workflow-pollers auto: the server's backlog scales the
 // workflow task pollers. A fixed number of pollers is shared between the
 // task queue and the sticky queue, and the SDK sends every new poll to
-// the sticky queue while it reports a backlog: while many writes keep the
-// collections' cached workflows busy, as a mass creation does, the task
-// queue (a new job's first task, a write to a job out of the cache) is
-// polled by whichever polls are left, fewer than its partitions, and its
-// backlog grows by the minute; an update to such a job waits behind it.
-// Autoscaled, each queue has polls of its own, and more when its backlog
-// ages.
+// the sticky queue while it reports a backlog: while the sticky queue
+// stays busy, as in a mass creation or a burst, the task queue (a new
+// job's first task, a write to a job out of the cache, a due job out of
+// it) is polled by whichever polls are left, fewer than its partitions,
+// and its backlog grows by the minute; an update to such a job waits
+// behind it. Autoscaled, each queue has polls of its own, and more when
+// its backlog ages.
 const autoPollers = -1
 
 // autoscaledPollers bounds the polls on each of the two queues: two
