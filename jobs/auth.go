@@ -94,7 +94,7 @@ func (s ActionSpec) redacted() ActionSpec {
 		return s
 	}
 	r := *s.Request
-	// New definitions have no user info (checkUserinfo); older ones may.
+	// New definitions have no user info (checkURIs); older ones may.
 	r.URI = withoutUserinfo(r.URI)
 	if r.Authentication != nil {
 		auth := r.Authentication.Redacted()

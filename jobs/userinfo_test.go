@@ -87,3 +87,30 @@ func TestRedactedDropsUserinfo(t *testing.T) {
 	require.Equal(t, "https://alice:s3cretpw@example.com/x?a=1", j.Properties.Action.Request.URI, "the job keeps its URI")
 	require.Equal(t, "https://tok3nvalue@example.com/error", j.Properties.Action.ErrorAction.Request.URI)
 }
+
+// TestNewDefinitionsRefusePortsOutOfRange: a port that no connection can
+// have is refused at the URI's path, naming the port; the ports at the
+// ends of the range are taken.
+func TestNewDefinitionsRefusePortsOutOfRange(t *testing.T) {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, uri := range []string{"http://[::1]:99999/j", "https://example.com:0/", "https://example.com:65536/", "http://127.0.0.1:18446744073709551617/"} {
+		for _, target := range []string{"properties.action.request.uri", "properties.action.errorAction.request.uri"} {
+			j := httpJob(nil, nil)
+			if strings.Contains(target, "errorAction") {
+				j.Properties.Action.ErrorAction.Request.URI = uri
+			} else {
+				j.Properties.Action.Request.URI = uri
+			}
+			var e *jobs.Error
+			require.ErrorAs(t, j.AcceptNew(k, created), &e, uri)
+			require.Equal(t, target, e.Target, uri)
+			require.Contains(t, e.Message, "a port is a number from 1 to 65535", uri)
+		}
+	}
+	for _, uri := range []string{"http://[::1]:65535/j", "https://example.com:1/", "https://example.com/"} {
+		j := httpJob(nil, nil)
+		j.Properties.Action.Request.URI = uri
+		require.NoError(t, j.AcceptNew(k, created), uri)
+	}
+}
