@@ -100,8 +100,7 @@ func (f failingCounter) byCollection(ctx context.Context) ([]countedValue, error
 				firstErr = cmp.Or(firstErr, fmt.Errorf("count failing jobs of collection %s: %w", k.Collection, err))
 				return
 			}
-			// Labels that sanitize alike add up.
-			counts[k.MetricCollection()] += n
+			counts[k.MetricCollection()] = n
 		}()
 	}
 	wg.Wait()

@@ -122,9 +122,9 @@ func TestJobsFailingCountsOnceInAll(t *testing.T) {
 }
 
 // TestJobsFailingByCollectionHasASeriesPerCollection: with the label,
-// every live collection has its series, 0 included, under its sanitized
-// label; collections whose labels sanitize alike add up; the list is read
-// page by page.
+// every live collection has its series, 0 included, under its own label,
+// collections whose names differ only in '-', '.' and '_' too; the list
+// is read page by page.
 func TestJobsFailingByCollectionHasASeriesPerCollection(t *testing.T) {
 	reports := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "reports"}
 	dotted := jobs.Key{Subscription: "s", ResourceGroup: "rg-x", Collection: "a.b"}
@@ -133,7 +133,7 @@ func TestJobsFailingByCollectionHasASeriesPerCollection(t *testing.T) {
 	f := &failingFake{collections: []jobs.Key{reports, dotted, underscored, quietOne},
 		failing: map[jobs.Key]int64{reports: 2, dotted: 1, underscored: 4}}
 	j := newJobsFailing(f, "ns", true, quiet)
-	require.Equal(t, map[string]float64{"s_rg_reports": 2, "s_rg_x_a_b": 5, "t_rg_fine": 0}, gatherFailing(t, j))
+	require.Equal(t, map[string]float64{"s__rg__reports": 2, "s__rg_hx__a_db": 1, "s__rg_ux__a_ub": 4, "t__rg__fine": 0}, gatherFailing(t, j))
 	var lists, counts int
 	for _, q := range f.queries {
 		if strings.HasPrefix(q, "RecurKind = 'collection'") {

@@ -12,19 +12,35 @@ import (
 const MetricCollectionLabel = "collection"
 
 // MetricCollection returns the value of k's collection under
-// MetricCollectionLabel: subscription, resource group and collection
-// joined by "_", with every character other than an ASCII letter, digit
-// or "_" replaced by "_". The SDK's metrics handler sanitizes every label
-// value so (go.temporal.io/sdk/contrib/tally.PrometheusSanitizeOptions),
-// and the API's gauge must match the workflows' series; sanitizing here
-// makes that one rule rather than two.
+// MetricCollectionLabel: subscription, resource group and collection, each
+// written with letters and digits as they are and every other character
+// as "_" and a letter ("_h" for '-', "_d" for '.', "_u" for '_'), joined
+// by "__". The SDK's metrics handler replaces every character of a label
+// value but ASCII letters, digits and "_" with "_"
+// (go.temporal.io/sdk/contrib/tally.PrometheusSanitizeOptions), which
+// would give sub-a/rg1/c1-x and sub-a/rg1-c1/x one series: this spelling
+// passes through it unchanged and is a prefix code, so two collections
+// never share a value.
 func (k Key) MetricCollection() string {
-	return strings.Map(func(r rune) rune {
-		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '_' {
-			return r
+	var b strings.Builder
+	for i, part := range []string{k.Subscription, k.ResourceGroup, k.Collection} {
+		if i > 0 {
+			b.WriteString("__")
 		}
-		return '_'
-	}, k.Subscription+"/"+k.ResourceGroup+"/"+k.Collection)
+		for _, r := range part {
+			switch {
+			case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+				b.WriteRune(r)
+			case r == '-':
+				b.WriteString("_h")
+			case r == '.':
+				b.WriteString("_d")
+			default: // '_': Validate lets no other character into a name
+				b.WriteString("_u")
+			}
+		}
+	}
+	return b.String()
 }
 
 // KeyOfWorkflowID returns the key of the collection or job whose workflow

@@ -6,10 +6,50 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMetricCollectionIsSanitizedAsTheSDKSanitizes(t *testing.T) {
+func TestMetricCollectionPassesTheSDKsSanitizerUnchanged(t *testing.T) {
 	k := Key{Subscription: "0b1f-42", ResourceGroup: "my.rg", Collection: "Reports_2", Job: "nightly"}
-	require.Equal(t, "0b1f_42_my_rg_Reports_2", k.MetricCollection(), "the job's name is never part of it")
+	require.Equal(t, "0b1f_h42__my_drg__Reports_u2", k.MetricCollection(), "the job's name is never part of it")
 	require.Equal(t, k.MetricCollection(), k.CollectionKey().MetricCollection())
+	require.Regexp(t, `^[A-Za-z0-9_]+$`, k.MetricCollection())
+}
+
+// TestMetricCollectionIsInjective: collections whose names differ only
+// in where a '-', '.', '_' or a separator falls have values of their
+// own; every key of short names over those characters is tried.
+func TestMetricCollectionIsInjective(t *testing.T) {
+	require.NotEqual(t, Key{Subscription: "sub-a", ResourceGroup: "rg1", Collection: "c1-x"}.MetricCollection(),
+		Key{Subscription: "sub-a", ResourceGroup: "rg1-c1", Collection: "x"}.MetricCollection())
+	var names []string
+	var grow func(prefix string)
+	grow = func(prefix string) {
+		if prefix != "" {
+			names = append(names, prefix)
+		}
+		if len(prefix) == 3 {
+			return
+		}
+		for _, c := range "a_-." {
+			if prefix == "" && c != 'a' { // a name starts with a letter or digit
+				continue
+			}
+			grow(prefix + string(c))
+		}
+	}
+	grow("")
+	seen := map[string]Key{}
+	for _, s := range names {
+		for _, g := range names {
+			for _, c := range names {
+				k := Key{Subscription: s, ResourceGroup: g, Collection: c}
+				require.NoError(t, k.Validate())
+				v := k.MetricCollection()
+				if other, ok := seen[v]; ok {
+					t.Fatalf("%+v and %+v share %q", k, other, v)
+				}
+				seen[v] = k
+			}
+		}
+	}
 }
 
 func TestKeyOfWorkflowIDReadsJobAndCollectionIDs(t *testing.T) {

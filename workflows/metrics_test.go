@@ -123,7 +123,7 @@ func TestOverlapCountsPostponedAndAFailingJobFailedRuns(t *testing.T) {
 	for _, l := range lateness[0].GetLabel() {
 		require.NotContains(t, l.GetValue(), "job:", "no label names the job")
 		if l.GetName() == jobs.MetricCollectionLabel {
-			require.Equal(t, "s_rg_c", l.GetValue())
+			require.Equal(t, "s__rg__c", l.GetValue())
 		}
 	}
 	require.Equal(t, uint64(3), lateness[0].GetHistogram().GetSampleCount())
