@@ -196,7 +196,7 @@ func (a *Authentication) Certificate() (tls.Certificate, error) {
 	}
 	key, first, rest, err := pkcs12.DecodeChain(der, a.Password)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("pfx does not decode with its password: %w", err)
+		return tls.Certificate{}, pfxError(err)
 	}
 	signer, ok := key.(crypto.Signer)
 	if !ok {
@@ -220,6 +220,26 @@ func (a *Authentication) Certificate() (tls.Certificate, error) {
 		return tls.Certificate{}, errors.New("pfx holds no certificate of its private key")
 	}
 	return tls.Certificate{Certificate: append([][]byte{leaf.Raw}, chain...), PrivateKey: key, Leaf: leaf}, nil
+}
+
+// pfxError says in words why a PFX does not decode. The PKCS#12 decoder's
+// errors for a malformed file are encoding/asn1's, which print Go's
+// struct of the tag they met ("asn1: structure error: tags don't match
+// (16 vs {class:1 tag:8 ...") and tell a user nothing.
+func pfxError(err error) error {
+	var unsupported pkcs12.NotImplementedError
+	switch msg := strings.TrimPrefix(err.Error(), "pkcs12: "); {
+	case errors.Is(err, pkcs12.ErrIncorrectPassword):
+		return errors.New("pfx does not open with the password given: password incorrect")
+	case errors.Is(err, pkcs12.ErrDecryption):
+		return errors.New("pfx is damaged: its encrypted contents do not decrypt")
+	case errors.As(err, &unsupported):
+		return fmt.Errorf("pfx uses a form of PKCS#12 that recur does not read: %s", msg)
+	case strings.Contains(msg, "asn1:"):
+		return errors.New("pfx is not a PKCS#12 file: give the base64 of a whole .pfx or .p12 file, as `base64 -w0 cert.pfx` prints it")
+	default:
+		return fmt.Errorf("pfx is not a PKCS#12 file that recur can use: %s", msg)
+	}
 }
 
 // boundedWork reports whether the iteration counts der shows stay within

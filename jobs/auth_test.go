@@ -176,6 +176,10 @@ func TestClientCertificateRejectsBadPFX(t *testing.T) {
 			Pfx: encodePFX(t, pkcs12.Modern, otherKey, cert, nil, pfxPassword), Password: pfxPassword}, "no certificate of its private key"},
 		{"too many iterations", &jobs.Authentication{Type: "ClientCertificate",
 			Pfx: encodePFX(t, pkcs12.Modern.WithIterations(jobs.MaxPFXIterations+1), key, cert, nil, pfxPassword), Password: pfxPassword}, "iterations"},
+		{"not PKCS#12", &jobs.Authentication{Type: "ClientCertificate",
+			Pfx: base64.StdEncoding.EncodeToString(cert.Raw), Password: pfxPassword}, "is not a PKCS#12 file: give the base64 of a whole .pfx or .p12 file"},
+		{"cut short", &jobs.Authentication{Type: "ClientCertificate",
+			Pfx: cutShort(t, encodePFX(t, pkcs12.Modern, key, cert, nil, pfxPassword)), Password: pfxPassword}, "is not a PKCS#12 file"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,9 +189,20 @@ func TestClientCertificateRejectsBadPFX(t *testing.T) {
 			require.Equal(t, target, e.Target)
 			require.Contains(t, e.Message, tc.want)
 			require.NotContains(t, e.Message, tc.auth.Password)
-			require.NotContains(t, e.Message, tc.auth.Pfx[:16])
+			require.NotContains(t, e.Message, tc.auth.Pfx[:min(16, len(tc.auth.Pfx))])
+			for _, dump := range []string{"asn1", "tag:", "class:", "{", "structure error"} {
+				require.NotContains(t, e.Message, dump, "the message is words, not Go's struct dump")
+			}
 		})
 	}
+}
+
+// cutShort returns pfx, a PFX's base64, without its last quarter.
+func cutShort(t *testing.T, pfx string) string {
+	t.Helper()
+	der, err := base64.StdEncoding.DecodeString(pfx)
+	require.NoError(t, err)
+	return base64.StdEncoding.EncodeToString(der[:len(der)*3/4])
 }
 
 func TestClientCertificateFindsTheKeysCertificateInAChain(t *testing.T) {
