@@ -3,7 +3,10 @@ package migrate
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -46,13 +49,24 @@ func SecretName(r Resource, s Secret) string {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 
+// ExportOptions says what an export holds as secrets beyond the members
+// recur's answers never show.
+type ExportOptions struct {
+	// SecretHeaders are more names of request headers whose values are
+	// secrets (any case), beside the well-known ones (CredentialHeader).
+	SecretHeaders []string
+}
+
 // ForExport makes an Exported of a resource as recur's GET answered it:
 // without what the scheduler keeps (id, type, name, etag, the status,
-// a client certificate's computed members) and with its secrets' places.
+// a client certificate's computed members) and with its secrets' places:
+// the members recur's answers never show, and the values that GET shows
+// but that are credentials all the same (a credential header, a URI with
+// a credential in its query: CredentialHeader, CredentialQuery).
 // A completed or faulted job is written disabled: a PUT takes only
 // Enabled or Disabled, and a job that ran its course should not run again
 // because it moved.
-func ForExport(r Resource, answer json.RawMessage) (Exported, error) {
+func ForExport(r Resource, answer json.RawMessage, o ExportOptions) (Exported, error) {
 	var def map[string]any
 	if err := json.Unmarshal(answer, &def); err != nil {
 		return Exported{}, fmt.Errorf("%s %s: %w", r.Kind, r.Name(), err)
@@ -69,9 +83,9 @@ func ForExport(r Resource, answer json.RawMessage) (Exported, error) {
 			props["state"] = "Disabled"
 		}
 		if action, ok := props["action"].(map[string]any); ok {
-			e.Secrets = append(e.Secrets, actionSecrets(action, Secret{"properties", "action"})...)
+			e.Secrets = append(e.Secrets, actionSecrets(action, Secret{"properties", "action"}, o)...)
 			if errorAction, ok := action["errorAction"].(map[string]any); ok {
-				e.Secrets = append(e.Secrets, actionSecrets(errorAction, Secret{"properties", "action", "errorAction"})...)
+				e.Secrets = append(e.Secrets, actionSecrets(errorAction, Secret{"properties", "action", "errorAction"}, o)...)
 			}
 		}
 	}
@@ -101,7 +115,7 @@ var retryTypes = map[string]string{"fixed": "Fixed", "exponential": "Exponential
 // actionSecrets returns the places of an action's secrets, at, drops its
 // authentication's computed members and spells its retry type as a PUT
 // does, as the files Azure's users kept spell it.
-func actionSecrets(action map[string]any, at Secret) []Secret {
+func actionSecrets(action map[string]any, at Secret, o ExportOptions) []Secret {
 	if policy, ok := action["retryPolicy"].(map[string]any); ok {
 		if typ, ok := policy["retryType"].(string); ok && retryTypes[strings.ToLower(typ)] != "" {
 			policy["retryType"] = retryTypes[strings.ToLower(typ)]
@@ -110,6 +124,16 @@ func actionSecrets(action map[string]any, at Secret) []Secret {
 	var out []Secret
 	place := func(names ...string) Secret { return append(append(Secret{}, at...), names...) }
 	if request, ok := action["request"].(map[string]any); ok {
+		if uri, ok := request["uri"].(string); ok && CredentialQuery(uri) != "" {
+			out = append(out, place("request", "uri"))
+		}
+		if headers, ok := request["headers"].(map[string]any); ok {
+			for _, name := range slices.Sorted(maps.Keys(headers)) {
+				if CredentialHeader(name) || slices.ContainsFunc(o.SecretHeaders, func(s string) bool { return strings.EqualFold(s, name) }) {
+					out = append(out, place("request", "headers", name))
+				}
+			}
+		}
 		if auth, ok := request["authentication"].(map[string]any); ok {
 			for _, name := range computedAuth {
 				delete(auth, name)
@@ -131,6 +155,46 @@ func actionSecrets(action map[string]any, at Secret) []Secret {
 		}
 	}
 	return out
+}
+
+// credentialHeaders are the headers whose values are credentials by
+// their names alone, in lower case.
+var credentialHeaders = []string{"authorization", "proxy-authorization", "cookie", "api-key", "x-api-key",
+	"ocp-apim-subscription-key", "x-functions-key", "x-auth-token", "x-access-token", "x-ms-client-secret"}
+
+// credentialWords mark a header's name or a query parameter's as naming a
+// credential wherever they are in it.
+var credentialWords = []string{"token", "secret", "password", "passwd", "apikey", "api-key", "api_key", "signature", "credential"}
+
+// CredentialHeader reports whether the header name names a credential:
+// one of the well-known ones (Authorization, X-Api-Key, Azure Functions'
+// and API Management's keys, ...), or a name with a word such as token,
+// secret or password in it.
+func CredentialHeader(name string) bool {
+	name = strings.ToLower(name)
+	return slices.Contains(credentialHeaders, name) || slices.ContainsFunc(credentialWords, func(w string) bool { return strings.Contains(name, w) })
+}
+
+// credentialParams are the query parameters whose values are credentials
+// by their names alone, in lower case: a SAS signature (sig), an Azure
+// Functions key (code), and the usual names of keys.
+var credentialParams = []string{"sig", "code", "key", "auth", "access_token", "client_secret", "subscription-key"}
+
+// CredentialQuery returns the name of the first query parameter of uri
+// that holds a credential, "" when none does (or uri does not parse).
+func CredentialQuery(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return ""
+	}
+	q, _ := url.ParseQuery(u.RawQuery)
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		lower := strings.ToLower(name)
+		if slices.Contains(credentialParams, lower) || slices.ContainsFunc(credentialWords, func(w string) bool { return strings.Contains(lower, w) }) {
+			return name
+		}
+	}
+	return ""
 }
 
 // Set puts value at place in def, making the objects on the way.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/recurhq/recur/migrate"
 	"github.com/recurhq/recur/migrate/arm"
@@ -20,7 +21,7 @@ import (
 // template, or Terraform. recur's answers never show a secret, so neither
 // does an export: each secret is left to a parameter.
 
-const exportSynopsis = "usage: recur export --subscription S [--resource-group RG [--collection C]] [--format arm|terraform] [-o FILE]"
+const exportSynopsis = "usage: recur export --subscription S [--resource-group RG [--collection C]] [--format arm|terraform] [--secret-headers NAMES] [-o FILE]"
 
 // exportFormats are the writers of recur export, by --format.
 var exportFormats = map[string]func(io.Writer, []migrate.Exported) error{
@@ -32,6 +33,7 @@ type exportOptions struct {
 	connection
 	addr        address
 	format, out string
+	migrate.ExportOptions
 }
 
 func parseExportFlags(args []string) (*flag.FlagSet, exportOptions, error) {
@@ -44,9 +46,16 @@ func parseExportFlags(args []string) (*flag.FlagSet, exportOptions, error) {
 		fs.StringVar(o.addr.field(p), p.flag, env(p.env, ""), p.noun+" `name` ("+p.env+")")
 	}
 	fs.StringVar(&o.format, "format", "arm", "`format` of the output: arm (an ARM template) or terraform")
-	fs.StringVar(&o.out, "o", "", "write to `FILE` instead of stdout")
+	fs.StringVar(&o.out, "o", "", "write to `FILE` (mode 0600) instead of stdout")
+	secretHeaders := fs.String("secret-headers", env("RECUR_SECRET_HEADERS", ""),
+		"comma-separated `names` of more request headers whose values are secrets, left to parameters as passwords are (RECUR_SECRET_HEADERS)")
 	if err := fs.Parse(args); err != nil {
 		return fs, o, err
+	}
+	for _, name := range strings.Split(*secretHeaders, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			o.SecretHeaders = append(o.SecretHeaders, name)
+		}
 	}
 	o.connection.resolve()
 	switch {
@@ -68,7 +77,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !ok {
 		return code
 	}
-	es, err := exportResources(ctx, newClient(server, o.token, stderr), o.addr)
+	es, err := exportResources(ctx, newClient(server, o.token, stderr), o.addr, o.ExportOptions)
 	if err == nil {
 		err = writeExport(o, es, stdout)
 	}
@@ -96,8 +105,15 @@ func writeExport(o exportOptions, es []migrate.Exported, stdout io.Writer) error
 	if o.out == "" {
 		return exportFormats[o.format](stdout, es)
 	}
-	f, err := os.Create(o.out)
+	// An export holds URIs and headers that a reader of the API sees, and
+	// those may still say more than its owner meant to share: the file is
+	// its owner's alone, an existing one included.
+	f, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return err
 	}
 	if err := exportFormats[o.format](f, es); err != nil {
@@ -109,7 +125,7 @@ func writeExport(o exportOptions, es []migrate.Exported, stdout io.Writer) error
 
 // exportResources reads the collections a names (one, those of its
 // resource group, or those of its subscription) and their jobs.
-func exportResources(ctx context.Context, c *apiClient, a address) ([]migrate.Exported, error) {
+func exportResources(ctx context.Context, c *apiClient, a address, o migrate.ExportOptions) ([]migrate.Exported, error) {
 	var answers []json.RawMessage
 	if a.collection != "" {
 		data, err := c.do(ctx, http.MethodGet, a.collectionPath(), nil, nil)
@@ -130,7 +146,7 @@ func exportResources(ctx context.Context, c *apiClient, a address) ([]migrate.Ex
 			return nil, fmt.Errorf("read a collection: %w", err)
 		}
 		at := address{subscription: a.subscription, resourceGroup: resourceGroupOf(coll.ID), collection: coll.Name}
-		e, err := migrate.ForExport(migrate.Resource{Kind: migrate.Collection, ResourceGroup: at.resourceGroup, Collection: at.collection}, answer)
+		e, err := migrate.ForExport(migrate.Resource{Kind: migrate.Collection, ResourceGroup: at.resourceGroup, Collection: at.collection}, answer, o)
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +161,7 @@ func exportResources(ctx context.Context, c *apiClient, a address) ([]migrate.Ex
 				return nil, fmt.Errorf("read a job of %s: %w", at.collection, err)
 			}
 			e, err := migrate.ForExport(migrate.Resource{Kind: migrate.Job, ResourceGroup: at.resourceGroup,
-				Collection: at.collection, Job: shortName(job.Name)}, answer)
+				Collection: at.collection, Job: shortName(job.Name)}, answer, o)
 			if err != nil {
 				return nil, err
 			}

@@ -26,7 +26,7 @@ func exported(t *testing.T, name, answer string) migrate.Exported {
 	if len(parts) == 3 {
 		r.Kind, r.Job = migrate.Job, parts[2]
 	}
-	e, err := migrate.ForExport(r, json.RawMessage(answer))
+	e, err := migrate.ForExport(r, json.RawMessage(answer), migrate.ExportOptions{})
 	require.NoError(t, err, name)
 	return e
 }
@@ -297,7 +297,7 @@ func TestWriteExampleInAzurermAlone(t *testing.T) {
 	require.NoError(t, err)
 	var es []migrate.Exported
 	for _, r := range rs {
-		e, err := migrate.ForExport(migrate.Resource{Kind: r.Kind, ResourceGroup: r.ResourceGroup, Collection: r.Collection, Job: r.Job}, r.Body)
+		e, err := migrate.ForExport(migrate.Resource{Kind: r.Kind, ResourceGroup: r.ResourceGroup, Collection: r.Collection, Job: r.Job}, r.Body, migrate.ExportOptions{})
 		require.NoError(t, err)
 		es = append(es, e)
 	}

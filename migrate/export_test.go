@@ -1,0 +1,62 @@
+package migrate
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestExportLeavesCredentialsToParameters: the value of a credential
+// header, well-known or named by the operator, and a URI whose query
+// holds a credential are secrets of the export, in the action and in its
+// error action; other headers and URIs are not.
+func TestExportLeavesCredentialsToParameters(t *testing.T) {
+	answer := `{"properties": {"action": {"type": "Http",
+		"request": {"method": "POST", "uri": "https://fn.example/api/run?code=FUNCKEY&x=1",
+			"headers": {"X-Api-Key": "k1", "Content-Type": "application/json", "x-tenant": "t", "X-Refresh-Token": "r", "authorization": "Bearer b"}},
+		"errorAction": {"type": "Https", "request": {"method": "GET", "uri": "https://acct.blob.example/c?sv=2019&sig=SIG",
+			"headers": {"X-Tenant": "t2"}}}}}}`
+	r := Resource{Kind: Job, ResourceGroup: "rg", Collection: "c", Job: "j"}
+	e, err := ForExport(r, json.RawMessage(answer), ExportOptions{SecretHeaders: []string{"x-TENANT"}})
+	require.NoError(t, err)
+	var got []string
+	for _, s := range e.Secrets {
+		got = append(got, s.String())
+	}
+	require.ElementsMatch(t, []string{
+		"properties.action.request.uri",
+		"properties.action.request.headers.X-Api-Key",
+		"properties.action.request.headers.X-Refresh-Token",
+		"properties.action.request.headers.authorization",
+		"properties.action.request.headers.x-tenant",
+		"properties.action.errorAction.request.uri",
+		"properties.action.errorAction.request.headers.X-Tenant",
+	}, got)
+
+	e, err = ForExport(r, json.RawMessage(answer), ExportOptions{})
+	require.NoError(t, err)
+	require.Len(t, e.Secrets, 5, "x-tenant is a secret only when named")
+
+	plain := `{"properties": {"action": {"type": "Http", "request": {"method": "GET",
+		"uri": "https://example.com/report?source=scheduler&level=error&keyboard=1", "headers": {"Content-Type": "text/plain", "Idempotency": "1"}}}}}`
+	e, err = ForExport(r, json.RawMessage(plain), ExportOptions{})
+	require.NoError(t, err)
+	require.Empty(t, e.Secrets)
+}
+
+func TestCredentialQueryNamesTheParameter(t *testing.T) {
+	for uri, want := range map[string]string{
+		"https://a.example/?sig=x":                "sig",
+		"https://a.example/?Code=x":               "Code",
+		"https://a.example/p?a=1&access_token=x":  "access_token",
+		"https://a.example/p?subscription-key=x":  "subscription-key",
+		"https://a.example/p?my_api_key=x":        "my_api_key",
+		"https://a.example/p?monkey=1&keyboard=2": "",
+		"https://a.example/p":                     "",
+		"https://a.example/p#sig=x":               "",
+		"http://[::1]:%zz/":                       "",
+	} {
+		require.Equal(t, want, CredentialQuery(uri), uri)
+	}
+}
