@@ -17,10 +17,13 @@ import (
 // process dial the frontend itself, behind no cap, so that clients
 // holding the gate's connections cannot lock out recur's worker or API.
 
-// DefaultSilenceTimeout is how long a connection to the frontend may stay
-// silent before its first bytes: a gRPC client sends its connection
-// preface at once, so one that sends nothing holds a connection for
-// nothing. It matches the 10 s recur's HTTP servers give a request head.
+// DefaultSilenceTimeout is how long a connection to the frontend may go
+// from its opening to its first call (the HTTP/2 HEADERS frame of a gRPC
+// request): a gRPC client connects when it has a call to make and sends
+// it once the server's settings are in, so one that sends nothing, or
+// only the connection preface, holds a connection for nothing (the
+// frontend's own handshake timeout is gRPC's 120 s). It matches the 10 s
+// recur's HTTP servers give a request head.
 const DefaultSilenceTimeout = 10 * time.Second
 
 // gateBuffer is each direction's copy buffer: an HTTP/2 frame of the
@@ -75,6 +78,7 @@ func (g *gate) serve() {
 }
 
 // pass passes c's bytes to the frontend and back until either side ends.
+// c's first call must begin within the silence timeout (firstCall).
 func (g *gate) pass(c net.Conn) {
 	defer g.drop(c)
 	first := make([]byte, gateBuffer)
@@ -83,7 +87,10 @@ func (g *gate) pass(c net.Conn) {
 	if err != nil {
 		return
 	}
-	_ = c.SetReadDeadline(time.Time{})
+	var call firstCall
+	if call.seen(first[:n]) {
+		_ = c.SetReadDeadline(time.Time{})
+	}
 	b, err := net.DialTimeout("tcp", g.backend, 5*time.Second)
 	if err != nil {
 		g.log.Warn("temporal frontend: cannot reach it from its port", "error", err)
@@ -100,7 +107,10 @@ func (g *gate) pass(c net.Conn) {
 	up := make(chan struct{})
 	go func() {
 		defer close(up)
-		_, _ = io.CopyBuffer(writerOnly{b}, readerOnly{c}, first)
+		if call.seen(nil) || g.passUntilFirstCall(c, b, first, &call) {
+			_ = c.SetReadDeadline(time.Time{})
+			_, _ = io.CopyBuffer(writerOnly{b}, readerOnly{c}, first)
+		}
 		// The client is done sending; the frontend closes once it has
 		// answered, which ends the copy below.
 		if cw, ok := b.(interface{ CloseWrite() error }); ok {
@@ -113,6 +123,72 @@ func (g *gate) pass(c net.Conn) {
 	_ = c.Close()
 	_ = b.Close()
 	<-up
+}
+
+// passUntilFirstCall passes c's bytes to b, through buf, until call has
+// seen the first call begin (true) or c fails, its read deadline passed
+// included, or b does (false).
+func (g *gate) passUntilFirstCall(c, b net.Conn, buf []byte, call *firstCall) bool {
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			if _, werr := b.Write(buf[:n]); werr != nil {
+				return false
+			}
+			if call.seen(buf[:n]) {
+				return true
+			}
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// firstCall reads a client's side of an HTTP/2 connection as it passes
+// until the frame that begins its first call (HEADERS): the connection
+// preface, then frames of a 9-byte head (a 24-bit length, the type, the
+// flags, the stream) and their payload. Bytes that are not HTTP/2 never
+// reach a HEADERS frame; the frontend closes them.
+type firstCall struct {
+	read   int64 // bytes of the connection seen
+	next   int64 // where the next frame's head starts
+	head   [9]byte
+	inHead int // bytes of that head seen
+	found  bool
+}
+
+// http2Preface is what an HTTP/2 client sends first (RFC 9113, 3.4).
+const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// http2Headers is the type of a HEADERS frame.
+const http2Headers = 0x1
+
+// seen takes the next bytes of the connection and reports whether the
+// first call has begun.
+func (f *firstCall) seen(p []byte) bool {
+	if f.next == 0 {
+		f.next = int64(len(http2Preface))
+	}
+	for len(p) > 0 && !f.found {
+		if skip := f.next - f.read; skip > 0 { // the preface, or a payload
+			n := min(skip, int64(len(p)))
+			f.read += n
+			p = p[n:]
+			continue
+		}
+		n := copy(f.head[f.inHead:], p)
+		f.inHead += n
+		f.read += int64(n)
+		p = p[n:]
+		if f.inHead < len(f.head) {
+			break
+		}
+		length := int64(f.head[0])<<16 | int64(f.head[1])<<8 | int64(f.head[2])
+		f.found = f.head[3] == http2Headers
+		f.next, f.inHead = f.read+length, 0
+	}
+	return f.found
 }
 
 // track counts c among the gate's connections, unless the gate is closed.

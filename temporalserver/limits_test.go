@@ -1,6 +1,7 @@
 package temporalserver_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 
 	"github.com/recurhq/recur/connlimit"
@@ -50,8 +53,7 @@ func TestFrontendAndUIHoldTheirCaps(t *testing.T) {
 	t.Run("frontend", func(t *testing.T) {
 		for range perClient {
 			c := connect(t, "127.0.0.1", s.FrontendAddress())
-			_, err := c.Write([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
-			require.NoError(t, err)
+			beginCall(t, c)
 			require.Error(t, closedWithin(c, 300*time.Millisecond), "a connection within the cap is held")
 		}
 		for range 3 {
@@ -65,6 +67,19 @@ func TestFrontendAndUIHoldTheirCaps(t *testing.T) {
 
 		silent := connect(t, "127.0.0.3", s.FrontendAddress())
 		require.NoError(t, closedWithin(silent, attackTimeout), "a silent connection is closed")
+
+		prefaceOnly := connect(t, "127.0.0.5", s.FrontendAddress())
+		_, err = prefaceOnly.Write([]byte(http2.ClientPreface))
+		require.NoError(t, err)
+		require.NoError(t, closedWithin(prefaceOnly, attackTimeout), "a connection that sends only the preface is closed")
+
+		settled := connect(t, "127.0.0.6", s.FrontendAddress())
+		_, err = settled.Write([]byte(http2.ClientPreface))
+		require.NoError(t, err)
+		fr := http2.NewFramer(settled, settled)
+		require.NoError(t, fr.WriteSettings())
+		require.NoError(t, fr.WritePing(false, [8]byte{}))
+		require.NoError(t, closedWithin(settled, attackTimeout), "a connection that makes no call is closed")
 	})
 
 	t.Run("web ui", func(t *testing.T) {
@@ -103,6 +118,25 @@ func TestFrontendAndUIHoldTheirCaps(t *testing.T) {
 		}()
 		require.NoError(t, closedWithin(trickled, attackTimeout), "a trickled request head is cut off")
 	})
+}
+
+// beginCall begins a gRPC call on c and leaves it open, its request's
+// message never sent: a connection the frontend holds as it would any
+// client's in the middle of a call.
+func beginCall(t *testing.T, c net.Conn) {
+	t.Helper()
+	_, err := c.Write([]byte(http2.ClientPreface))
+	require.NoError(t, err)
+	fr := http2.NewFramer(c, c)
+	require.NoError(t, fr.WriteSettings())
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":authority", "frontend"},
+		{":path", "/temporal.api.workflowservice.v1.WorkflowService/GetSystemInfo"},
+		{"content-type", "application/grpc"}, {"te", "trailers"}} {
+		require.NoError(t, enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}))
+	}
+	require.NoError(t, fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndHeaders: true}))
 }
 
 func dialerFrom(from string) *net.Dialer {
