@@ -191,13 +191,8 @@ func (a *Activities) FirstAttempt(ctx context.Context, in jobs.FirstAttemptInput
 // performer returns the activity that performs an action other than HTTP.
 func (a *Activities) performer(in jobs.ActionInput) func(context.Context) (jobs.HTTPResponse, error) {
 	return func(ctx context.Context) (jobs.HTTPResponse, error) {
-		switch in.Spec.Type {
-		case jobs.ActionStorageQueue:
-			return a.StorageQueue(ctx, in)
-		case jobs.ActionServiceBusQueue, jobs.ActionServiceBusTopic:
-			return a.ServiceBus(ctx, in)
-		case jobs.ActionWorkflow:
-			return a.StartWorkflow(ctx, in)
+		if p, ok := PerformerOf(in.Spec.Type); ok {
+			return p.perform(a, ctx, in)
 		}
 		return jobs.HTTPResponse{Attempt: 1}, temporal.NewNonRetryableApplicationError("unknown action type "+in.Spec.Type, "UnknownActionType", nil)
 	}

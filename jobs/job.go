@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -178,6 +179,9 @@ const (
 
 // actionTypes lists every action type.
 var actionTypes = []string{ActionHTTP, ActionHTTPS, ActionStorageQueue, ActionServiceBusQueue, ActionServiceBusTopic, ActionWorkflow}
+
+// ActionTypes returns every action type a definition may name.
+func ActionTypes() []string { return slices.Clone(actionTypes) }
 
 // Action is what a job does when it runs, and what it does when that
 // fails for good.

@@ -19,12 +19,16 @@ import (
 var acts *activities.Activities
 
 // occurrence is one run of a job's action: the main action with the job's
-// retry policy and, when that fails for good, the error action. Both are
-// activities of the job workflow on its own task queue: the workflow task
-// that schedules one completes at once, so a message to the job is taken
-// while the action runs, where a local activity would hold the task open
-// until the action's end or the task's heartbeat (BENCHMARKS.md, "Local
-// activity or activity").
+// retry policy and, when that fails for good, the error action. The main
+// action's first attempt is a local activity with a budget (first): most
+// answer within it, at the cost of no activity's events. One that outlasts
+// the budget is handed off and awaited by an activity, and every attempt
+// after the first, and the error action, are activities of the job
+// workflow on its own task queue: the workflow task that schedules one
+// completes at once, so a message to the job is taken while the action
+// runs, where a local activity would hold the task open until the action's
+// end or the task's heartbeat (BENCHMARKS.md, "Local activity or
+// activity").
 type occurrence struct {
 	key     jobs.Key
 	id      string // the occurrence ID, every attempt's idempotency key
@@ -266,13 +270,8 @@ func (o occurrence) activity(ctx workflow.Context, spec jobs.ActionSpec, name st
 		ActionName: name, Spec: spec, OccurrenceID: o.id,
 		Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
 	}
-	switch spec.Type {
-	case jobs.ActionStorageQueue:
-		return workflow.ExecuteActivity(ctx, acts.StorageQueue, in)
-	case jobs.ActionServiceBusQueue, jobs.ActionServiceBusTopic:
-		return workflow.ExecuteActivity(ctx, acts.ServiceBus, in)
-	case jobs.ActionWorkflow:
-		return workflow.ExecuteActivity(ctx, acts.StartWorkflow, in)
+	if p, ok := activities.PerformerOf(spec.Type); ok {
+		return workflow.ExecuteActivity(ctx, p.Name, in)
 	}
 	// Validated at every PUT; a type this code does not know fails the
 	// occurrence, not the workflow.
