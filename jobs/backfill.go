@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/recurhq/recur/recurrence"
@@ -42,4 +43,10 @@ func BackfillCount(job Job, created, start, end time.Time) int {
 		return 0
 	}
 	return len(BackfillTimes(rule, start, end))
+}
+
+// TooLongBackfill refuses a backfill whose range holds more than
+// MaxBackfill occurrences.
+func TooLongBackfill() *Error {
+	return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("the range holds more than %d occurrences: backfill a shorter one", MaxBackfill)}
 }

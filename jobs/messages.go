@@ -453,6 +453,11 @@ type BackfillRequest struct {
 	// zero is DefaultBackfillPace. It paces every occurrence the job
 	// holds queued from then on.
 	Pace time.Duration `json:"pace,omitempty"`
+	// Budget, if set, is the most occurrences the backfill may queue:
+	// those the API counted (BackfillCount) and charged the job's
+	// subscription for. A job redefined since, whose range holds more,
+	// refuses the backfill.
+	Budget *int `json:"budget,omitempty"`
 }
 
 // BackfillResult says how many occurrences a backfill queued, and when

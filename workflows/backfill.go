@@ -86,7 +86,11 @@ func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (job
 		return jobs.BackfillResult{}, err
 	}
 	if len(times) > jobs.MaxBackfill {
-		return jobs.BackfillResult{}, invalidBackfill(fmt.Sprintf("the range holds more than %d occurrences: backfill a shorter one", jobs.MaxBackfill))
+		return jobs.BackfillResult{}, jobs.TooLongBackfill().ToApplicationError()
+	}
+	if b := req.Budget; b != nil && len(times) > *b {
+		return jobs.BackfillResult{}, (&jobs.Error{Code: jobs.CodeConflict,
+			Message: "job " + j.key.Job + " was redefined while its backfill was counted: send the backfill again"}).ToApplicationError()
 	}
 	// The job may have changed since the validator let the backfill in.
 	if err := j.backfillable(len(times)); err != nil {

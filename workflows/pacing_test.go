@@ -208,3 +208,26 @@ func TestThePaceOutlastsAContinueAsNew(t *testing.T) {
 	}
 	require.Equal(t, []time.Duration{30 * time.Second, 40 * time.Second, 50 * time.Second}, starts)
 }
+
+// TestABackfillPastWhatTheAPICountedIsRefused: a backfill queues no more
+// than its budget, the occurrences the API counted and charged for; a
+// job whose range holds more (redefined meanwhile) refuses it, and
+// nothing of it runs.
+func TestABackfillPastWhatTheAPICountedIsRefused(t *testing.T) {
+	h := newHarness(t, pacingNow)
+	h.at(0, func() { h.put(pacedJob()) })
+	over, exact := hoursBack(3, 0), hoursBack(3, 0)
+	two, three := 2, 3
+	over.Budget, exact.Budget = &two, &three
+	var overRes, exactRes jobs.BackfillResult
+	var overErr, exactErr error
+	h.at(time.Second, func() { h.backfillAt(over, &overRes, &overErr, nil) })
+	h.at(time.Minute, func() { h.backfillAt(exact, &exactRes, &exactErr, nil) })
+	h.run(time.Hour, jobs.JobInput{Key: key})
+	requireConflict(t, overErr, "job j was redefined while its backfill was counted")
+	require.NoError(t, exactErr)
+	require.Equal(t, 3, exactRes.Queued)
+	backfilled := h.backfilled(pacingNow)
+	require.Len(t, backfilled, 3, "the refused backfill queued nothing")
+	require.False(t, backfilled[0].at.Before(pacingNow.Add(time.Minute)))
+}
