@@ -11,22 +11,83 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
+// BackfillLimits pace backfills (POST .../backfill): a job's workflow
+// starts its backfill occurrences a pace apart, and each subscription
+// queues at most so many occurrences, a burst and then a rate, so that a
+// backfill is no amplifier aimed at a target.
+type BackfillLimits struct {
+	// Pace is the least time between the starts of two of a job's
+	// backfill occurrences; zero is jobs.DefaultBackfillPace.
+	Pace time.Duration
+	// PerSubscription is the backfill occurrences each subscription may
+	// queue: a bucket of Burst refilled at PerSecond, from which a
+	// backfill takes as many as it queues or is refused with 429; a
+	// PerSecond of zero is no limit.
+	PerSubscription RateLimit
+}
+
+// backfillLimits is what the server keeps of BackfillLimits.
+type backfillLimits struct {
+	pace    time.Duration
+	budgets *limiters // per subscription; nil for no limit
+}
+
 // backfillJob runs the job's occurrences of a past range (POST
 // .../jobs/{j}/backfill, recur's extension): 202 with how many were
-// queued; the job's workflow runs them.
+// queued and when the last may start; the job's workflow runs them, a
+// pace apart.
 func (s *Server) backfillJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	req, err := readBackfill(c)
 	if err != nil {
 		return err
 	}
-	if _, err := s.job(ctx, k); err != nil {
+	view, err := s.jobView(ctx, k)
+	if err != nil {
+		return err
+	}
+	req.Pace = s.backfill.pace
+	if err := s.chargeBackfill(c, k, view, &req); err != nil {
 		return err
 	}
 	var res jobs.BackfillResult
 	if err := s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res); err != nil {
+		if _, refused := jobs.FromApplicationError(err); req.Budget != nil && (refused || workflowMissing(err)) {
+			// Nothing was queued. An update whose answer was lost may
+			// have queued: what it took stays taken.
+			s.backfill.budgets.give(k.Subscription, *req.Budget)
+		}
 		return notFoundAs(err, jobNamed(k))
 	}
 	c.JSON(http.StatusAccepted, res)
+	return nil
+}
+
+// chargeBackfill takes the occurrences the backfill will queue from its
+// subscription's budget, counted on the job as its workflow last wrote
+// it, and has the workflow queue no more (req.Budget, set when it took
+// them): what a redefinition meanwhile adds to the range is refused, not
+// queued free. A range past the budget's burst is refused, and one past
+// what the bucket holds now answers 429 with Retry-After.
+func (s *Server) chargeBackfill(c *gin.Context, k jobs.Key, view jobs.JobView, req *jobs.BackfillRequest) error {
+	l := s.backfill.budgets
+	if l == nil {
+		return nil
+	}
+	n := jobs.BackfillCount(view.Job, view.Created, req.StartTime, req.EndTime)
+	switch {
+	case n > jobs.MaxBackfill:
+		return jobs.TooLongBackfill()
+	case n > l.burst:
+		return &jobs.Error{Code: jobs.CodeInvalidRequest, Message: fmt.Sprintf(
+			"the range holds %d occurrences, more than the %d backfill occurrences a subscription may queue at once: backfill a shorter one", n, l.burst)}
+	}
+	if wait := l.take(k.Subscription, n); wait > 0 {
+		retryAfter(c, wait)
+		return &apiError{status: http.StatusTooManyRequests, code: "TooManyRequests", message: fmt.Sprintf(
+			"subscription %s has queued as many backfill occurrences as it may for now: the %d of this backfill may queue after the number of seconds in Retry-After",
+			k.Subscription, n)}
+	}
+	req.Budget = &n
 	return nil
 }
 

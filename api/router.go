@@ -33,6 +33,8 @@ type Options struct {
 	Auth Authenticator
 	// RateLimit limits each subscription's requests; zero is no limit.
 	RateLimit RateLimit
+	// Backfill paces backfills (backfill.go).
+	Backfill BackfillLimits
 	// DataConverter is the Temporal client's (with recur's codec), for the
 	// payloads the API decodes itself (run memos); nil is Temporal's default.
 	DataConverter converter.DataConverter
@@ -84,6 +86,7 @@ type Server struct {
 	outage     outage
 	auth       Authenticator
 	limits     *limiters
+	backfill   backfillLimits
 	converter  converter.DataConverter
 	requests   *prometheus.HistogramVec // nil without Options.Metrics
 	slotWaits  prometheus.Histogram     // nil without Options.Metrics
@@ -101,7 +104,8 @@ func New(c client.Client, opts Options) http.Handler {
 	}
 	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateSemaphore(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets,
-		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait), maxCollections: opts.MaxCollectionsPerSubscription}
+		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait), maxCollections: opts.MaxCollectionsPerSubscription,
+		backfill: backfillLimits{pace: opts.Backfill.Pace, budgets: newLimiters(opts.Backfill.PerSubscription)}}
 	if opts.Ready != nil {
 		s.ready = &readiness{check: opts.Ready}
 	}

@@ -379,6 +379,12 @@ type JobState struct {
 	// Backfill holds the nominal times a backfill queued and not yet
 	// started, in order.
 	Backfill []time.Time `json:",omitempty"`
+	// BackfillPace is the pace of the backfill last queued
+	// (BackfillRequest.Pace), and BackfillNotBefore the earliest start
+	// of the next backfill occurrence: the last one's start plus the
+	// pace; nil before the first paced start.
+	BackfillPace      time.Duration `json:",omitempty"`
+	BackfillNotBefore *time.Time    `json:",omitempty"`
 	// Finished is when the job was first seen completed or faulted: its
 	// retention counts from there.
 	Finished *time.Time `json:",omitempty"`
@@ -442,11 +448,28 @@ const MaxPreview = 1000
 type BackfillRequest struct {
 	StartTime time.Time `json:"startTime"`
 	EndTime   time.Time `json:"endTime"`
+	// Pace is the least time between the starts of two of the job's
+	// backfill occurrences, the operator's (the API's --backfill-pace);
+	// zero is DefaultBackfillPace. It paces every occurrence the job
+	// holds queued from then on.
+	Pace time.Duration `json:"pace,omitempty"`
+	// Budget, if set, is the most occurrences the backfill may queue:
+	// those the API counted (BackfillCount) and charged the job's
+	// subscription for. A job redefined since, whose range holds more,
+	// refuses the backfill.
+	Budget *int `json:"budget,omitempty"`
 }
 
-// BackfillResult says how many occurrences a backfill queued.
+// BackfillResult says how many occurrences a backfill queued, and when
+// the last of those the job holds queued may start at its pace.
 type BackfillResult struct {
 	Queued int `json:"queued"`
+	// LastRunTime is the earliest start of the last occurrence queued:
+	// one pace after another from the next backfill start the pace
+	// allows. Runs that last longer than the pace, the schedule's runs
+	// taking the job's slot, or a disable make it later. Absent when
+	// the job holds none queued.
+	LastRunTime *time.Time `json:"lastRunTime,omitempty"`
 }
 
 // MaxBackfill bounds the occurrences of one backfill.

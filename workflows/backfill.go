@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -13,11 +14,13 @@ import (
 // A backfill runs the job's occurrences of a past range with their own
 // nominal times, so under the same idempotency keys as had they run on
 // time. They run one at a time (or up to maxConcurrentRuns) when no
-// occurrence of the schedule needs the slot, count in the status but not
+// occurrence of the schedule needs the slot, a pace apart (the least time
+// between two starts, the operator's), count in the status but not
 // toward the recurrence's count, and their history rows say backfill.
 // Only an enabled job runs them: a job disabled (or whose collection is)
-// refuses a backfill, and holds the occurrences queued before until it is
-// enabled again.
+// refuses a backfill, and holds the occurrences queued before, those
+// waiting out their pace included, until it is enabled again; a deleted
+// job drops them.
 
 // validateBackfill refuses a backfill of a job that does not exist, has
 // ended, is disabled or holds a full queue, and a range that is not a
@@ -77,39 +80,68 @@ func invalidBackfill(message string) error {
 func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (jobs.BackfillResult, error) {
 	var times []time.Time
 	err := j.sideEffect(ctx, &times, func(r *recurrence.Rule) any {
-		out := []time.Time{}
-		if r == nil {
-			return out
-		}
-		// Past occurrences may come before the rule's first run: the
-		// occurrence set reaches back to the anchor.
-		for t, ok := r.Next(req.StartTime.Add(-time.Nanosecond)); ok && !t.After(req.EndTime); t, ok = r.Next(t) {
-			if len(out) == jobs.MaxBackfill {
-				return append(out, t) // one too many: refused below
-			}
-			out = append(out, t)
-		}
-		return out
+		return jobs.BackfillTimes(r, req.StartTime, req.EndTime)
 	})
 	if err != nil {
 		return jobs.BackfillResult{}, err
 	}
 	if len(times) > jobs.MaxBackfill {
-		return jobs.BackfillResult{}, invalidBackfill(fmt.Sprintf("the range holds more than %d occurrences: backfill a shorter one", jobs.MaxBackfill))
+		return jobs.BackfillResult{}, jobs.TooLongBackfill().ToApplicationError()
+	}
+	if b := req.Budget; b != nil && len(times) > *b {
+		return jobs.BackfillResult{}, (&jobs.Error{Code: jobs.CodeConflict,
+			Message: "job " + j.key.Job + " was redefined while its backfill was counted: send the backfill again"}).ToApplicationError()
 	}
 	// The job may have changed since the validator let the backfill in.
 	if err := j.backfillable(len(times)); err != nil {
 		return jobs.BackfillResult{}, err
 	}
-	if err := j.apply(ctx, backfilling{times: times}); err != nil {
+	if err := j.apply(ctx, backfilling{times: times, pace: req.Pace}); err != nil {
 		return jobs.BackfillResult{}, err
 	}
-	return jobs.BackfillResult{Queued: len(times)}, nil
+	return jobs.BackfillResult{Queued: len(times), LastRunTime: j.lastBackfillStart(workflow.Now(ctx), j.pace(ctx))}, nil
 }
 
-// startBackfill starts the first queued backfill occurrence.
+// startBackfill starts the first queued backfill occurrence; the next
+// may start a pace later.
 func (j *job) startBackfill(ctx workflow.Context) {
 	next := j.state.Backfill[0]
 	j.state.Backfill = j.state.Backfill[1:]
+	if pace := j.pace(ctx); pace > 0 {
+		notBefore := workflow.Now(ctx).Add(pace)
+		j.state.BackfillNotBefore = &notBefore
+	}
 	j.startRun(ctx, next, backfill)
+}
+
+// pace is the least time between two backfill starts: the one of the
+// backfill last queued, and none in the histories recorded before
+// backfills were paced.
+func (j *job) pace(ctx workflow.Context) time.Duration {
+	if workflow.GetVersion(ctx, versionBackfillPace, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return 0
+	}
+	return cmp.Or(j.state.BackfillPace, jobs.DefaultBackfillPace)
+}
+
+// backfillPaced reports whether the pace lets the next backfill
+// occurrence start now; come (the planner's) wakes the loop when it will.
+func (j *job) backfillPaced(come func(time.Time) bool) bool {
+	return j.state.BackfillNotBefore == nil || come(*j.state.BackfillNotBefore)
+}
+
+// lastBackfillStart is the earliest start of the last occurrence queued,
+// at now: from the next start the pace allows, one pace after another;
+// nil when none is queued.
+func (j *job) lastBackfillStart(now time.Time, pace time.Duration) *time.Time {
+	n := len(j.state.Backfill)
+	if n == 0 {
+		return nil
+	}
+	first := now
+	if nb := j.state.BackfillNotBefore; nb != nil && nb.After(now) {
+		first = *nb
+	}
+	last := first.Add(time.Duration(n-1) * pace).UTC()
+	return &last
 }

@@ -15,16 +15,26 @@ import (
 
 // backfill sends a backfill of [from, to] and records its outcome.
 func (h *harness) backfill(from, to time.Time, queued *int, into *error) {
+	var res jobs.BackfillResult
+	h.backfillAt(jobs.BackfillRequest{StartTime: from, EndTime: to}, &res, into, func() { *queued += res.Queued })
+}
+
+// backfillAt sends req and records its answer in res, its error in into;
+// then, if it succeeded, calls done (nil for none).
+func (h *harness) backfillAt(req jobs.BackfillRequest, res *jobs.BackfillResult, into *error, done func()) {
 	updates++
 	h.env.UpdateWorkflow(jobs.UpdateBackfill, fmt.Sprintf("backfill-%d", updates), &testsuite.TestUpdateCallback{
 		OnReject: func(err error) { *into = err }, OnAccept: func() {},
 		OnComplete: func(r any, err error) {
 			*into = err
 			if err == nil {
-				*queued += r.(jobs.BackfillResult).Queued
+				*res = r.(jobs.BackfillResult)
+				if done != nil {
+					done()
+				}
 			}
 		},
-	}, jobs.BackfillRequest{StartTime: from, EndTime: to})
+	}, req)
 }
 
 // requireConflict fails unless err is a Conflict whose message says want.

@@ -34,8 +34,12 @@ type (
 		byCollection bool
 		holdUntil    time.Time // zero, or when the hold ends
 	}
-	// backfilling queues past occurrences to run as a backfill.
-	backfilling struct{ times []time.Time }
+	// backfilling queues past occurrences to run as a backfill, a pace
+	// apart (zero for the default).
+	backfilling struct {
+		times []time.Time
+		pace  time.Duration
+	}
 	// immediateRun asks for a run now, outside the schedule, of nominal
 	// time at.
 	immediateRun struct{ at time.Time }
@@ -69,6 +73,7 @@ func (j *job) apply(ctx workflow.Context, c jobChange) error {
 		}
 	case backfilling:
 		j.state.Backfill = append(j.state.Backfill, c.times...)
+		j.state.BackfillPace = c.pace
 	case immediateRun:
 		j.pending.runsNow = append(j.pending.runsNow, c.at)
 	}

@@ -15,7 +15,7 @@ type plan struct {
 	abandon       bool // a job never defined gives up its name: its grace has passed and no PUT still waits
 	startBuffered bool // the occurrence buffered behind a run may start
 	takeNext      bool // the start of the next occurrence has passed
-	startBackfill bool // a queued backfill occurrence may start
+	startBackfill bool // a queued backfill occurrence may start: a slot is free and its pace has passed
 	settle        bool // an enabled job has nothing left to run: it completes
 	retain        bool // a finished job has yet to ask how long it is kept
 	expire        bool // a finished job's retention has passed
@@ -79,7 +79,11 @@ func (j *job) plan(m moment) plan {
 		p.takeNext = come(j.jitteredStart(next))
 	}
 	backfills := max(props.RunLimit(), 1) // one at a time when the job has no limit
-	p.startBackfill = len(j.state.Backfill) > 0 && props.State == jobs.Enabled && j.running < backfills
+	// The pace's end is a wake-up even while the slot is busy: a run
+	// shorter than the pace then leaves the timer as it is.
+	if len(j.state.Backfill) > 0 && props.State == jobs.Enabled && j.backfillPaced(come) {
+		p.startBackfill = j.running < backfills
+	}
 	p.settle = j.spent()
 	p.retain = j.finished() && !j.local.retention.known
 	if until, ok := j.expiry(); ok {

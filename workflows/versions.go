@@ -4,6 +4,10 @@ package workflows
 // change of the commands a running workflow issues (workflow.GetVersion,
 // the package doc): its comment says what changed, and a history recorded
 // under testdata with the change in effect proves old and new replay
-// (TestEveryVersionHasARecordedHistory). It is empty while no release has
-// run shapes other than the recorded ones.
-const ()
+// (TestEveryVersionHasARecordedHistory).
+const (
+	// A job's backfill occurrences start a pace apart (jobs.BackfillRequest.Pace),
+	// a timer between them, instead of one after another as fast as they
+	// end: one backfill made a burst of calls to the job's target.
+	versionBackfillPace = "2026-11-27-backfill-pace"
+)

@@ -40,6 +40,8 @@ type apiSecurity struct {
 	rateBurst    int
 	// maxCollections caps the job collections of a subscription.
 	maxCollections int
+	// backfill paces backfills (backfill_flags.go).
+	backfill backfillFlags
 }
 
 // register adds the flags; rate is the default rate limit of the command.
@@ -63,6 +65,7 @@ func (s *apiSecurity) register(fs *flag.FlagSet, rate float64, e *envDefaults) {
 		"requests a subscription may make at once before --rate-limit applies (RECUR_RATE_BURST)")
 	fs.IntVar(&s.maxCollections, "max-collections-per-subscription", e.int("RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION", defaultMaxCollections),
 		"job collections one subscription may have, 0 for no cap; a PUT that would create one more answers 409 (RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION)")
+	s.backfill.register(fs, e)
 }
 
 // apiConfig is what the REST API is served with.
@@ -71,6 +74,9 @@ type apiConfig struct {
 	rateLimit      api.RateLimit
 	tls            *tls.Config // nil: plain HTTP
 	maxCollections int         // per subscription; 0 for no cap
+	// backfill paces backfills (backfill_flags.go), checked apart from
+	// prepare.
+	backfill api.BackfillLimits
 }
 
 // prepare builds the API's configuration and applies the start-up rules:

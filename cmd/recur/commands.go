@@ -198,6 +198,10 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
 	}
+	if c.apiConfig.backfill, err = c.security.backfill.limits(); err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
+		return 2
+	}
 	if err := c.egress.load(log, c.apiConfig.auth != nil); err != nil {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
@@ -317,6 +321,9 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 	}
 	if err == nil && r.api {
 		c.apiConfig, err = c.security.prepare(ctx, c.httpAddr, log)
+	}
+	if err == nil && r.api {
+		c.apiConfig.backfill, err = c.security.backfill.limits()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "recur %s: %v\n", name, err)

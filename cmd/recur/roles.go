@@ -145,7 +145,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		srv = httpServer(api.New(c, api.Options{Namespace: namespace, Logger: log,
 			Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
 			Metrics: r.metrics.Registry, MetricsByCollection: r.metricsByCollection, WorkflowTargets: r.workflowTargets, Ready: ready,
-			MaxCollectionsPerSubscription: r.apiConfig.maxCollections}), writeTimeout)
+			MaxCollectionsPerSubscription: r.apiConfig.maxCollections, Backfill: r.apiConfig.backfill}), writeTimeout)
 		srv.TLSConfig = r.apiConfig.tls
 		ln = limitListener(ln, r.limits, "api", log)
 		scheme := "http://"
@@ -154,6 +154,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		log.Info("REST API listening", "url", scheme+ln.Addr().String(), "authentication", r.apiConfig.auth != nil,
 			"rateLimitPerSubscription", r.apiConfig.rateLimit.PerSecond, "maxCollectionsPerSubscription", r.apiConfig.maxCollections,
+			"backfillPace", r.apiConfig.backfill.Pace.String(), "backfillRatePerSubscription", r.apiConfig.backfill.PerSubscription.PerSecond,
 			"maxConnections", r.limits.Total, "maxConnectionsPerClient", r.limits.PerClient)
 		go func() {
 			if srv.TLSConfig != nil {

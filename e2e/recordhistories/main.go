@@ -249,8 +249,8 @@ func record(dir, tag string) error {
 	}
 	// An hourly job that began three hours back, started on a lease of
 	// its own and claimed on it, whose backfill of its first two hours
-	// runs both in one task, each an action marker and an upsert. The
-	// collection's DELETE ends it.
+	// runs them a pace apart (the default, a timer between), each an
+	// action marker and an upsert. The collection's DELETE ends it.
 	backfilled := k
 	backfilled.Job = "backfilled"
 	var backfilledLease, backfilledClaim jobs.LeaseAnswer

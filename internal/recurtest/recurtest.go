@@ -71,6 +71,10 @@ type Config struct {
 	// MaxCollectionsPerSubscription is the API's
 	// (api.Options.MaxCollectionsPerSubscription); zero is no cap.
 	MaxCollectionsPerSubscription int
+	// Backfill is the API's (api.Options.Backfill): the zero value paces
+	// backfills at jobs.DefaultBackfillPace, with no budget per
+	// subscription.
+	Backfill api.BackfillLimits
 }
 
 // Egress is the policy of a stack's outbound calls unless opts set
@@ -105,7 +109,7 @@ func StartWith(cfg Config) (*Stack, error) {
 	}
 	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit, Logger: cfg.Logger, Metrics: set.Registry,
 		WorkflowTargets: cfg.WorkflowTargets, OperationWait: cfg.OperationWait,
-		MaxCollectionsPerSubscription: cfg.MaxCollectionsPerSubscription}
+		MaxCollectionsPerSubscription: cfg.MaxCollectionsPerSubscription, Backfill: cfg.Backfill}
 	if cfg.Plain {
 		cfg.Keys = nil
 	} else {
