@@ -166,9 +166,7 @@ func (j *job) step(ctx workflow.Context) (plan, error) {
 		case p.abandon:
 			j.local.deleted = true // never defined
 		case p.startBuffered:
-			next := *j.state.Buffered
-			j.state.Buffered = nil
-			j.startRun(ctx, next, scheduled)
+			j.startBuffered(ctx)
 		case p.takeNext:
 			if err := j.takeDue(ctx, *j.state.Next); err != nil {
 				return plan{}, err
@@ -312,6 +310,21 @@ func (j *job) runOrPostpone(ctx workflow.Context, nominal time.Time) {
 	default:
 		j.postpone(ctx, nominal, overlapped, "the previous run was still running (overlapPolicy Skip)")
 	}
+}
+
+// startBuffered starts the occurrence buffered behind a run that ended,
+// unless the job was disabled meanwhile (by a write, its collection or its
+// failures): a disabled job runs nothing, so the occurrence is postponed.
+// Whatever enables the job again plans it anew (define), its count too.
+func (j *job) startBuffered(ctx workflow.Context) {
+	next := *j.state.Buffered
+	j.state.Buffered = nil
+	if j.state.Job.Properties.State != jobs.Enabled &&
+		workflow.GetVersion(ctx, versionDisabledBuffered, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		j.postpone(ctx, next, overlapped, "the job was disabled while this occurrence waited for the run before it (overlapPolicy BufferOne)")
+		return
+	}
+	j.startRun(ctx, next, scheduled)
 }
 
 // mayStart reports whether another run may start: fewer run than the

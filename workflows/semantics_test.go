@@ -807,3 +807,52 @@ func TestACatchUpWithJitterTakesEveryOccurrenceWhoseStartHasPassed(t *testing.T)
 	require.NotEmpty(t, ran)
 	require.Equal(t, jobs.OccurrenceID(key.JobWorkflowID(), o), ran[len(ran)-1], "the occurrence whose start has passed runs at once")
 }
+
+// TestADisabledJobDoesNotStartItsBufferedOccurrence: a BufferOne job
+// disabled while its next occurrence waits for the run before it, by a
+// PUT or by its collection, postpones that occurrence when the run ends,
+// with a row that says why; enabled again, the job is planned anew, its
+// count too, from the next occurrence. (The
+// buffered occurrence used to start, and call its target, though its job
+// was disabled.)
+func TestADisabledJobDoesNotStartItsBufferedOccurrence(t *testing.T) {
+	for _, by := range []string{"PUT", "collection"} {
+		t.Run(by, func(t *testing.T) {
+			now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+			h := newHarness(t, now)
+			j := slowFirstRun(h, now, 3)
+			j.Properties.OverlapPolicy = jobs.OverlapBufferOne
+			h.at(0, func() { h.put(j) })
+			disabled, enabled := j, j
+			disabled.Properties.State = jobs.Disabled
+			h.at(65*time.Second, func() { // 12:01 is buffered behind 12:00's run, which ends at 12:01:15
+				if by == "PUT" {
+					h.put(disabled)
+				} else {
+					update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: jobs.Disabled})
+				}
+			})
+			var v jobs.Job
+			h.at(150*time.Second, func() { v = h.view() })
+			h.at(200*time.Second, func() {
+				if by == "PUT" {
+					h.put(enabled)
+				} else {
+					update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: jobs.Enabled})
+				}
+			})
+			h.run(10*time.Minute, jobs.JobInput{Key: key})
+			require.Equal(t, jobs.Disabled, v.Properties.State)
+			require.Equal(t, 1, v.Properties.Status.ExecutionCount, "only 12:00 ran while the job was disabled")
+			ids := h.ids()
+			require.Equal(t, occurrences("2026-06-01T12:00:00Z"), ids[:1])
+			require.NotContains(t, ids, occurrences("2026-06-01T12:01:00Z")[0], "the buffered occurrence never started")
+			postponed := h.rows(jobs.ExecutionPostponed)
+			require.Len(t, postponed, 1)
+			require.Equal(t, now.Add(time.Minute), postponed[0].ExpectedExecutionTime)
+			require.Contains(t, postponed[0].Message, "disabled")
+			require.Equal(t, occurrences("2026-06-01T12:00:00Z", "2026-06-01T12:04:00Z", "2026-06-01T12:05:00Z", "2026-06-01T12:06:00Z"), ids,
+				"enabled again at 12:03:20, the job runs a count of 3 from 12:04")
+		})
+	}
+}

@@ -10,4 +10,8 @@ const (
 	// a timer between them, instead of one after another as fast as they
 	// end: one backfill made a burst of calls to the job's target.
 	versionBackfillPace = "2026-11-27-backfill-pace"
+	// The occurrence a BufferOne job buffered behind a run is postponed,
+	// not started, when the run ends while the job (or its collection) is
+	// disabled: a disabled job ran it and called its target.
+	versionDisabledBuffered = "2026-11-27-disabled-buffered"
 )

@@ -48,7 +48,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json and job-retried-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json and job-buffered-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -72,6 +72,8 @@ func record(dir, tag string) error {
 	c := st.Temporal.GetDefaultClient()
 	holding := make(chan struct{}, 1)
 	release := make(chan struct{})
+	bufferedHolding := make(chan struct{}, 1)
+	bufferedRelease := make(chan struct{})
 	var failedOnce atomic.Bool
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -83,6 +85,15 @@ func record(dir, tag string) error {
 			holding <- struct{}{}
 			select {
 			case <-release:
+			case <-r.Context().Done():
+			}
+		case strings.HasSuffix(r.URL.Path, "/hold-buffered"):
+			select {
+			case bufferedHolding <- struct{}{}:
+			default:
+			}
+			select {
+			case <-bufferedRelease:
 			case <-r.Context().Done():
 			}
 		}
@@ -98,6 +109,10 @@ func record(dir, tag string) error {
 	go func() { lost <- recordLost(ctx, dir, tag) }()
 	retried := make(chan error, 1)
 	go func() { retried <- recordRetried(ctx, c, dir, tag, target.URL) }()
+	buffered := make(chan error, 1)
+	go func() {
+		buffered <- recordBuffered(ctx, c, dir, tag, target.URL, bufferedHolding, bufferedRelease)
+	}()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
@@ -336,6 +351,9 @@ func record(dir, tag string) error {
 	}
 	if err := <-retried; err != nil {
 		return fmt.Errorf("the job whose first attempt failed: %w", err)
+	}
+	if err := <-buffered; err != nil {
+		return fmt.Errorf("the job disabled while an occurrence was buffered: %w", err)
 	}
 	files := map[string]string{
 		"collection":     k.CollectionWorkflowID(),
@@ -695,6 +713,63 @@ func recordRetried(ctx context.Context, c client.Client, dir, tag, target string
 		return err
 	}
 	return saveAfterRuns(ctx, c, k, 1, dir, "job-retried", tag)
+}
+
+// recordBuffered records job-buffered.json: an every-minute BufferOne job
+// whose first run its target holds past the next occurrence, which is
+// buffered; the job is disabled, then the run ends, and the buffered
+// occurrence is postponed rather than started.
+func recordBuffered(ctx context.Context, c client.Client, dir, tag, target string, holding <-chan struct{}, release chan<- struct{}) error {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "buffers", Job: "buffered"}
+	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
+		jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: jobs.Collection{}}); err != nil {
+		return err
+	}
+	start := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)
+	job := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(start), OverlapPolicy: jobs.OverlapBufferOne,
+		Recurrence: &recurrence.Recurrence{Frequency: "Minute"},
+		Action:     &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/hold-buffered", Method: "POST"}}}}}
+	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
+		return err
+	}
+	select {
+	case <-holding:
+	case <-ctx.Done():
+		return fmt.Errorf("its first run never reached the target: %w", ctx.Err())
+	}
+	time.Sleep(time.Until(start.Add(time.Minute + 3*time.Second))) // the second occurrence is buffered
+	job.Properties.State = jobs.Disabled
+	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
+		return err
+	}
+	close(release)
+	for {
+		d, err := c.DescribeWorkflowExecution(ctx, k.JobWorkflowID(), "")
+		if err != nil {
+			return err
+		}
+		var st jobs.StatusView
+		if p, ok := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[jobs.MemoStatus]; ok {
+			if err := converter.GetDefaultDataConverter().FromPayload(p, &st); err != nil {
+				return err
+			}
+		}
+		if st.Status.ExecutionCount > 1 {
+			return fmt.Errorf("the buffered occurrence of the disabled job ran")
+		}
+		if st.Status.ExecutionCount == 1 && st.Status.PostponedCount == 1 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the buffered occurrence was never postponed: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if err := deleteJob(ctx, c, k); err != nil {
+		return err
+	}
+	return save(ctx, c, k.JobWorkflowID(), dir, "job-buffered", tag)
 }
 
 // lostIdentity is the identity of the worker recordLost loses.
