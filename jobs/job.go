@@ -499,11 +499,19 @@ func invalidf(target, format string, args ...any) *Error {
 }
 
 // Public returns the job as the API writes it: secrets removed (see
-// Redacted) and state and retryType in the lower case the service wrote,
-// as it writes frequency and day names.
+// Redacted), state and retryType in the lower case the service wrote,
+// as it writes frequency and day names, and no nextExecutionTime unless
+// the job is enabled: as Azure answered, a job that is not enabled has no
+// next run, whatever its schedule would give once enabled (the preview
+// still says).
 func (j Job) Public() Job {
 	j = j.Redacted()
 	p := &j.Properties
+	if p.State != Enabled && p.Status != nil && p.Status.NextExecutionTime != nil {
+		status := *p.Status
+		status.NextExecutionTime = nil
+		p.Status = &status
+	}
 	p.State = State(strings.ToLower(string(p.State)))
 	if p.Action != nil {
 		a := *p.Action

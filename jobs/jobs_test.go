@@ -271,3 +271,21 @@ func TestJitterOffsetsAreTheOccurrencesOwnAndBounded(t *testing.T) {
 		require.Equal(t, target, e.Target, jitter)
 	}
 }
+
+// TestOnlyAnEnabledJobAnswersItsNextExecutionTime: Azure's answer for a
+// job that is not enabled has no status.nextExecutionTime; the job's own
+// status keeps it.
+func TestOnlyAnEnabledJobAnswersItsNextExecutionTime(t *testing.T) {
+	next := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for state, shown := range map[jobs.State]bool{jobs.Enabled: true, jobs.Disabled: false, jobs.Completed: false, jobs.Faulted: false} {
+		j := jobs.Job{Properties: jobs.Properties{State: state, Status: &jobs.Status{NextExecutionTime: &next, ExecutionCount: 3}}}
+		public := j.Public()
+		require.Equal(t, 3, public.Properties.Status.ExecutionCount, state)
+		if shown {
+			require.Equal(t, &next, public.Properties.Status.NextExecutionTime, state)
+		} else {
+			require.Nil(t, public.Properties.Status.NextExecutionTime, state)
+		}
+		require.Equal(t, &next, j.Properties.Status.NextExecutionTime, "%s: the job's own status is left as it is", state)
+	}
+}
