@@ -376,10 +376,10 @@ func TestSamplerSaysHowManyItHeldBack(t *testing.T) {
 	require.False(t, ok)
 }
 
-// TestCodecBodiesAreBoundedAsEveryRoutes: /codec/ reads at most
+// TestCodecBodiesAreBoundedAsOnEveryRoute: /codec/ reads at most
 // maxCodecBody bytes of a body and answers one larger as every route
 // does, unread, whether its length is declared or not.
-func TestCodecBodiesAreBoundedAsEveryRoutes(t *testing.T) {
+func TestCodecBodiesAreBoundedAsOnEveryRoute(t *testing.T) {
 	keys, err := codec.Generate()
 	require.NoError(t, err)
 	h := New(nil, Options{Logger: discardLogger(), Codec: codec.Handler(keys)})
