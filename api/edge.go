@@ -21,9 +21,10 @@ import (
 
 // Hosts are the names a request's Host header may give beyond those
 // always allowed: localhost and its subdomains, IP addresses and the
-// host of the address the API listens on. A page of a name its owner
+// host of the address the API listens on. A page under a name its owner
 // points at this machine (DNS rebinding) reaches the API with that name
-// in Host; an IP address or localhost cannot be pointed elsewhere.
+// in Host; localhost is this machine's alone, and an IP address is no
+// name anyone can point.
 type Hosts struct {
 	names    []string // exact, in lower case
 	suffixes []string // ".example.com": the name and its subdomains
