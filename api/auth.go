@@ -99,7 +99,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	if sub := c.Param("subscriptionId"); sub != "" && !p.Allows(sub) {
-		s.log.InfoContext(c.Request.Context(), "request for another subscription refused", "principal", p.Name,
+		s.logRefusal(c.Request.Context(), "request for another subscription refused", "principal", p.Name,
 			"subscription", sub, "method", c.Request.Method, "path", c.Request.URL.Path)
 		abort(c, http.StatusNotFound, "SubscriptionNotFound",
 			fmt.Sprintf("The subscription '%s' could not be found.", sub))
@@ -122,7 +122,7 @@ func (s *Server) operatorOnly(c *gin.Context) {
 		return
 	}
 	if !p.Operator() {
-		s.log.InfoContext(c.Request.Context(), "operator route refused", "principal", p.Name, "path", c.Request.URL.Path)
+		s.logRefusal(c.Request.Context(), "operator route refused", "principal", p.Name, "path", c.Request.URL.Path)
 		abort(c, http.StatusForbidden, "AuthorizationFailed",
 			"this route needs a token that grants all subscriptions (\"*\")")
 		return
@@ -151,7 +151,7 @@ func (s *Server) principal(c *gin.Context) (Principal, bool) {
 	if err != nil {
 		// The error describes the token (expired, wrong audience), never
 		// holds it.
-		s.log.InfoContext(c.Request.Context(), "bearer token refused", "error", err, "remote", c.ClientIP(),
+		s.logRefusal(c.Request.Context(), "bearer token refused", "error", err, "remote", c.ClientIP(),
 			"method", c.Request.Method, "path", c.Request.URL.Path)
 		unauthorized(c, `Bearer realm="recur", error="invalid_token"`,
 			"the bearer token is not valid (unknown, expired or not meant for this API)")

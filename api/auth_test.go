@@ -37,7 +37,7 @@ func serveWith(t *testing.T, opts Options, method, path, token, body string) *ht
 		opts.Logger = discardLogger()
 	}
 	h := New(nil, opts)
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req := newRequest(method, path, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -162,7 +162,7 @@ func TestAuthMiddleware(t *testing.T) {
 		"Bearer":           http.StatusUnauthorized,
 		tokenA:             http.StatusUnauthorized,
 	} {
-		req := httptest.NewRequest(http.MethodGet, pathIn("sub-a"), nil)
+		req := newRequest(http.MethodGet, pathIn("sub-a"), nil)
 		req.Header.Set("Authorization", header)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -195,7 +195,7 @@ func TestAuthUnavailableIs503(t *testing.T) {
 }
 
 func TestOperatorOnly(t *testing.T) {
-	s := &Server{auth: testTokens(t), log: discardLogger()}
+	s := &Server{auth: testTokens(t), log: discardLogger(), refusals: newSampler()}
 	h := ginWith(s.operatorOnly)
 	for _, tc := range []struct {
 		method, token string
@@ -206,7 +206,7 @@ func TestOperatorOnly(t *testing.T) {
 		{http.MethodPost, tokenOp, http.StatusOK},
 		{http.MethodOptions, "", http.StatusOK}, // a CORS preflight
 	} {
-		req := httptest.NewRequest(tc.method, "/codec/decode", nil)
+		req := newRequest(tc.method, "/codec/decode", nil)
 		if tc.token != "" {
 			req.Header.Set("Authorization", "Bearer "+tc.token)
 		}

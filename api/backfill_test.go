@@ -84,7 +84,7 @@ func TestABackfillIsChargedToItsSubscription(t *testing.T) {
 	backfill := func(sub string, hours int) *httptest.ResponseRecorder {
 		body := `{"startTime":"` + start.Format(time.RFC3339) + `","endTime":"` +
 			start.Add(time.Duration(hours-1)*time.Hour).Format(time.RFC3339) + `"}`
-		req := httptest.NewRequest(http.MethodPost, strings.Replace(badJob, "/s/", "/"+sub+"/", 1)+"/backfill"+badVersion, strings.NewReader(body))
+		req := newRequest(http.MethodPost, strings.Replace(badJob, "/s/", "/"+sub+"/", 1)+"/backfill"+badVersion, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -137,7 +137,7 @@ func TestABackfillWithoutABudgetIsPacedAlone(t *testing.T) {
 		State: jobs.Enabled, StartTime: recurrence.At(start), Recurrence: &recurrence.Recurrence{Frequency: "Hour"}}}}}
 	h := New(f, Options{Logger: slog.New(slog.DiscardHandler)})
 	for range 3 {
-		req := httptest.NewRequest(http.MethodPost, badJob+"/backfill"+badVersion, strings.NewReader(
+		req := newRequest(http.MethodPost, badJob+"/backfill"+badVersion, strings.NewReader(
 			`{"startTime":"`+start.Format(time.RFC3339)+`","endTime":"`+start.Add(999*time.Hour).Format(time.RFC3339)+`"}`))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -102,7 +103,7 @@ func (b unreadBody) Read([]byte) (int, error) {
 func TestBodyDeclaredOverTheLimitIsRefusedUnread(t *testing.T) {
 	for _, method := range []string{http.MethodPut, http.MethodPatch} {
 		for _, path := range []string{badCollection, badJob} {
-			req := httptest.NewRequest(method, path+badVersion, unreadBody{t})
+			req := newRequest(method, path+badVersion, unreadBody{t})
 			req.ContentLength = 100 << 20
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
@@ -115,7 +116,7 @@ func TestBodyDeclaredOverTheLimitIsRefusedUnread(t *testing.T) {
 }
 
 func TestBodyOverTheLimitWithoutALengthIsRefused(t *testing.T) {
-	req := httptest.NewRequest(http.MethodPut, badJob+badVersion, strings.NewReader(`{"`+strings.Repeat("x", MaxJobSize)+`":1}`))
+	req := newRequest(http.MethodPut, badJob+badVersion, strings.NewReader(`{"`+strings.Repeat("x", MaxJobSize)+`":1}`))
 	req.ContentLength = -1 // chunked: the size shows only while reading
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -284,10 +285,13 @@ func TestTypeErrorsNameTheJSONPath(t *testing.T) {
 // TestSlowBodyIsA400WithoutAddresses: a body that stops arriving meets the
 // server's read timeout. Every route that reads a body answers 400 in
 // ARM's envelope, the preview too (it once answered 499, as if the client
-// had gone), and the message names neither the connection's addresses
-// nor Go's error ("read tcp 127.0.0.1:...->...: i/o timeout").
+// had gone), and so does /codec/, and the message names neither the
+// connection's addresses nor Go's error ("read tcp 127.0.0.1:...->...:
+// i/o timeout").
 func TestSlowBodyIsA400WithoutAddresses(t *testing.T) {
-	srv := httptest.NewUnstartedServer(New(nil, Options{Namespace: "default", Logger: discardLogger()}))
+	keys, err := codec.Generate()
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(New(nil, Options{Namespace: "default", Logger: discardLogger(), Codec: codec.Handler(keys)}))
 	srv.Config.ReadTimeout = 300 * time.Millisecond
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -298,11 +302,12 @@ func TestSlowBodyIsA400WithoutAddresses(t *testing.T) {
 		"PATCH " + badJob + badVersion,
 		"POST " + badJob + "/backfill" + badVersion,
 		"POST /recur/v1/preview",
+		"POST /codec/decode",
 	} {
 		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 		require.NoError(t, err)
 		method, target, _ := strings.Cut(route, " ")
-		_, err = fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: recur\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"properties\":", method, target)
+		_, err = fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"properties\":", method, target)
 		require.NoError(t, err)
 		require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -328,7 +333,7 @@ func TestPreviewBodyOverTheLimitIsA413(t *testing.T) {
 	body := `{"properties":{"action":{"type":"Http","request":{"uri":"http://example.com/","method":"POST","body":"` +
 		strings.Repeat("x", MaxJobSize) + `"}}}}`
 	for _, length := range []int64{int64(len(body)), -1} {
-		req := httptest.NewRequest(http.MethodPost, "/recur/v1/preview", strings.NewReader(body))
+		req := newRequest(http.MethodPost, "/recur/v1/preview", strings.NewReader(body))
 		req.ContentLength = length
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()

@@ -60,21 +60,29 @@ func decodeAs(c *gin.Context, shape reflect.Type, v any, filters ...func([]byte)
 
 // readBody reads at most MaxJobSize bytes of body and checks what
 // encoding/json lets through (see checkJSONText), the member names with
-// members (jobs.CheckMembers or jobs.CheckPreviewMembers). A body that
-// says or turns out to be larger is refused without reading the rest of
-// it.
+// members (jobs.CheckMembers or jobs.CheckPreviewMembers).
 func readBody(c *gin.Context, members func([]byte) error) ([]byte, error) {
-	if c.Request.ContentLength > MaxJobSize {
-		return nil, tooLarge(c)
+	data, err := readLimited(c, MaxJobSize)
+	if err != nil {
+		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxJobSize+1))
+	return data, checkJSONText(data, members)
+}
+
+// readLimited reads the body, of at most limit bytes. A body that says or
+// turns out to be larger is refused without reading the rest of it.
+func readLimited(c *gin.Context, limit int64) ([]byte, error) {
+	if c.Request.ContentLength > limit {
+		return nil, tooLarge(c, limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(c.Request.Body, limit+1))
 	if err != nil {
 		return nil, unreadable(err)
 	}
-	if len(data) > MaxJobSize {
-		return nil, tooLarge(c)
+	if int64(len(data)) > limit {
+		return nil, tooLarge(c, limit)
 	}
-	return data, checkJSONText(data, members)
+	return data, nil
 }
 
 // unreadable is the answer to a body whose reading failed. It never
@@ -95,13 +103,36 @@ func unreadable(err error) *apiError {
 	return invalidContent("the body could not be read")
 }
 
-// tooLarge is the answer to a body over MaxJobSize. The rest of the body
-// is never read, so the connection cannot carry another request: the
-// answer closes it.
-func tooLarge(c *gin.Context) error {
+// tooLarge is the answer to a body over limit. The rest of the body is
+// never read, so the connection cannot carry another request: the answer
+// closes it.
+func tooLarge(c *gin.Context, limit int64) error {
 	c.Header("Connection", "close")
 	return &apiError{status: http.StatusRequestEntityTooLarge, code: "RequestTooLarge",
-		message: fmt.Sprintf("the body is larger than the limit of %d bytes", MaxJobSize)}
+		message: fmt.Sprintf("the body is larger than the limit of %d bytes", limit)}
+}
+
+// maxCodecBody bounds a /codec/ request's body: the payloads of one
+// event at a time, each at most the 2 MB of Temporal's default blob size
+// limit, in base64 within JSON.
+const maxCodecBody = 4 << 20
+
+// codecBody reads a /codec/ request's body as every other route reads
+// its own, bounded and answered in the same words (413, or 400 for a
+// body that stops arriving, never the connection's addresses), before
+// the codec decodes it.
+func (s *Server) codecBody(c *gin.Context) {
+	if c.Request.Method != http.MethodPost {
+		c.Next()
+		return
+	}
+	data, err := readLimited(c, maxCodecBody)
+	if err != nil {
+		writeError(c, s.log, err)
+		return
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(data))
+	c.Next()
 }
 
 // checkJSONText refuses what encoding/json would take but a definition

@@ -26,7 +26,7 @@ func answer(t *testing.T, err error) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	c, _ := gin.CreateTestContext(rec)
-	c.Request = httptest.NewRequest(http.MethodGet, "/x", nil)
+	c.Request = newRequest(http.MethodGet, "/x", nil)
 	writeError(c, slog.New(slog.DiscardHandler), err)
 	var body armError
 	require.NoError(t, decodeJSON(rec.Body.Bytes(), &body))
@@ -77,7 +77,7 @@ func TestARefusalFromTemporalIsRetriedLaterWithoutClosingTheGate(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		c, _ := gin.CreateTestContext(rec)
-		c.Request = httptest.NewRequest(http.MethodGet, "/x", nil)
+		c.Request = newRequest(http.MethodGet, "/x", nil)
 		writeError(c, slog.New(slog.DiscardHandler), tc.err)
 		require.Equal(t, http.StatusServiceUnavailable, rec.Code, name)
 		require.Equal(t, retryAfterSeconds, rec.Header().Get("Retry-After"), name)
@@ -143,7 +143,7 @@ func TestAClientThatWentAwayIsNoTemporalOutage(t *testing.T) {
 		c, _ := gin.CreateTestContext(rec)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		c.Request = httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx)
+		c.Request = newRequest(http.MethodGet, "/x", nil).WithContext(ctx)
 		writeError(c, slog.New(&logged), err)
 		require.Equal(t, statusClientClosedRequest, rec.Code, name)
 		require.False(t, c.GetBool(keyTemporalDown), name)
@@ -160,7 +160,7 @@ func TestABodyThatTimedOutIsStillABadRequest(t *testing.T) {
 	c, _ := gin.CreateTestContext(rec)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c.Request = httptest.NewRequest(http.MethodPut, "/x", nil).WithContext(ctx)
+	c.Request = newRequest(http.MethodPut, "/x", nil).WithContext(ctx)
 	writeError(c, slog.New(&levels{}), &apiError{status: http.StatusBadRequest, code: "InvalidRequestContent", message: "i/o timeout"})
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 }

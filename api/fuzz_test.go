@@ -80,7 +80,7 @@ func patchSteps(c *gin.Context) (jobs.Job, error) {
 
 func bodyContext(body []byte) *gin.Context {
 	c, _ := gin.CreateTestContext(httptest.NewRecorder())
-	c.Request = httptest.NewRequest(http.MethodPut, "/", bytes.NewReader(body))
+	c.Request = newRequest(http.MethodPut, "/", bytes.NewReader(body))
 	return c
 }
 
@@ -91,7 +91,7 @@ func requireRefusedOrSafe(t *testing.T, body []byte, job jobs.Job, err error) {
 	if err != nil {
 		rec := httptest.NewRecorder()
 		c, _ := gin.CreateTestContext(rec)
-		c.Request = httptest.NewRequest(http.MethodPut, "/", nil)
+		c.Request = newRequest(http.MethodPut, "/", nil)
 		writeError(c, slog.New(slog.DiscardHandler), err)
 		require.True(t, rec.Code >= 400 && rec.Code < 500, "%q: %d %s", body, rec.Code, rec.Body)
 		return

@@ -52,7 +52,7 @@ func TestNotReadyAnswers503UntilReadySucceeds(t *testing.T) {
 		Ready: func(context.Context) error { return readyErr }})
 	request := func(method, path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(method, path, strings.NewReader(`{"location":"westeurope","properties":{"sku":{"name":"Standard"}}}`))
+		req := newRequest(method, path, strings.NewReader(`{"location":"westeurope","properties":{"sku":{"name":"Standard"}}}`))
 		req.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(rec, req)
 		return rec
@@ -111,7 +111,7 @@ func TestUnmappedSearchAttributeIs503(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		c, _ := gin.CreateTestContext(rec)
-		c.Request = httptest.NewRequest(http.MethodPut, "/x", nil)
+		c.Request = newRequest(http.MethodPut, "/x", nil)
 		writeError(c, slog.New(slog.DiscardHandler), err)
 		require.Equal(t, http.StatusServiceUnavailable, rec.Code, name)
 		require.Equal(t, retryAfterSeconds, rec.Header().Get("Retry-After"), name)

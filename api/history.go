@@ -293,19 +293,6 @@ func resumeLink(c *gin.Context, after string) string {
 	return link(c, q)
 }
 
-// baseURL is the scheme and host the client reached the API at, for the
-// links of its answers.
-func baseURL(c *gin.Context) string {
-	scheme := "http"
-	if c.Request.TLS != nil {
-		scheme = "https"
-	}
-	if p := c.GetHeader("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
-	return scheme + "://" + c.Request.Host
-}
-
 // pageOf returns all[skip:skip+top], or none when skip is past the end.
 func pageOf[T any](all []T, skip, top int) []T {
 	if skip >= len(all) {

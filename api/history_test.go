@@ -214,7 +214,7 @@ func getHistory(t *testing.T, f client.Client, query string) (int, map[string]an
 	t.Helper()
 	h := New(f, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, historyPath+"?api-version=2016-03-01"+query, nil))
+	h.ServeHTTP(rec, newRequest(http.MethodGet, historyPath+"?api-version=2016-03-01"+query, nil))
 	var body map[string]any
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
 	return rec.Code, body
@@ -280,7 +280,7 @@ func TestListHistory(t *testing.T) {
 	assert.Contains(t, next, "$skip=4")
 	assert.Contains(t, next, "$top=2")
 	assert.Contains(t, next, "api-version=2016-03-01")
-	assert.True(t, strings.HasPrefix(next, "http://example.com"+historyPath+"?"), next)
+	assert.True(t, strings.HasPrefix(next, "http://localhost"+historyPath+"?"), next)
 
 	_, body = getHistory(t, fakeJob(t), "&$top=2&$skip=4")
 	assert.Equal(t, all[4:], rowNames(t, body))

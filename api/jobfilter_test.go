@@ -168,7 +168,7 @@ func pages(t *testing.T, f *listFake, target string) [][]string {
 		if !ok {
 			return out
 		}
-		target = strings.TrimPrefix(next, "http://example.com")
+		target = strings.TrimPrefix(next, "http://localhost")
 	}
 	t.Fatalf("%s: a hundred pages", target)
 	return nil
@@ -246,7 +246,7 @@ func TestAListAcrossCollections(t *testing.T) {
 		f.lastQuery())
 	status, body := getList(t, f, across+"?$top=5&$filter="+filter)
 	require.Equal(t, 200, status, body)
-	assert.Equal(t, "http://example.com"+across+"?$filter="+filter+"&$skiptoken=rg1%2Fbeta%2Fjj&$top=5", body["nextLink"])
+	assert.Equal(t, "http://localhost"+across+"?$filter="+filter+"&$skiptoken=rg1%2Fbeta%2Fjj&$top=5", body["nextLink"])
 
 	got := pages(t, f, "/recur/v1/subscriptions/sub1/resourceGroups/rg2/jobs?$top=4&$filter="+filter)
 	assert.Equal(t, rg2, slices.Concat(got...))

@@ -3,6 +3,10 @@ package api
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // logKeyRequestID is the key of a request's ID in its log lines.
@@ -41,4 +45,47 @@ func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 // WithGroup implements slog.Handler.
 func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
+}
+
+// Refused requests are logged at most refusalBurst at once and one a
+// second after that: anyone may send refused requests (a bad token, a
+// page of another site), and each would otherwise write a line.
+const (
+	refusalBurst    = 10
+	refusalsAsecond = 1
+)
+
+// sampler lets log lines through at a bounded rate and counts the ones it
+// holds back, for the next line let through to say how many.
+type sampler struct {
+	now     func() time.Time
+	limiter *rate.Limiter
+	held    atomic.Int64
+}
+
+func newSampler() *sampler {
+	return &sampler{now: time.Now, limiter: rate.NewLimiter(refusalsAsecond, refusalBurst)}
+}
+
+// take reports whether a line may be written now and, if so, how many
+// were held back since the last one.
+func (s *sampler) take() (bool, int64) {
+	if !s.limiter.AllowN(s.now(), 1) {
+		s.held.Add(1)
+		return false, 0
+	}
+	return true, s.held.Swap(0)
+}
+
+// logRefusal logs a refused request at info level, sampled: a line after
+// some were held back says how many in "notLogged".
+func (s *Server) logRefusal(ctx context.Context, msg string, attrs ...any) {
+	ok, held := s.refusals.take()
+	if !ok {
+		return
+	}
+	if held > 0 {
+		attrs = append(attrs, "notLogged", held)
+	}
+	s.log.InfoContext(ctx, msg, attrs...)
 }

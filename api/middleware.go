@@ -125,18 +125,3 @@ func keepEscapedSlashes(u *url.URL) {
 	}
 	u.Path, u.RawPath = path, ""
 }
-
-// requireJSON answers 415 to a body that says it is not JSON.
-func requireJSON(c *gin.Context) {
-	if c.Request.ContentLength == 0 || c.GetHeader("Content-Type") == "" {
-		c.Next()
-		return
-	}
-	ct := c.ContentType()
-	if ct == "application/json" || strings.HasSuffix(ct, "+json") || ct == "text/json" {
-		c.Next()
-		return
-	}
-	abort(c, http.StatusUnsupportedMediaType, "UnsupportedMediaType",
-		"the body must be JSON (Content-Type: application/json), not "+clipValue(ct))
-}

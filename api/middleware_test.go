@@ -15,7 +15,7 @@ import (
 func serve(t *testing.T, method, path, contentType, body string, header ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	h := New(nil, Options{Namespace: "default"})
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req := newRequest(method, path, strings.NewReader(body))
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -70,7 +70,7 @@ func TestRequestLogLinesCarryTheRequestID(t *testing.T) {
 	require.NoError(t, err)
 	h := New(nil, Options{Namespace: "default", Auth: tokens,
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	req := httptest.NewRequest(http.MethodPost, "/recur/v1/preview", nil)
+	req := newRequest(http.MethodPost, "/recur/v1/preview", nil)
 	req.Header.Set(headerClientRequestID, "req-7")
 	req.Header.Set("Authorization", "Bearer not-a-known-token-0123")
 	h.ServeHTTP(httptest.NewRecorder(), req)

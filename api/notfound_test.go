@@ -60,7 +60,7 @@ func TestViewFoundNamesWhatIsMissing(t *testing.T) {
 func TestUnnamedNotFoundAnswer(t *testing.T) {
 	rec := httptest.NewRecorder()
 	c, _ := gin.CreateTestContext(rec)
-	c.Request = httptest.NewRequest(http.MethodGet, "/x", nil)
+	c.Request = newRequest(http.MethodGet, "/x", nil)
 	writeError(c, slog.New(slog.DiscardHandler), fmt.Errorf("read: %w", serviceerror.NewNotFound("workflow x")))
 	require.Equal(t, http.StatusNotFound, rec.Code)
 	require.JSONEq(t, `{"error":{"code":"ResourceNotFound","message":"the resource was not found"}}`, rec.Body.String())

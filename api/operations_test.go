@@ -57,7 +57,7 @@ func TestAnOperationPastItsWaitAnswers202(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
 			c, _ := gin.CreateTestContext(rec)
-			c.Request = httptest.NewRequest(http.MethodPost, "/x", nil)
+			c.Request = newRequest(http.MethodPost, "/x", nil)
 			err := (&Server{}).answerOperation(context.Background(), c, k, tc.h, wait)
 			if tc.err != nil {
 				require.True(t, errors.Is(err, tc.err), "%v", err)

@@ -68,7 +68,7 @@ func (a patchAnswer) Get(_ context.Context, into any) error {
 func patchRequest(t *testing.T, h http.Handler, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPatch, badJob+badVersion, strings.NewReader(body))
+	req := newRequest(http.MethodPatch, badJob+badVersion, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(rec, req)
 	return rec

@@ -48,7 +48,7 @@ func TestRateLimitPerSubscription(t *testing.T) {
 }
 
 func serveHandler(h http.Handler, method, path, token string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(method, path, nil)
+	req := newRequest(method, path, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -41,6 +41,23 @@ type Options struct {
 	// Codec, if set, serves Temporal's remote codec protocol under /codec/
 	// for the Web UI (codec.Handler), to operators only.
 	Codec http.Handler
+	// CodecOrigins are the origins of the Web UIs Codec lets call it from
+	// a browser (its CORS origins): on /codec/ the API without tokens
+	// answers their pages as its own.
+	CodecOrigins []string
+	// ListenAddr is the address the API listens on: a Host header may
+	// give its host, and links in answers name it when the request's Host
+	// is not allowed. Empty, links name localhost.
+	ListenAddr string
+	// AllowedHosts are the names a Host header may give beyond localhost,
+	// IP addresses and ListenAddr's host. Without an Authenticator a
+	// request for any other name is refused (DNS rebinding); with one, only
+	// once names are set. Links in answers name the request's Host only
+	// when it is allowed.
+	AllowedHosts Hosts
+	// TrustedProxies are the proxies whose forwarded headers (the client's
+	// address and scheme) the API believes; none by default.
+	TrustedProxies TrustedProxies
 	// Metrics, if set, gets the API's series (request latency, jobs by
 	// state) and is served at /metrics, open without an Authenticator and
 	// to operators only with one: the counts span every tenant.
@@ -95,6 +112,10 @@ type Server struct {
 	ready           *readiness // nil without Options.Ready
 	operationWait   time.Duration
 	maxCollections  int // per subscription; 0 for no cap
+	// edge is what checkEdge checks every request with (edge.go).
+	edge *edgePolicy
+	// refusals samples the log lines of refused requests (logRefusal).
+	refusals *sampler
 }
 
 // New returns the router for c.
@@ -105,16 +126,24 @@ func New(c client.Client, opts Options) http.Handler {
 	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateSemaphore(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets,
 		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait), maxCollections: opts.MaxCollectionsPerSubscription,
-		backfill: backfillLimits{pace: opts.Backfill.Pace, budgets: newLimiters(opts.Backfill.PerSubscription)}}
+		backfill: backfillLimits{pace: opts.Backfill.Pace, budgets: newLimiters(opts.Backfill.PerSubscription)},
+		edge:     newEdgePolicy(opts), refusals: newSampler()}
 	if opts.Ready != nil {
 		s.ready = &readiness{check: opts.Ready}
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	// Gin believes X-Forwarded-For and X-Real-IP from anyone unless told
+	// whom to (nil: no one). A prefix's string always parses.
+	var proxies []string
+	for _, p := range opts.TrustedProxies {
+		proxies = append(proxies, p.String())
+	}
+	_ = r.SetTrustedProxies(proxies)
 	if opts.Metrics != nil {
 		s.registerMetrics(opts.Metrics, opts.MetricsByCollection)
 	}
-	r.Use(gin.Recovery(), s.requestID, s.measure, s.accessLog)
+	r.Use(gin.Recovery(), s.requestID, s.measure, s.accessLog, s.checkEdge)
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPI)
@@ -124,18 +153,18 @@ func New(c client.Client, opts Options) http.Handler {
 	}
 	routeDashboard(r)
 	if opts.Codec != nil {
-		r.Any("/codec/*op", s.operatorOnly, gin.WrapH(opts.Codec))
+		r.Any("/codec/*op", s.operatorOnly, s.codecBody, gin.WrapH(opts.Codec))
 	}
 	ext := r.Group("/recur/v1", s.authenticate, s.rateLimit)
-	ext.POST("/preview", requireJSON, s.handle(s.previewBody))
+	ext.POST("/preview", s.handle(s.previewBody))
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobCollections/:jobCollectionName/jobs/:jobName/preview", s.handle(s.previewJob))
 	ext.GET("/subscriptions/:subscriptionId/jobs", s.temporalGate, s.handle(s.listJobsAcross))
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobs", s.temporalGate, s.handle(s.listJobsAcross))
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
-		s.authenticate, s.rateLimit, requireAPIVersion, requireJSON, s.temporalGate)
+		s.authenticate, s.rateLimit, requireAPIVersion, s.temporalGate)
 	r.GET("/subscriptions/:subscriptionId/providers/Microsoft.Scheduler/jobCollections",
-		s.authenticate, s.rateLimit, requireAPIVersion, requireJSON, s.temporalGate, s.handle(s.listCollections))
+		s.authenticate, s.rateLimit, requireAPIVersion, s.temporalGate, s.handle(s.listCollections))
 	arm.GET("/jobCollections", s.handle(s.listCollections))
 	coll := arm.Group("/jobCollections/:jobCollectionName")
 	coll.PUT("", s.handle(s.putCollection))

@@ -8,8 +8,11 @@ import (
 )
 
 // maxCodecRequest bounds a codec request's body: the Web UI sends the
-// payloads of one event, or of one page of events, at a time.
-const maxCodecRequest = 32 << 20
+// payloads of one event at a time, each at most the 2 MB of Temporal's
+// default blob size limit, in base64 within JSON. recur's API reads the
+// body first, within the same bound, and answers a body too large or too
+// slow in the words of its other routes.
+const maxCodecRequest = 4 << 20
 
 // Handler serves Temporal's remote codec protocol for the Web UI and the
 // temporal CLI (--codec-endpoint): POST .../encode and .../decode with

@@ -338,7 +338,7 @@ func TestBadInputHugeBodyIsRefusedPromptly(t *testing.T) {
 		require.NoError(t, err)
 		defer conn.Close()
 		require.NoError(t, conn.SetDeadline(time.Now().Add(20*time.Second)))
-		_, err = fmt.Fprintf(conn, "PUT %s?api-version=2016-03-01 HTTP/1.1\r\nHost: recur\r\nContent-Type: application/json\r\n"+
+		_, err = fmt.Fprintf(conn, "PUT %s?api-version=2016-03-01 HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"+
 			"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n", collectionPath+"/jobs/huge", hugeBody)
 		require.NoError(t, err)
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
@@ -395,7 +395,7 @@ func (s *stack) streamHugeBody(t *testing.T, method, path string, chunked bool) 
 	if chunked {
 		framing = "Transfer-Encoding: chunked"
 	}
-	_, err = fmt.Fprintf(conn, "%s %s?api-version=2016-03-01 HTTP/1.1\r\nHost: recur\r\nContent-Type: application/json\r\n%s\r\n\r\n",
+	_, err = fmt.Fprintf(conn, "%s %s?api-version=2016-03-01 HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n%s\r\n\r\n",
 		method, path, framing)
 	require.NoError(t, err)
 	sent := make(chan int64, 1)

@@ -50,10 +50,10 @@
     const token = getToken();
     if (token) headers.Authorization = 'Bearer ' + token;
     const init = { method, headers, credentials: 'omit', cache: 'no-store', redirect: 'error' };
-    if (body !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      init.body = JSON.stringify(body);
-    }
+    // The API wants Content-Type: application/json on every request a
+    // browser sends with side effects, with a body or not (run, enable).
+    if (method !== 'GET') headers['Content-Type'] = 'application/json';
+    if (body !== undefined) init.body = JSON.stringify(body);
     const resp = await fetch(url, init);
     const text = await resp.text();
     let data = null;

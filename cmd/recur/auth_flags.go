@@ -42,6 +42,11 @@ type apiSecurity struct {
 	maxCollections int
 	// backfill paces backfills (backfill_flags.go).
 	backfill backfillFlags
+	// allowedHosts are the names requests may give in Host beyond
+	// localhost, IP addresses and the listen address; trustedProxies
+	// whose forwarded headers the API believes.
+	allowedHosts   api.Hosts
+	trustedProxies api.TrustedProxies
 }
 
 // register adds the flags; rate is the default rate limit of the command.
@@ -63,6 +68,13 @@ func (s *apiSecurity) register(fs *flag.FlagSet, rate float64, e *envDefaults) {
 		"requests per second per subscription, 0 for no limit (RECUR_RATE_LIMIT)")
 	fs.IntVar(&s.rateBurst, "rate-burst", e.int("RECUR_RATE_BURST", defaultRateBurst),
 		"requests a subscription may make at once before --rate-limit applies (RECUR_RATE_BURST)")
+	e.value("RECUR_ALLOWED_HOSTS", funcValue(s.allowedHosts.Add))
+	fs.Func("allowed-hosts", "comma-separated host `names` requests may give in Host beyond localhost, IP addresses and --http-addr's host, "+
+		"e.g. recur.example.com,.internal.example (a leading dot: its subdomains too), * for any; links in answers name only these. "+
+		"Without tokens any other name is refused (DNS rebinding), with tokens once names are given (RECUR_ALLOWED_HOSTS)", s.allowedHosts.Add)
+	e.value("RECUR_TRUSTED_PROXIES", funcValue(s.trustedProxies.Add))
+	fs.Func("trusted-proxies", "comma-separated IP `addresses` and CIDR ranges of the proxies in front of the API, whose "+
+		"X-Forwarded-For, X-Real-IP and X-Forwarded-Proto are believed; none by default (RECUR_TRUSTED_PROXIES)", s.trustedProxies.Add)
 	fs.IntVar(&s.maxCollections, "max-collections-per-subscription", e.int("RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION", defaultMaxCollections),
 		"job collections one subscription may have, 0 for no cap; a PUT that would create one more answers 409 (RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION)")
 	s.backfill.register(fs, e)
@@ -76,7 +88,9 @@ type apiConfig struct {
 	maxCollections int         // per subscription; 0 for no cap
 	// backfill paces backfills (backfill_flags.go), checked apart from
 	// prepare.
-	backfill api.BackfillLimits
+	backfill       api.BackfillLimits
+	allowedHosts   api.Hosts
+	trustedProxies api.TrustedProxies
 }
 
 // prepare builds the API's configuration and applies the start-up rules:
@@ -93,6 +107,7 @@ func (s *apiSecurity) prepare(ctx context.Context, addr string, log *slog.Logger
 		return cfg, errors.New("--max-collections-per-subscription must be 0 (no cap) or more")
 	}
 	cfg.maxCollections = s.maxCollections
+	cfg.allowedHosts, cfg.trustedProxies = s.allowedHosts, s.trustedProxies
 	if cfg.tls, err = apiTLS(s.tlsCert, s.tlsKey); err != nil {
 		return cfg, err
 	}
@@ -103,11 +118,16 @@ func (s *apiSecurity) prepare(ctx context.Context, addr string, log *slog.Logger
 		return cfg, nil
 	}
 	const configure = "configure --api-tokens-file, RECUR_API_TOKENS or --oidc-issuer"
+	// What the open API refuses, so that a web page open in a browser
+	// cannot drive it (api's edge).
+	const browsers = "web pages open in a browser cannot: requests from pages of other origins and sites, " +
+		"requests with side effects a browser sends without Content-Type: application/json, and Host names other than localhost, " +
+		"IP addresses and --allowed-hosts are refused"
 	switch {
 	case loopbackOnly(ctx, addr):
-		log.Warn("the REST API is open: anyone who can reach " + addr + " (every user and process on this machine, and anything they proxy) can read, change and run every job, and make recur call any URL; " + configure)
+		log.Warn("the REST API is open: anyone who can reach " + addr + " (every user and process on this machine, and anything they proxy) can read, change and run every job, and make recur call any URL; " + browsers + "; " + configure)
 	case s.insecureOpen:
-		log.Warn("the REST API is open on " + addr + " (--insecure-open-api): anyone who can reach it can read, change and run every job, and make recur call any URL; " + configure)
+		log.Warn("the REST API is open on " + addr + " (--insecure-open-api): anyone who can reach it can read, change and run every job, and make recur call any URL; " + browsers + "; " + configure)
 	default:
 		return cfg, fmt.Errorf("refusing to serve the REST API on %s without authentication: anyone who can reach it could read, change and run every job and make recur call any URL; %s, or pass --insecure-open-api to serve it open anyway", addr, configure)
 	}

@@ -116,7 +116,7 @@ func (e *encryption) roles(r roles, uiAddr string) roles {
 			origins = append(origins, u.Scheme+"://localhost:"+u.Port())
 		}
 	}
-	r.codec = codec.Handler(e.keys, origins...)
+	r.codec, r.codecOrigins = codec.Handler(e.keys, origins...), origins
 	return r
 }
 

@@ -96,6 +96,9 @@ func (p *devProcess) do(t *testing.T, method, path string, body any) (int, map[s
 	}
 	req, err := http.NewRequest(method, p.api+path+"?api-version=2016-03-01", rd)
 	require.NoError(t, err)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

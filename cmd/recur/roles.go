@@ -46,9 +46,11 @@ type roles struct {
 	apiConfig apiConfig
 	// converter is the Temporal client's data converter (encryption,
 	// codec_flags.go), for the payloads the API decodes itself; codec
-	// serves the Web UI's codec endpoint, nil for none.
-	converter converter.DataConverter
-	codec     http.Handler
+	// serves the Web UI's codec endpoint, nil for none, and codecOrigins
+	// are the Web UIs it lets call it from a browser.
+	converter    converter.DataConverter
+	codec        http.Handler
+	codecOrigins []string
 	// metrics is the process's registry: the API serves it at /metrics.
 	metrics *metrics.Set
 	// metricsByCollection labels the workflows' series and the gauge of
@@ -145,6 +147,8 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		srv = httpServer(api.New(c, api.Options{Namespace: namespace, Logger: log,
 			Auth: r.apiConfig.auth, RateLimit: r.apiConfig.rateLimit, DataConverter: r.converter, Codec: r.codec,
 			Metrics: r.metrics.Registry, MetricsByCollection: r.metricsByCollection, WorkflowTargets: r.workflowTargets, Ready: ready,
+			CodecOrigins: r.codecOrigins, ListenAddr: ln.Addr().String(),
+			AllowedHosts: r.apiConfig.allowedHosts, TrustedProxies: r.apiConfig.trustedProxies,
 			MaxCollectionsPerSubscription: r.apiConfig.maxCollections, Backfill: r.apiConfig.backfill}), writeTimeout)
 		srv.TLSConfig = r.apiConfig.tls
 		ln = limitListener(ln, r.limits, "api", log)
@@ -155,7 +159,8 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		log.Info("REST API listening", "url", scheme+ln.Addr().String(), "authentication", r.apiConfig.auth != nil,
 			"rateLimitPerSubscription", r.apiConfig.rateLimit.PerSecond, "maxCollectionsPerSubscription", r.apiConfig.maxCollections,
 			"backfillPace", r.apiConfig.backfill.Pace.String(), "backfillRatePerSubscription", r.apiConfig.backfill.PerSubscription.PerSecond,
-			"maxConnections", r.limits.Total, "maxConnectionsPerClient", r.limits.PerClient)
+			"maxConnections", r.limits.Total, "maxConnectionsPerClient", r.limits.PerClient,
+			"allowedHosts", r.apiConfig.allowedHosts.String(), "trustedProxies", r.apiConfig.trustedProxies.String())
 		go func() {
 			if srv.TLSConfig != nil {
 				errc <- srv.ServeTLS(ln, "", "")

@@ -84,7 +84,9 @@ func TestBadSecurityFlagsExit2(t *testing.T) {
 
 // TestDevOpenAPIWarns runs the real binary twice: open on loopback it
 // starts with a loud warning; open on all interfaces it starts only with
-// --insecure-open-api, and warns too.
+// --insecure-open-api, and warns too. Either way the warning says what
+// web pages cannot do, and they cannot: a POST from another origin and a
+// Host of another name are refused.
 func TestDevOpenAPIWarns(t *testing.T) {
 	bin := buildRecur(t)
 	for _, tc := range []struct {
@@ -102,10 +104,24 @@ func TestDevOpenAPIWarns(t *testing.T) {
 			p.start(t, bin, append([]string{"dev", "--data-dir", t.TempDir(), "--http-addr", tc.host + ":" + strconv.Itoa(apiPort),
 				"--temporal-port", strconv.Itoa(freePort(t)), "--ui-port", "0"}, tc.extra...)...)
 			require.Contains(t, p.output.String(), tc.warning)
+			require.Contains(t, p.output.String(), "web pages open in a browser cannot: requests from pages of other origins and sites")
 			require.Contains(t, p.output.String(), `"level":"WARN"`, "JSON logs by default")
-			status, body := p.do(t, http.MethodPut, "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c",
-				map[string]any{"properties": map[string]any{}})
+			coll := "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
+			status, body := p.do(t, http.MethodPut, coll, map[string]any{"properties": map[string]any{}})
 			require.Equal(t, http.StatusCreated, status, "open: no token needed: %v", body)
+			for _, header := range []http.Header{
+				{"Origin": {"https://evil.example"}, "Sec-Fetch-Site": {"cross-site"}},
+				{"Host": {"rebind.attacker.example:" + strconv.Itoa(apiPort)}},
+			} {
+				req, err := http.NewRequest(http.MethodPost, p.api+coll+"/disable?api-version=2016-03-01", nil)
+				require.NoError(t, err)
+				req.Header = header
+				req.Host = header.Get("Host")
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				resp.Body.Close()
+				require.Equal(t, http.StatusForbidden, resp.StatusCode, "%v", header)
+			}
 			p.stop(t, os.Interrupt)
 		})
 	}

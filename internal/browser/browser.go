@@ -76,9 +76,10 @@ var Flags = []string{
 }
 
 // New starts a headless Chromium with a fresh profile and returns the
-// context of its first tab, for chromedp.Run and chromedp.Do. The browser
-// is closed when t ends.
-func New(t testing.TB) context.Context {
+// context of its first tab, for chromedp.Run and chromedp.Do; extra adds
+// to its options (chromedp.Flag("host-resolver-rules", ...), say). The
+// browser is closed when t ends.
+func New(t testing.TB, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(Executable(t)),
@@ -88,6 +89,7 @@ func New(t testing.TB) context.Context {
 	for _, f := range Flags {
 		opts = append(opts, chromedp.Flag(f, true))
 	}
+	opts = append(opts, extra...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(func() {
