@@ -57,7 +57,7 @@ var DefaultLimits = Limits{
 
 // LimitError is an import refused for a limit: what went over which.
 type LimitError struct {
-	What  string // "local.l17 (main.tf:18,3-40) is larger than 1 MiB"
+	What  string // `main.tf:19,9-35: the value of "${local.l16}${local.l16}" is larger than 1 MiB`
 	Limit string // "1 MiB for a value"
 }
 
@@ -200,6 +200,8 @@ func Size(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
+	case n == 1:
+		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -30,7 +30,7 @@ func TestBudgetBoundsFilesTogether(t *testing.T) {
 	require.Equal(t, []string{filepath.Join(dir, "a.tf"), filepath.Join(dir, "b.tf")}, b.Files())
 
 	_, err := b.Read("pipe", strings.NewReader("0123456789"), 1, "1 byte for a file")
-	require.EqualError(t, err, "pipe is larger than 1 bytes: over recur import's limit of 1 byte for a file")
+	require.EqualError(t, err, "pipe is larger than 1 byte: over recur import's limit of 1 byte for a file")
 }
 
 func TestSizeAndValueSize(t *testing.T) {
