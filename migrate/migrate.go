@@ -99,13 +99,18 @@ type Missing struct {
 }
 
 // String says what is missing and, when a value can supply it, the
-// --set that does, quoted for a POSIX shell.
+// --set that does, quoted for a POSIX shell. A text from the files
+// longer than a report quotes is shortened (Shorten).
 func (m Missing) String() string {
-	if m.Name == "" {
-		return fmt.Sprintf("%s: %s", m.Path, m.Reason)
+	path, reason := Shorten(m.Path), Shorten(m.Reason)
+	switch {
+	case m.Name == "":
+		return fmt.Sprintf("%s: %s", path, reason)
+	case Shorten(m.Name) != m.Name:
+		return fmt.Sprintf("%s needs %s: %s (too long to give with --set: change the file)", path, Shorten(m.Name), reason)
 	}
 	quoted := "'" + strings.ReplaceAll(m.Name+"=VALUE", "'", `'\''`) + "'"
-	return fmt.Sprintf("%s needs %s: %s (supply it with --set %s)", m.Path, m.Name, m.Reason, quoted)
+	return fmt.Sprintf("%s needs %s: %s (supply it with --set %s)", path, m.Name, reason, quoted)
 }
 
 // Sort orders resources as they must be written, collections first, and

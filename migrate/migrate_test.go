@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,4 +14,15 @@ func TestMissingSaysHowToSupplyIt(t *testing.T) {
 		Missing{Name: "[listKeys('sa').keys[0].value]", Path: "sasToken", Reason: "not evaluated"}.String())
 	require.Equal(t, "resources[2].copy: a copy loop is not evaluated",
 		Missing{Path: "resources[2].copy", Reason: "a copy loop is not evaluated"}.String())
+}
+
+// TestMissingIsShortInReports says what a deeply nested expression lacks
+// in a line: its text is quoted shortened, and no --set is offered for it.
+func TestMissingIsShortInReports(t *testing.T) {
+	deep := "[" + strings.Repeat("concat(", 100000) + "'a'" + strings.Repeat(")", 100000) + "]"
+	s := Missing{Name: deep, Path: "properties.body", Reason: "the expression does not parse: it nests deeper than 100"}.String()
+	require.Less(t, len(s), 1000)
+	require.Contains(t, s, "properties.body needs [concat(concat(")
+	require.Contains(t, s, "… (800005 bytes)")
+	require.Contains(t, s, "too long to give with --set")
 }

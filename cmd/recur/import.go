@@ -115,8 +115,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !ok {
 		return code
 	}
-	resources, err := readImportFiles(o)
-	if err != nil {
+	resources, files, err := readFiles(ctx, o)
+	switch {
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintln(stderr, "recur import: interrupted while reading the files; nothing was written")
+		return 1
+	case err != nil:
+		// A refusal (a file outside a configuration, a limit) fails
+		// the import here, before its first write.
 		fmt.Fprintf(stderr, "recur import: %v\n", err)
 		return 2
 	}
@@ -131,8 +137,16 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		im.bar = &progressBar{w: im.client.progress, total: len(resources)}
 	}
 	items := im.run(ctx, placed(resources, o.addr.resourceGroup))
-	if err := printImport(stdout, items, o.dryRun); err != nil {
+	var read []string
+	if o.dryRun {
+		read = files
+	}
+	if err := printImport(stdout, items, o.dryRun, read); err != nil {
 		fmt.Fprintf(stderr, "recur import: %v\n", err)
+		return 1
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "recur import: interrupted: the table says what was written before the stop (created, updated) and what was not (stopped)")
 		return 1
 	}
 	for _, it := range items {
@@ -179,6 +193,9 @@ func placed(rs []migrate.Resource, resourceGroup string) []migrate.Resource {
 const (
 	outcomeSkipped = "skipped"
 	outcomeFailed  = "failed"
+	// outcomeStopped is an item the import was interrupted before it
+	// wrote, or while its PUT was in flight.
+	outcomeStopped = "stopped"
 )
 
 // importItem is a resource and what the import did with it.
@@ -267,7 +284,17 @@ func (im *importer) each(ctx context.Context, items []*importItem, collectionOf 
 	slots := make(chan struct{}, im.concurrency)
 	var wg sync.WaitGroup
 	for _, it := range items {
-		slots <- struct{}{}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			// Interrupted: nothing more is sent.
+			if it.outcome == "" {
+				it.outcome, it.detail = outcomeStopped, "not sent: the import was interrupted"
+			}
+			continue
+		}
 		wg.Go(func() {
 			defer func() { <-slots }()
 			var coll *importItem
@@ -311,7 +338,10 @@ func (im *importer) one(ctx context.Context, r migrate.Resource, coll *importIte
 		path = a.jobPath()
 	}
 	outcome, err := im.client.putApplying(ctx, path, r.Body, apply)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return outcomeStopped, "interrupted while its PUT was in flight: recur may have written it"
+	case err != nil:
 		return outcomeFailed, err.Error()
 	}
 	return outcome, ""
@@ -339,11 +369,16 @@ func planNewJob(r migrate.Resource) (outcome, detail string) {
 	return jobs.OutcomeCreated, "in the collection the import creates (its quotas are not checked)"
 }
 
-// needsSummary names what a resource lacks, for its row of the table.
+// needsSummary names what a resource lacks, each once, for its row of
+// the table.
 func needsSummary(missing []migrate.Missing) string {
-	names := make([]string, len(missing))
-	for i, m := range missing {
-		names[i] = cmp.Or(m.Name, m.Path)
+	var names []string
+	seen := map[string]bool{}
+	for _, m := range missing {
+		if name := migrate.Shorten(cmp.Or(m.Name, m.Path)); !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
 	}
 	return "needs " + strings.Join(names, ", ")
 }
@@ -375,12 +410,18 @@ func (c *apiClient) putApplying(ctx context.Context, path string, body []byte, a
 // would do.
 var dryRunWords = map[string]string{
 	jobs.OutcomeCreated: "create", jobs.OutcomeUpdated: "update", jobs.OutcomeUnchanged: "unchanged",
-	outcomeSkipped: "skip", outcomeFailed: "fail",
+	outcomeSkipped: "skip", outcomeFailed: "fail", outcomeStopped: "stopped",
 }
 
+// maxNeeds is how many lines of what the files leave to the user a report
+// holds: a hostile file can leave millions.
+const maxNeeds = 100
+
 // printImport writes the summary table of an import, the values its
-// skipped resources need, and the count of each outcome.
-func printImport(w io.Writer, items []importItem, dryRun bool) error {
+// skipped resources need, the files it read (read, for a dry run) and the
+// count of each outcome. Texts from the files are shortened: an
+// expression or a name can be megabytes long.
+func printImport(w io.Writer, items []importItem, dryRun bool, read []string) error {
 	word := func(outcome string) string {
 		if dryRun {
 			return dryRunWords[outcome]
@@ -392,27 +433,41 @@ func printImport(w io.Writer, items []importItem, dryRun bool) error {
 	counts := map[string]int{}
 	for _, it := range items {
 		counts[it.outcome]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", word(it.outcome), it.Kind, cell(it.Name()), cell(it.ResourceGroup),
-			cell(it.Source.String()), cell(it.detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", word(it.outcome), it.Kind, cell(migrate.Shorten(it.Name())), cell(migrate.Shorten(it.ResourceGroup)),
+			cell(migrate.Shorten(it.Source.String())), cell(migrate.Shorten(it.detail)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	var needs []string
+	more := 0
 	for _, it := range items {
 		for _, m := range it.Missing {
-			needs = append(needs, fmt.Sprintf("  %s %s: %s", it.Kind, it.Name(), m))
+			if len(needs) == maxNeeds {
+				more++
+				continue
+			}
+			needs = append(needs, fmt.Sprintf("  %s %s: %s", it.Kind, migrate.Shorten(it.Name()), m))
 		}
+	}
+	if more > 0 {
+		needs = append(needs, fmt.Sprintf("  and %d more: the DETAIL column names them", more))
 	}
 	if len(needs) > 0 {
 		fmt.Fprintf(w, "\nWhat the files leave to you:\n%s\n", strings.Join(needs, "\n"))
+	}
+	if len(read) > 0 {
+		fmt.Fprintf(w, "\nFiles read:\n  %s\n", strings.Join(read, "\n  "))
 	}
 	var parts []string
 	for _, outcome := range []string{jobs.OutcomeCreated, jobs.OutcomeUpdated, jobs.OutcomeUnchanged, outcomeSkipped, outcomeFailed} {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[outcome], word(outcome)))
 	}
 	summary := strings.Join(parts, ", ")
-	if dryRun {
+	switch {
+	case counts[outcomeStopped] > 0:
+		summary = fmt.Sprintf("interrupted: %s, %d stopped", summary, counts[outcomeStopped])
+	case dryRun:
 		summary = "dry run, nothing written: " + summary
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", summary)
@@ -445,40 +500,67 @@ func (b *progressBar) clear() {
 	}
 }
 
+// errInterrupted is the reading of an import's files interrupted.
+var errInterrupted = errors.New("interrupted")
+
+// readFiles reads the files of an import, unless ctx ends first (Ctrl-C,
+// SIGTERM): then the import stops at once, having written nothing, and
+// leaves the reading to end with the process.
+func readFiles(ctx context.Context, o importOptions) ([]migrate.Resource, []string, error) {
+	type read struct {
+		rs    []migrate.Resource
+		files []string
+		err   error
+	}
+	done := make(chan read, 1)
+	go func() {
+		rs, files, err := readImportFiles(o)
+		done <- read{rs, files, err}
+	}()
+	select {
+	case r := <-done:
+		return r.rs, r.files, r.err
+	case <-ctx.Done():
+		return nil, nil, errInterrupted
+	}
+}
+
 // readImportFiles reads the files of an import, each with its reader: a
 // .json file is an ARM template; a .tf file, or a directory of them, is
-// Terraform. A variable, so that tests of the writing can give resources
-// of their own.
-var readImportFiles = func(o importOptions) ([]migrate.Resource, error) {
+// Terraform. It returns the resources and every file it read. The
+// readers share one budget of migrate.DefaultLimits. A variable, so that
+// tests of the writing can give resources of their own.
+var readImportFiles = func(o importOptions) ([]migrate.Resource, []string, error) {
 	var templates, configs []string
 	for _, f := range o.files {
 		info, err := os.Stat(f)
 		switch {
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		case info.IsDir() || strings.EqualFold(filepath.Ext(f), ".tf"):
 			configs = append(configs, f)
 		case strings.EqualFold(filepath.Ext(f), ".json"):
 			templates = append(templates, f)
 		default:
-			return nil, fmt.Errorf("%s: recur import reads ARM templates (.json) and Terraform files (.tf, or a directory of them)", f)
+			return nil, nil, fmt.Errorf("%s: recur import reads ARM templates (.json) and Terraform files (.tf, or a directory of them)", f)
 		}
 	}
+	budget := migrate.NewBudget(migrate.DefaultLimits)
 	var rs []migrate.Resource
 	if len(templates) > 0 {
 		read, err := arm.Read(templates, arm.Options{ParameterFiles: o.parameterFiles, Set: o.sets,
-			Subscription: o.addr.subscription, ResourceGroup: o.addr.resourceGroup, Location: o.location})
+			Subscription: o.addr.subscription, ResourceGroup: o.addr.resourceGroup, Location: o.location, Budget: budget})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rs = append(rs, read...)
 	}
 	if len(configs) > 0 {
-		read, err := terraform.Read(configs, terraform.Options{Vars: o.vars, VarFiles: o.varFiles, Set: o.sets})
+		read, err := terraform.Read(configs, terraform.Options{Vars: o.vars, VarFiles: o.varFiles, Set: o.sets, Budget: budget})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rs = append(rs, read...)
 	}
-	return rs, nil
+	return rs, budget.Files(), nil
 }

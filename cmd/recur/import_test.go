@@ -41,7 +41,7 @@ func startRecur(t *testing.T) *recurtest.Stack {
 // tests of the import itself, apart from its readers.
 func withResources(t *testing.T, rs func() []migrate.Resource) {
 	read := readImportFiles
-	readImportFiles = func(importOptions) ([]migrate.Resource, error) { return rs(), nil }
+	readImportFiles = func(importOptions) ([]migrate.Resource, []string, error) { return rs(), nil, nil }
 	t.Cleanup(func() { readImportFiles = read })
 }
 

@@ -26,11 +26,16 @@
 //     a string;
 //   - "", for what no value supplies: a copy loop, a nested deployment,
 //     a literal name of the wrong shape.
+//
+// The reading keeps to the import's budget (migrate.Limits): the size of
+// each template and parameters file, of what each function makes (concat
+// and format measure it before they make it), of each variable and body,
+// and the steps of the whole. A limit reached fails the reading, naming
+// the template string and the limit.
 package arm
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/recurhq/recur/migrate"
@@ -43,9 +48,13 @@ type Options struct {
 	Subscription   string            // subscription().subscriptionId
 	ResourceGroup  string            // resourceGroup().name
 	Location       string            // resourceGroup().location
+	// Budget is what reading may spend, shared by the readers of one
+	// import, and records the files read; nil for one of
+	// migrate.DefaultLimits.
+	Budget *migrate.Budget
 }
 
-// Read reads the templates at paths. Its error is for a file that cannot be read or is not an ARM template (not JSON, no resources); everything a resource lacks is in its Missing.
+// Read reads the templates at paths. Its error is for a file that cannot be read or is not an ARM template (not JSON, no resources), or a limit of the budget reached; everything a resource lacks is in its Missing.
 //
 // The resources are in the order of paths and, within a file, of the
 // template; each has the ResourceGroup "", as a template deploys into a
@@ -54,9 +63,12 @@ type Options struct {
 // over an earlier one's, and --set over both. Resources of other types
 // than Azure Scheduler's are skipped.
 func Read(paths []string, opts Options) ([]migrate.Resource, error) {
+	if opts.Budget == nil {
+		opts.Budget = migrate.NewBudget(migrate.DefaultLimits)
+	}
 	files := map[string]fileValue{}
 	for _, p := range opts.ParameterFiles {
-		if err := readParameters(p, files); err != nil {
+		if err := readParameters(p, opts.Budget, files); err != nil {
 			return nil, err
 		}
 	}
@@ -71,8 +83,17 @@ func Read(paths []string, opts Options) ([]migrate.Resource, error) {
 	return out, nil
 }
 
+// fileLimit names the limit of readFile.
+const fileLimit = "for an ARM template or parameters file"
+
+// readFile reads a template or parameters file within the budget.
+func readFile(path string, budget *migrate.Budget) ([]byte, error) {
+	limit := budget.Limits().TemplateBytes
+	return budget.ReadFile(path, limit, migrate.Size(limit)+" "+fileLimit)
+}
+
 func readTemplate(path string, opts *Options, files map[string]fileValue) ([]migrate.Resource, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, opts.Budget)
 	if err != nil {
 		return nil, fmt.Errorf("read template: %w", err)
 	}
@@ -93,8 +114,11 @@ func readTemplate(path string, opts *Options, files map[string]fileValue) ([]mig
 		return nil, fmt.Errorf("read template %s: not an ARM template: its resources are not an array or an object", path)
 	}
 	r := &reader{t: newTemplate(o, opts, files), file: path, data: data}
+	r.t.file = path
 	for _, e := range es {
-		r.resource(e.n, e.path)
+		if r.resource(e.n, e.path); r.t.err != nil {
+			return nil, r.t.err
+		}
 	}
 	return r.out, nil
 }
@@ -110,8 +134,8 @@ type fileValue struct {
 
 // readParameters adds the values of the parameters file at path to
 // files, replacing those of earlier files.
-func readParameters(path string, files map[string]fileValue) error {
-	data, err := os.ReadFile(path)
+func readParameters(path string, budget *migrate.Budget, files map[string]fileValue) error {
+	data, err := readFile(path, budget)
 	if err != nil {
 		return fmt.Errorf("read parameters: %w", err)
 	}

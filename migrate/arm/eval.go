@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/recurhq/recur/migrate"
 )
 
 // unknown is a value the reader cannot know. It stands where the value
@@ -27,13 +29,15 @@ func unknownf(name, format string, args ...any) *unknown {
 // kept once, or variables that double each other would double them.
 func unknownIn(vals ...any) *unknown {
 	var u *unknown
+	var seen map[problem]bool
 	for _, v := range vals {
 		if w, ok := v.(*unknown); ok {
 			if u == nil {
-				u = &unknown{}
+				u, seen = &unknown{}, map[problem]bool{}
 			}
 			for _, p := range w.problems {
-				if !slices.Contains(u.problems, p) {
+				if !seen[p] {
+					seen[p] = true
 					u.problems = append(u.problems, p)
 				}
 			}
@@ -68,10 +72,6 @@ var scopeFlags = map[string]string{
 	"subscription().id": "--subscription",
 }
 
-// maxLength bounds the strings and arrays expressions build, so that
-// variables that double each other cannot exhaust memory.
-const maxLength = 1 << 20
-
 // evaluator evaluates the expression of one template string.
 type evaluator struct {
 	t *template
@@ -81,6 +81,9 @@ type evaluator struct {
 }
 
 func (e *evaluator) eval(x expr) any {
+	if !e.t.step(e.text) {
+		return e.t.stopped()
+	}
 	switch x := x.(type) {
 	case strLit:
 		return string(x)
@@ -193,8 +196,13 @@ func (e *evaluator) call(c *call) any {
 		return u
 	}
 	v, err := fn.do(e, args)
-	if err != nil {
+	switch {
+	case e.t.err != nil:
+		return e.t.stopped()
+	case err != nil:
 		return e.errorf("%s: %v", c.name, err)
+	case !e.t.checked(e.text, "what "+c.name+" returns", v):
+		return e.t.stopped()
 	}
 	return v
 }
@@ -228,32 +236,33 @@ func mapString(arg any, f func(string) string) (any, error) {
 }
 
 // concat joins strings, or arrays; ARM takes no mix of the two, nor
-// numbers.
-func concat(_ *evaluator, args []any) (any, error) {
-	if _, ok := args[0].([]any); ok {
+// numbers. What it would make is measured before it is made.
+func concat(e *evaluator, args []any) (any, error) {
+	_, arrays := args[0].([]any)
+	for i, a := range args {
+		_, isArray := a.([]any)
+		_, isString := a.(string)
+		switch {
+		case arrays && !isArray:
+			return nil, fmt.Errorf("argument %d is %s; concat joins arrays or strings, not both", i+1, typeName(a))
+		case !arrays && !isString:
+			return nil, fmt.Errorf("argument %d is %s; concat joins strings or arrays", i+1, typeName(a))
+		}
+	}
+	if limit := e.t.budget.Limits().ValueBytes; migrate.ValueSize(args, limit) > limit {
+		e.t.tooLarge(e.text, "what concat returns")
+		return nil, nil
+	}
+	if arrays {
 		var out []any
-		for i, a := range args {
-			arr, ok := a.([]any)
-			if !ok {
-				return nil, fmt.Errorf("argument %d is %s; concat joins arrays or strings, not both", i+1, typeName(a))
-			}
-			if len(out)+len(arr) > maxLength {
-				return nil, fmt.Errorf("the array would have more than %d elements", maxLength)
-			}
-			out = append(out, arr...)
+		for _, a := range args {
+			out = append(out, a.([]any)...)
 		}
 		return out, nil
 	}
 	var b strings.Builder
-	for i, a := range args {
-		s, ok := a.(string)
-		if !ok {
-			return nil, fmt.Errorf("argument %d is %s; concat joins strings or arrays", i+1, typeName(a))
-		}
-		if b.Len()+len(s) > maxLength {
-			return nil, fmt.Errorf("the string would be longer than %d bytes", maxLength)
-		}
-		b.WriteString(s)
+	for _, a := range args {
+		b.WriteString(a.(string))
 	}
 	return b.String(), nil
 }
@@ -262,7 +271,7 @@ func concat(_ *evaluator, args []any) (any, error) {
 // the first argument after the format, {{ and }} are braces. Alignment
 // and format specifiers ({0,8}, {0:D2}) are refused: their .NET meaning
 // for ARM's values is not worth guessing.
-func format(_ *evaluator, args []any) (any, error) {
+func format(e *evaluator, args []any) (any, error) {
 	f, ok := args[0].(string)
 	if !ok {
 		return nil, fmt.Errorf("the format is %s, not a string", typeName(args[0]))
@@ -304,8 +313,9 @@ func format(_ *evaluator, args []any) (any, error) {
 		default:
 			return nil, fmt.Errorf("format item {%d} is %s; recur import formats strings and ints", n, typeName(a))
 		}
-		if b.Len() > maxLength {
-			return nil, fmt.Errorf("the string would be longer than %d bytes", maxLength)
+		if b.Len() > e.t.budget.Limits().ValueBytes {
+			e.t.tooLarge(e.text, "what format returns")
+			return nil, nil
 		}
 		i += end
 	}

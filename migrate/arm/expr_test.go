@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/migrate"
 )
 
 // scopeTemplate is the template the expression tests evaluate in.
@@ -158,10 +160,12 @@ func TestNestingIsBounded(t *testing.T) {
 	root, err := parseJSON([]byte(doubling + `}, "resources": []}`))
 	require.NoError(t, err)
 	tp := newTemplate(root.val.(*object), &Options{}, nil)
-	u, ok = tp.evalString("[variables('v40')]").(*unknown)
+	_, ok = tp.evalString("[variables('v40')]").(*unknown)
 	require.True(t, ok)
-	require.Len(t, u.problems, 1, "the one problem, once")
-	assert.Contains(t, u.problems[0].reason, "longer than")
+	var limit *migrate.LimitError
+	require.ErrorAs(t, tp.err, &limit, "the reading stops")
+	assert.Contains(t, limit.What, "concat(variables('v14'), variables('v14'))", "the first too large")
+	assert.Equal(t, "1 MiB for a value", limit.Limit)
 }
 
 // FuzzExpression checks that any text between brackets parses to an

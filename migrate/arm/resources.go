@@ -131,7 +131,7 @@ func (r *reader) collection(n *node, o *object, path string) {
 	}
 	if deployed {
 		r.out = append(r.out, migrate.Resource{Kind: migrate.Collection, Collection: name,
-			Body: b.marshal(body), Source: r.source(n, path), Missing: b.missing})
+			Body: b.marshal(body, path), Source: r.source(n, path), Missing: b.missing})
 	}
 	for _, e := range nested(o, path) {
 		if eo, ok := e.n.val.(*object); ok {
@@ -179,7 +179,7 @@ func (r *reader) job(n *node, o *object, path string, par *parent) {
 	deployed := b.deployed(o, path)
 	body := map[string]any{}
 	b.member(body, o, path, "properties")
-	res.Body, res.Missing = b.marshal(body), b.missing
+	res.Body, res.Missing = b.marshal(body, path), b.missing
 	if deployed {
 		r.out = append(r.out, res)
 	}
@@ -273,11 +273,16 @@ func (r *reader) unevaluated(n *node, path string, m migrate.Missing, coll *stri
 type building struct {
 	t       *template
 	missing []migrate.Missing
+	seen    map[migrate.Missing]bool
 }
 
 func (b *building) add(p problem, path string) {
 	m := migrate.Missing{Name: p.name, Path: path, Reason: p.reason}
-	if !slices.Contains(b.missing, m) {
+	if b.seen == nil {
+		b.seen = map[migrate.Missing]bool{}
+	}
+	if !b.seen[m] {
+		b.seen[m] = true
 		b.missing = append(b.missing, m)
 	}
 }
@@ -414,9 +419,13 @@ func (b *building) settle(v any, text, path string) any {
 	return v
 }
 
-// marshal writes a body as the PUT sends it; HTML characters stay as
-// they are, as the template has them.
-func (b *building) marshal(body map[string]any) json.RawMessage {
+// marshal writes a body, the resource at path's, as the PUT sends it;
+// HTML characters stay as they are, as the template has them. A body
+// larger than a value may be is refused.
+func (b *building) marshal(body map[string]any, path string) json.RawMessage {
+	if !b.t.checked(path, "the body of the resource", body) {
+		return nil
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/recurhq/recur/migrate"
 )
 
 // template is what a template's expressions are evaluated in: its
@@ -23,6 +25,12 @@ type template struct {
 	// depth is how many parameters and variables are being evaluated,
 	// each within the one before.
 	depth int
+	// file names the template in refusals.
+	file   string
+	budget *migrate.Budget
+	// err is the first refusal, a limit reached: the template is not
+	// read on.
+	err error
 }
 
 type evalState int
@@ -53,7 +61,10 @@ type variable struct {
 const maxRefDepth = 1000
 
 func newTemplate(root *object, opts *Options, files map[string]fileValue) *template {
-	t := &template{opts: opts, files: files, params: map[string]*param{}, vars: map[string]*variable{}}
+	t := &template{opts: opts, files: files, params: map[string]*param{}, vars: map[string]*variable{}, budget: opts.Budget}
+	if t.budget == nil {
+		t.budget = migrate.NewBudget(migrate.DefaultLimits)
+	}
 	if n, ok := root.get("parameters"); ok {
 		if o, ok := n.val.(*object); ok {
 			for _, k := range o.keys {
@@ -81,6 +92,49 @@ func newTemplate(root *object, opts *Options, files map[string]fileValue) *templ
 		}
 	}
 	return t
+}
+
+// fail records err, unless a refusal came first.
+func (t *template) fail(err error) {
+	if t.err == nil {
+		t.err = err
+	}
+}
+
+// where names the template string text in a refusal.
+func (t *template) where(text string) string {
+	return t.file + ": " + migrate.Shorten(text)
+}
+
+// step counts a step of evaluating the template string text, and reports
+// whether the evaluation may go on.
+func (t *template) step(text string) bool {
+	if err := t.budget.Step(1, t.where(text)); err != nil {
+		t.fail(err)
+	}
+	return t.err == nil
+}
+
+// checked checks v, what evaluating text made, against the budget.
+func (t *template) checked(text, what string, v any) bool {
+	limit := t.budget.Limits().ValueBytes
+	if err := t.budget.Value(t.where(text)+": "+what, migrate.ValueSize(v, limit)); err != nil {
+		t.fail(err)
+	}
+	return t.err == nil
+}
+
+// tooLarge refuses what evaluating text was about to make.
+func (t *template) tooLarge(text, what string) {
+	limit := int64(t.budget.Limits().ValueBytes)
+	t.fail(&migrate.LimitError{What: fmt.Sprintf("%s: %s would be larger than %s", t.where(text), what, migrate.Size(limit)),
+		Limit: migrate.Size(limit) + " for a value"})
+}
+
+// stopped is the value of any expression once the reading is refused:
+// unknown, for a reason no --set answers.
+func (t *template) stopped() *unknown {
+	return &unknown{[]problem{{"", "the reading stopped: " + t.err.Error()}}}
 }
 
 // expression returns the expression of a template string, without its
@@ -209,7 +263,11 @@ func (t *template) resolve(p *param) any {
 		return t.check(p, f.value, "its value in "+f.file)
 	}
 	if d, ok := p.decl.get("defaultValue"); ok {
-		return t.check(p, t.evalNode(d), "its defaultValue")
+		v := t.evalNode(d)
+		if !t.checked(p.name, "the defaultValue of parameter "+p.name, v) {
+			return t.stopped()
+		}
+		return t.check(p, v, "its defaultValue")
 	}
 	return unknownf(p.name, "the parameter has no value: no --set, parameters file or defaultValue gives one")
 }
@@ -324,6 +382,9 @@ func (e *evaluator) variable(name string) any {
 	}
 	v.state = evaluating
 	v.val, v.state = t.evalNode(v.n), done
+	if !t.checked(e.text, "the value of variable "+v.name, v.val) {
+		v.val = t.stopped()
+	}
 	return v.val
 }
 

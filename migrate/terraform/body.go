@@ -74,13 +74,18 @@ func (n *node) join(name string) string {
 type reading struct {
 	ev      *evaluator
 	missing []migrate.Missing
+	needed  map[migrate.Missing]bool // what need added to missing
 }
 
 // need records needs as Missing values of path.
 func (r *reading) need(path string, needs []need) {
+	if r.needed == nil {
+		r.needed = map[migrate.Missing]bool{}
+	}
 	for _, n := range needs {
 		m := migrate.Missing{Name: n.name, Path: path, Reason: n.reason}
-		if !slices.Contains(r.missing, m) {
+		if !r.needed[m] {
+			r.needed[m] = true
 			r.missing = append(r.missing, m)
 		}
 	}
@@ -160,7 +165,7 @@ func (r *reading) item(n *node, s schema, name string, expr hcl.Expression) {
 		}
 	case f.kind == textMap:
 		if obj, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
-			n.maps[name] = entries(obj)
+			n.maps[name] = r.entries(obj)
 			return
 		}
 		n.attrs[name] = expr
@@ -174,7 +179,7 @@ func (r *reading) item(n *node, s schema, name string, expr hcl.Expression) {
 func (r *reading) objects(path string, expr hcl.Expression) [][]entry {
 	switch e := expr.(type) {
 	case *hclsyntax.ObjectConsExpr:
-		return [][]entry{entries(e)}
+		return [][]entry{r.entries(e)}
 	case *hclsyntax.TupleConsExpr:
 		var out [][]entry
 		for _, elem := range e.Exprs {
@@ -222,18 +227,19 @@ func objectsOf(val cty.Value, rng hcl.Range) ([][]entry, bool) {
 }
 
 // entries reads the items of an object. A key is literal when it is a
-// name or a string without references; any other key is evaluated later.
+// name or a string without references; any other key is evaluated later,
+// within the evaluation's limits.
 // Terraform 0.11's unquoted Content-Type is a name: HCL 2's names may
 // hold dashes, so it reads as the one key 0.11 meant, not as a
 // subtraction.
-func entries(obj *hclsyntax.ObjectConsExpr) []entry {
+func (r *reading) entries(obj *hclsyntax.ObjectConsExpr) []entry {
 	var out []entry
 	for _, it := range obj.Items {
 		e := entry{value: it.ValueExpr}
 		switch key := hcl.ExprAsKeyword(it.KeyExpr); {
 		case key != "":
 			e.key = key
-		case len(it.KeyExpr.Variables()) == 0:
+		case len(it.KeyExpr.Variables()) == 0 && constant(it.KeyExpr, r.ev.budget.Limits().ValueBytes) == nil:
 			if v, diags := it.KeyExpr.Value(nil); !diags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
 				e.key = v.AsString()
 				break

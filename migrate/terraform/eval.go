@@ -7,7 +7,10 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/recurhq/recur/migrate"
 )
 
 // need is a value an expression needs that the files do not give: name is
@@ -25,13 +28,47 @@ type result struct {
 type evaluator struct {
 	cfg    *config
 	opts   Options
+	budget *migrate.Budget
+	files  *confined            // what file() reads
 	values map[string]cty.Value // from var files
 	memo   map[string]result
 	busy   map[string]bool
+	// depth is how many references are being resolved, each within the
+	// one before.
+	depth int
+	// read holds the files file() read, by path: each is read once.
+	read map[string][]byte
+	// longestSet is the length of the longest --set value, what a
+	// function recur does not evaluate may return.
+	longestSet int
+	// err is the first refusal (a file outside the configuration, a
+	// limit reached): the configuration is not read on.
+	err error
 }
 
-func newEvaluator(cfg *config, opts Options, values map[string]cty.Value) *evaluator {
-	return &evaluator{cfg: cfg, opts: opts, values: values, memo: map[string]result{}, busy: map[string]bool{}}
+func newEvaluator(cfg *config, opts Options, values map[string]cty.Value, files *confined) *evaluator {
+	e := &evaluator{cfg: cfg, opts: opts, budget: opts.Budget, files: files, values: values,
+		memo: map[string]result{}, busy: map[string]bool{}, read: map[string][]byte{}}
+	for _, v := range opts.Set {
+		e.longestSet = max(e.longestSet, len(v))
+	}
+	return e
+}
+
+// fail records err, unless a refusal came first.
+func (e *evaluator) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// step counts n steps of evaluation at rng, and reports whether the
+// evaluation may go on.
+func (e *evaluator) step(n int64, rng hcl.Range) bool {
+	if err := e.budget.Step(n, rng.String()); err != nil {
+		e.fail(err)
+	}
+	return e.err == nil
 }
 
 // attributes lists the attributes of other resources the reader takes from
@@ -41,8 +78,11 @@ var attributes = []string{"name", "location", "resource_group_name"}
 
 // eval evaluates expr. When a value it needs is missing, the value is
 // unknown and the needs say why; needs of a branch the value does not
-// depend on are dropped.
+// depend on are dropped. After a refusal (e.err), every value is unknown.
 func (e *evaluator) eval(expr hcl.Expression) (cty.Value, []need) {
+	if !e.step(1, expr.Range()) {
+		return e.stopped()
+	}
 	text := e.cfg.text(expr.Range())
 	// The text of an expression recur cannot evaluate is a Missing's name.
 	if s, ok := e.opts.Set[text]; ok && text != "" {
@@ -50,17 +90,32 @@ func (e *evaluator) eval(expr hcl.Expression) (cty.Value, []need) {
 	}
 	var needs []need
 	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{}}
+	seen := map[string]bool{}
 	for _, t := range expr.Variables() {
+		// A traversal written many times is resolved once.
+		key := traversalText(t)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		root, val, ns := e.reference(t)
+		if e.err != nil {
+			return e.stopped()
+		}
 		needs = append(needs, ns...)
 		if old, ok := ctx.Variables[root]; ok {
-			val = merge(old, val)
+			val = e.merge(old, val, expr.Range())
 		}
 		ctx.Variables[root] = val
 	}
 	ctx.Functions = e.functions(expr, ctx, &needs)
+	if !e.bounded(expr, ctx) {
+		return e.stopped()
+	}
 	val, diags := expr.Value(ctx)
 	switch {
+	case e.err != nil || !e.checked(val, expr, text):
+		return e.stopped()
 	case diags.HasErrors():
 		return cty.DynamicVal, append(needs, need{text, "recur cannot evaluate it: " + diagText(diags)})
 	case val.ContainsMarked():
@@ -71,6 +126,44 @@ func (e *evaluator) eval(expr hcl.Expression) (cty.Value, []need) {
 		needs = append(needs, need{text, "recur cannot evaluate it"})
 	}
 	return cty.DynamicVal, needs
+}
+
+// stopped is the value of any expression once the reading is refused:
+// unknown, for a reason no --set answers.
+func (e *evaluator) stopped() (cty.Value, []need) {
+	return cty.DynamicVal, []need{{"", "the reading stopped: " + e.err.Error()}}
+}
+
+// bounded bounds expr in ctx before it is evaluated (bounds.go): it may
+// build no more than the budget's ExprBytes, and its steps are counted.
+func (e *evaluator) bounded(expr hcl.Expression, ctx *hcl.EvalContext) bool {
+	x, ok := expr.(hclsyntax.Expression)
+	if !ok {
+		// A value the reader made itself (a block's object from a
+		// list): it holds what was evaluated already.
+		return true
+	}
+	limits := e.budget.Limits()
+	b := &bounder{ctx: ctx, limit: sat(limits.ExprBytes), set: sat(e.longestSet), sizes: map[string]sat{},
+		fileBound: sat(limits.ValueBytes).times(2).plus(4)}
+	_, steps := b.bound(x)
+	if b.over != nil {
+		e.fail(&migrate.LimitError{What: fmt.Sprintf("%s: %s could build more than %s", b.over.Range(),
+			migrate.Shorten(e.cfg.text(b.over.Range())), migrate.Size(limits.ExprBytes)),
+			Limit: migrate.Size(limits.ExprBytes) + " for what one expression builds"})
+		return false
+	}
+	return e.step(int64(min(steps, satMax)), expr.Range())
+}
+
+// checked checks the size of val, the value of expr, whose text is text,
+// against the budget.
+func (e *evaluator) checked(val cty.Value, expr hcl.Expression, text string) bool {
+	limit := e.budget.Limits().ValueBytes
+	if err := e.budget.Value(fmt.Sprintf("%s: the value of %s", expr.Range(), migrate.Shorten(text)), size(val, limit)); err != nil {
+		e.fail(err)
+	}
+	return e.err == nil
 }
 
 // diagText is the errors of diags in one line, without file positions:
@@ -99,9 +192,16 @@ func (e *evaluator) reference(t hcl.Traversal) (string, cty.Value, []need) {
 		if e.busy[name] {
 			return t.RootName(), cty.DynamicVal, []need{{name, "its value refers to itself"}}
 		}
-		e.busy[name] = true
+		if depth := e.budget.Limits().Depth; e.depth >= depth {
+			e.fail(&migrate.LimitError{What: fmt.Sprintf("%s: references chain more than %d deep, at %s", t.SourceRange(), depth, name),
+				Limit: fmt.Sprintf("%d for a chain of references", depth)})
+			_, needs := e.stopped()
+			return t.RootName(), cty.DynamicVal, needs
+		}
+		e.busy[name], e.depth = true, e.depth+1
 		r = e.lookup(ref, name)
 		delete(e.busy, name)
+		e.depth--
 		e.memo[name] = r
 	}
 	return t.RootName(), wrap(ref[1:], r.val), r.needs
@@ -285,9 +385,13 @@ func indexed(key, val cty.Value) cty.Value {
 	return cty.TupleVal(elems)
 }
 
-// merge combines two values wrap made for the same root variable. An
-// unknown value of no type stands for nothing known yet.
-func merge(a, b cty.Value) cty.Value {
+// merge combines two values wrap made for the same root variable,
+// counting its steps at rng. An unknown value of no type stands for
+// nothing known yet.
+func (e *evaluator) merge(a, b cty.Value, rng hcl.Range) cty.Value {
+	if !e.step(1, rng) {
+		return cty.DynamicVal
+	}
 	switch {
 	case a.RawEquals(cty.DynamicVal):
 		return b
@@ -297,7 +401,7 @@ func merge(a, b cty.Value) cty.Value {
 		attrs := a.AsValueMap()
 		for k, v := range b.AsValueMap() {
 			if old, ok := attrs[k]; ok {
-				v = merge(old, v)
+				v = e.merge(old, v, rng)
 			}
 			attrs[k] = v
 		}
@@ -311,7 +415,7 @@ func merge(a, b cty.Value) cty.Value {
 		for i := range as {
 			out[i] = as[i]
 			if i < len(bs) {
-				out[i] = merge(as[i], bs[i])
+				out[i] = e.merge(as[i], bs[i], rng)
 			}
 		}
 		return cty.TupleVal(out)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"unicode/utf8"
 
@@ -16,6 +14,8 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
+
+	"github.com/recurhq/recur/migrate"
 )
 
 // stdFunctions are the functions of Terraform's that cty's stdlib
@@ -35,20 +35,20 @@ var stdFunctions = map[string]function.Function{
 }
 
 // functions returns the functions expr may call: stdFunctions, file,
-// filebase64, base64encode and base64decode, and for any other function
-// expr calls a stand-in whose value is unknown unless --set gives the
-// call's text. file and filebase64 add to needs the files that are not
-// there.
+// filebase64, base64encode and base64decode, each limited, and for any
+// other function expr calls a stand-in whose value is unknown unless
+// --set gives the call's text. file and filebase64 add to needs the
+// files that are not there.
 func (e *evaluator) functions(expr hcl.Expression, ctx *hcl.EvalContext, needs *[]need) map[string]function.Function {
-	dir := filepath.Dir(expr.Range().Filename)
+	rng := expr.Range()
 	fns := map[string]function.Function{
-		"file":         e.fileFunc(dir, "file", needs),
-		"filebase64":   e.fileFunc(dir, "filebase64", needs),
-		"base64encode": base64Encode,
-		"base64decode": base64Decode,
+		"file":         e.limited("file", e.fileFunc("file", rng, needs), rng),
+		"filebase64":   e.limited("filebase64", e.fileFunc("filebase64", rng, needs), rng),
+		"base64encode": e.limited("base64encode", base64Encode, rng),
+		"base64decode": e.limited("base64decode", base64Decode, rng),
 	}
 	for name, f := range stdFunctions {
-		fns[name] = f
+		fns[name] = e.limited(name, f, rng)
 	}
 	node, ok := expr.(hclsyntax.Node)
 	if !ok {
@@ -81,15 +81,50 @@ func (e *evaluator) functions(expr hcl.Expression, ctx *hcl.EvalContext, needs *
 	return fns
 }
 
+// limited is f, the function name, called in the expression at rng,
+// counting each call as a step and refusing to make a value larger than
+// the budget's ValueBytes: before the call when its arguments say it
+// would (format's widths, join's separator), after it otherwise.
+func (e *evaluator) limited(name string, f function.Function, rng hcl.Range) function.Function {
+	return function.New(&function.Spec{
+		Params:   f.Params(),
+		VarParam: f.VarParam(),
+		Type:     f.ReturnTypeForValues,
+		Impl: func(args []cty.Value, retType cty.Type) (cty.Value, error) {
+			if !e.step(1, rng) {
+				return cty.UnknownVal(retType), e.err
+			}
+			limit := e.budget.Limits().ValueBytes
+			what := fmt.Sprintf("%s: what %s returns", rng, name)
+			if n := estimate(name, args, limit); n > limit {
+				e.fail(&migrate.LimitError{What: fmt.Sprintf("%s would be larger than %s", what, migrate.Size(int64(limit))),
+					Limit: migrate.Size(int64(limit)) + " for a value"})
+				return cty.UnknownVal(retType), e.err
+			}
+			v, err := f.Call(args)
+			if err != nil {
+				return v, err
+			}
+			if err := e.budget.Value(what, size(v, limit)); err != nil {
+				e.fail(err)
+				return cty.UnknownVal(retType), err
+			}
+			return v, nil
+		},
+	})
+}
+
 // binaryFile marks what file returns for a file that is not UTF-8 text:
 // the file's base64, which only base64encode may take (Terraform 0.11's
 // base64encode(file("cert.pfx"))) and which is then its result.
 type binaryFile struct{ name string }
 
-// fileFunc returns Terraform's file or filebase64 (fn), reading paths
-// relative to dir. A file that is not there makes the call's value
-// unknown and a need named as the call: file("cert.pfx").
-func (e *evaluator) fileFunc(dir, fn string, needs *[]need) function.Function {
+// fileFunc returns Terraform's file or filebase64 (fn), called in the
+// expression at rng, reading paths relative to the configuration's
+// directory and only under it (confine.go). A file that is not there
+// makes the call's value unknown and a need named as the call:
+// file("cert.pfx"). A path the reader refuses fails the reading.
+func (e *evaluator) fileFunc(fn string, rng hcl.Range, needs *[]need) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:   function.StaticReturnType(cty.String),
@@ -99,14 +134,15 @@ func (e *evaluator) fileFunc(dir, fn string, needs *[]need) function.Function {
 			if s, ok := e.opts.Set[name]; ok {
 				return cty.StringVal(s), nil
 			}
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(dir, path)
-			}
-			b, err := os.ReadFile(path)
+			b, full, err := e.readFile(path)
+			var r *refusal
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
-				*needs = append(*needs, need{name, "the file " + path + " is not there"})
+				*needs = append(*needs, need{name, "the file " + full + " is not there"})
 				return cty.UnknownVal(cty.String), nil
+			case errors.As(err, &r) || migrate.IsLimit(err):
+				e.fail(fmt.Errorf("%s: %s: %w", rng, migrate.Shorten(name), err))
+				return cty.UnknownVal(cty.String), err
 			case err != nil:
 				*needs = append(*needs, need{name, "the file cannot be read: " + err.Error()})
 				return cty.UnknownVal(cty.String), nil
@@ -121,6 +157,31 @@ func (e *evaluator) fileFunc(dir, fn string, needs *[]need) function.Function {
 			return cty.StringVal(base64.StdEncoding.EncodeToString(b)).Mark(binaryFile{name}), nil
 		},
 	})
+}
+
+// readFile reads the file at path, written relative to the configuration's
+// directory, and returns it with the path it has from there. A file is
+// read once, however many jobs name it; it is opened each time, so that
+// each path that names it is checked.
+func (e *evaluator) readFile(path string) ([]byte, string, error) {
+	if e.files == nil {
+		// What recur export writes reads back without files.
+		return nil, path, &refusal{path, "with no configuration's directory to read it in"}
+	}
+	f, full, err := e.files.open(path)
+	if err != nil {
+		return nil, full, err
+	}
+	defer f.Close()
+	if b, ok := e.read[full]; ok {
+		return b, full, nil
+	}
+	limit := int64(e.budget.Limits().ValueBytes)
+	b, err := e.budget.Read(full, f, limit, migrate.Size(limit)+" for a value")
+	if err == nil {
+		e.read[full] = b
+	}
+	return b, full, err
 }
 
 // binaryNeeds are the needs of a value that holds a binary file other
@@ -174,6 +235,9 @@ func (e *evaluator) standIn(calls []*hclsyntax.FunctionCallExpr, ctx *hcl.EvalCo
 			AllowUnknown: true, AllowNull: true, AllowDynamicType: true, AllowMarked: true},
 		Type: function.StaticReturnType(cty.DynamicPseudoType),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			if !e.step(int64(len(calls)), calls[0].Range()) {
+				return cty.DynamicVal, e.err
+			}
 			if c := callOf(calls, args, ctx); c != nil {
 				if s, ok := e.opts.Set[e.cfg.text(c.Range())]; ok {
 					return cty.StringVal(s), nil

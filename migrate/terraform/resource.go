@@ -3,6 +3,7 @@ package terraform
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/recurhq/recur/migrate"
 )
@@ -28,6 +29,11 @@ func (e *evaluator) resource(res *resource) migrate.Resource {
 		out.Collection = r.identity(res, n, "job_collection_name")
 		out.Job = r.identity(res, n, "name")
 		body = r.job(n)
+	}
+	limit := e.budget.Limits().ValueBytes
+	if err := e.budget.Value(fmt.Sprintf("%s:%d: %s's body", res.file, res.line, res.address()), migrate.ValueSize(body, limit)); err != nil {
+		e.fail(err)
+		return out
 	}
 	out.Body = marshal(body)
 	out.Missing = r.missing

@@ -21,8 +21,11 @@
 //     upper, trimspace, format, join, concat, lookup, merge and
 //     jsonencode (functions.go): the ones scheduler configurations use
 //     whose Terraform meaning recur has exactly. file and filebase64 read
-//     paths relative to the directory of the file that calls them. A
-//     function not among them is not guessed at.
+//     paths relative to the directory of the file that calls them, and
+//     only regular files under the configuration's directory
+//     (confine.go): a path that leads out of it, as written, through ..
+//     or through a link, fails the reading, as does a directory, a
+//     device or a pipe. A function not among them is not guessed at.
 //
 // Everything else a resource needs is a migrate.Missing named as --set
 // takes it: var.NAME, local.NAME, the reference's text
@@ -41,6 +44,12 @@
 // two blocks of which it took one, is a Missing too, rather than dropped
 // unsaid: Terraform refused such a file. These Missing values name what
 // the user must change in the file; --set cannot give them.
+//
+// The reading is bounded by the budget of migrate.Limits: the files'
+// sizes, how deeply a file nests, each expression before it is evaluated
+// (bounds.go), each value, function result and body after, and the
+// steps of the whole. A file() refused or a limit reached fails the
+// reading, naming where and which limit.
 //
 // A resource_group_name the reader cannot evaluate is not a Missing: the
 // resource's ResourceGroup is "" and recur import fills it from
@@ -75,6 +84,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/recurhq/recur/migrate"
 )
@@ -84,6 +94,10 @@ type Options struct {
 	Vars     map[string]string // -var NAME=VALUE (wins over var files)
 	VarFiles []string          // --var-file FILE (.tfvars, HCL; later files win)
 	Set      map[string]string // --set NAME=VALUE: the value of a Missing.Name (var.x, a reference such as azurerm_storage_account.main.primary_access_key, file("cert.pfx"))
+	// Budget is what reading may spend, shared by the readers of one
+	// import, and records the files read; nil for one of
+	// migrate.DefaultLimits.
+	Budget *migrate.Budget
 }
 
 // The resource types the reader turns into resources.
@@ -92,12 +106,16 @@ const (
 	typeJob        = "azurerm_scheduler_job"
 )
 
-// Read reads the Terraform files at paths (a directory means every .tf file in it). Its error is for a file that cannot be read or parsed; everything a resource lacks is in its Missing.
+// Read reads the Terraform files at paths (a directory means every .tf file in it). Its error is for a file that cannot be read or parsed, a file() the reader refuses to read, or a limit of the budget reached; everything a resource lacks is in its Missing.
 //
 // Each directory is one configuration, as for Terraform: the files named
 // in one directory, or the directory itself, share their variables,
-// locals and resources; two directories share only opts.
+// locals and resources; two directories share only opts. A file() reads
+// only under its configuration's directory.
 func Read(paths []string, opts Options) ([]migrate.Resource, error) {
+	if opts.Budget == nil {
+		opts.Budget = migrate.NewBudget(migrate.DefaultLimits)
+	}
 	modules, err := group(paths)
 	if err != nil {
 		return nil, err
@@ -116,29 +134,86 @@ func Read(paths []string, opts Options) ([]migrate.Resource, error) {
 
 // module is the files of one directory that Read reads.
 type module struct {
+	dir   string
 	files []string
 	// varFiles are the var files Terraform loads from the directory by
 	// itself: terraform.tfvars, then *.auto.tfvars in lexical order.
 	varFiles []string
+	// listed holds the files found in the directory rather than named:
+	// they are read as file() reads, under the directory alone.
+	listed map[string]bool
 }
 
 func (m *module) read(opts Options) ([]migrate.Resource, error) {
-	cfg := newConfig()
+	files, err := openConfined(m.dir)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", m.dir, err)
+	}
+	defer files.close()
+	src := &sources{m: m, files: files, budget: opts.Budget}
+	cfg := newConfig(opts.Budget.Limits())
 	for _, f := range m.files {
-		if err := cfg.load(f); err != nil {
+		data, err := src.read(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := cfg.load(f, data); err != nil {
 			return nil, err
 		}
 	}
-	values, err := readVarFiles(append(slices.Clone(m.varFiles), opts.VarFiles...))
-	if err != nil {
-		return nil, err
+	values := map[string]cty.Value{}
+	for _, f := range append(slices.Clone(m.varFiles), opts.VarFiles...) {
+		data, err := src.read(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := readVarFile(f, data, opts.Budget.Limits(), values); err != nil {
+			return nil, err
+		}
 	}
-	ev := newEvaluator(cfg, opts, values)
+	ev := newEvaluator(cfg, opts, values, files)
 	out := make([]migrate.Resource, 0, len(cfg.scheduler))
 	for _, res := range cfg.scheduler {
-		out = append(out, ev.resource(res))
+		r := ev.resource(res)
+		if ev.err != nil {
+			return nil, ev.err
+		}
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+// sources reads the files of one configuration, counting them against
+// the configuration's limit.
+type sources struct {
+	m      *module
+	files  *confined
+	budget *migrate.Budget
+	bytes  int64
+}
+
+func (s *sources) read(path string) ([]byte, error) {
+	limits := s.budget.Limits()
+	const limit = "for the files of one Terraform configuration together"
+	var data []byte
+	var err error
+	if s.m.listed[path] {
+		var f *os.File
+		if f, _, err = s.files.open(filepath.Base(path)); err == nil {
+			data, err = s.budget.Read(path, f, limits.ConfigBytes, migrate.Size(limits.ConfigBytes)+" "+limit)
+			f.Close()
+		}
+	} else {
+		data, err = s.budget.ReadFile(path, limits.ConfigBytes, migrate.Size(limits.ConfigBytes)+" "+limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if s.bytes += int64(len(data)); s.bytes > limits.ConfigBytes {
+		return nil, &migrate.LimitError{What: fmt.Sprintf("the configuration %s is larger than %s with %s", s.m.dir, migrate.Size(limits.ConfigBytes), path),
+			Limit: migrate.Size(limits.ConfigBytes) + " " + limit}
+	}
+	return data, nil
 }
 
 // group sorts paths into modules by directory, in the order they come.
@@ -148,7 +223,7 @@ func group(paths []string) ([]*module, error) {
 	get := func(dir string) *module {
 		dir = filepath.Clean(dir)
 		if byDir[dir] == nil {
-			byDir[dir] = &module{}
+			byDir[dir] = &module{dir: dir, listed: map[string]bool{}}
 			out = append(out, byDir[dir])
 		}
 		return byDir[dir]
@@ -173,9 +248,13 @@ func group(paths []string) ([]*module, error) {
 		for _, f := range files {
 			if !slices.Contains(m.files, f) {
 				m.files = append(m.files, f)
+				m.listed[f] = true
 			}
 		}
 		m.varFiles = varFiles
+		for _, f := range varFiles {
+			m.listed[f] = true
+		}
 	}
 	return out, nil
 }
@@ -207,6 +286,7 @@ func expand(dir string) (files, varFiles []string, err error) {
 
 // config is what the files declare.
 type config struct {
+	limits    migrate.Limits
 	src       map[string][]byte // by file name, for the text of expressions
 	variables map[string]*variable
 	locals    map[string]hcl.Expression
@@ -226,23 +306,19 @@ type resource struct {
 
 func (r *resource) address() string { return r.typ + "." + r.name }
 
-func newConfig() *config {
-	return &config{src: map[string][]byte{}, variables: map[string]*variable{},
+func newConfig(limits migrate.Limits) *config {
+	return &config{limits: limits, src: map[string][]byte{}, variables: map[string]*variable{},
 		locals: map[string]hcl.Expression{}, resources: map[string]*resource{}}
 }
 
-// load parses one file and adds what it declares.
-func (c *config) load(file string) error {
+// load parses one file, src, and adds what it declares.
+func (c *config) load(file string, src []byte) error {
 	if strings.HasSuffix(file, ".tf.json") {
 		return fmt.Errorf("read %s: Terraform's JSON syntax is not supported; convert the file to HCL", file)
 	}
-	src, err := os.ReadFile(file)
+	f, err := parse(file, src, c.limits.Depth)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", file, err)
-	}
-	f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
-	if diags.HasErrors() {
-		return fmt.Errorf("parse %s: %w", file, diags)
+		return err
 	}
 	c.src[file] = src
 	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
@@ -256,7 +332,7 @@ func (c *config) load(file string) error {
 func (c *config) declare(file string, b *hclsyntax.Block) error {
 	switch {
 	case b.Type == "variable" && len(b.Labels) == 1:
-		v, err := declareVariable(b)
+		v, err := declareVariable(b, c.limits.ValueBytes)
 		if err != nil {
 			return err
 		}
@@ -290,6 +366,21 @@ func (c *config) declare(file string, b *hclsyntax.Block) error {
 	// define nothing recur takes; references to data sources and modules
 	// are Missing where they are used.
 	return nil
+}
+
+// parse parses src, the file named file, unless it nests deeper than
+// depth: HCL's parser and evaluator recurse as deep as a file nests, and
+// a few megabytes of parentheses exhaust the stack.
+func parse(file string, src []byte, depth int) (*hcl.File, error) {
+	if deep, line := nested(src, depth); deep {
+		return nil, &migrate.LimitError{What: fmt.Sprintf("%s:%d nests deeper than %d", file, line, depth),
+			Limit: fmt.Sprintf("%d levels of brackets, strings and operators", depth)}
+	}
+	f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("parse %s: %w", file, diags)
+	}
+	return f, nil
 }
 
 // text returns the source text of rng, for the names of Missing values.

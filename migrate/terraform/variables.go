@@ -2,13 +2,14 @@ package terraform
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/recurhq/recur/migrate"
 )
 
 // variable is a variable block.
@@ -23,8 +24,15 @@ type variable struct {
 	rng      hcl.Range
 }
 
-func declareVariable(b *hclsyntax.Block) (*variable, error) {
+// declareVariable reads a variable block, whose default and type may
+// build values of at most limit bytes.
+func declareVariable(b *hclsyntax.Block, limit int) (*variable, error) {
 	v := &variable{name: b.Labels[0], typ: cty.DynamicPseudoType, rng: b.DefRange()}
+	for _, a := range b.Body.Attributes {
+		if err := constant(a.Expr, limit); err != nil {
+			return nil, fmt.Errorf("variable %q: %w", v.name, err)
+		}
+	}
 	if a := b.Body.Attributes["type"]; a != nil {
 		typ, err := variableType(a.Expr)
 		if err != nil {
@@ -103,33 +111,30 @@ func (v *variable) conform(val cty.Value) (cty.Value, error) {
 	return out, nil
 }
 
-// readVarFiles reads var files in order, a later file's value winning.
-func readVarFiles(files []string) (map[string]cty.Value, error) {
-	values := map[string]cty.Value{}
-	for _, file := range files {
-		src, err := os.ReadFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("read var file %s: %w", file, err)
-		}
-		f, diags := hclsyntax.ParseConfig(src, file, hcl.InitialPos)
-		if diags.HasErrors() {
-			return nil, fmt.Errorf("parse var file %s: %w", file, diags)
-		}
-		body := f.Body.(*hclsyntax.Body)
-		if len(body.Blocks) > 0 {
-			return nil, fmt.Errorf("%s: a var file holds only NAME = VALUE lines, not blocks", body.Blocks[0].DefRange())
-		}
-		for name, a := range body.Attributes {
-			// A var file holds values, never references: Terraform
-			// evaluates it without variables or functions too.
-			val, diags := a.Expr.Value(nil)
-			if diags.HasErrors() {
-				return nil, fmt.Errorf("var file %s: %w", file, diags)
-			}
-			values[name] = val
-		}
+// readVarFile adds the values of the var file named file, src, to values:
+// a later file's value wins.
+func readVarFile(file string, src []byte, limits migrate.Limits, values map[string]cty.Value) error {
+	f, err := parse(file, src, limits.Depth)
+	if err != nil {
+		return fmt.Errorf("var file: %w", err)
 	}
-	return values, nil
+	body := f.Body.(*hclsyntax.Body)
+	if len(body.Blocks) > 0 {
+		return fmt.Errorf("%s: a var file holds only NAME = VALUE lines, not blocks", body.Blocks[0].DefRange())
+	}
+	for name, a := range body.Attributes {
+		// A var file holds values, never references: Terraform
+		// evaluates it without variables or functions too.
+		if err := constant(a.Expr, limits.ValueBytes); err != nil {
+			return fmt.Errorf("var file %s: %w", file, err)
+		}
+		val, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			return fmt.Errorf("var file %s: %w", file, diags)
+		}
+		values[name] = val
+	}
+	return nil
 }
 
 // variable returns the value of var.name, or why there is none.

@@ -226,18 +226,21 @@ func (wr *writer) readBack(f *hclwrite.File, kind migrate.Kind) (map[string]any,
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("the HCL written does not parse: %w", diags)
 	}
-	cfg := newConfig()
+	cfg := newConfig(migrate.DefaultLimits)
 	cfg.src[file] = src
 	vars := map[string]string{}
 	for placeholder, name := range wr.secrets {
 		vars[name] = placeholder
 	}
-	r := &reading{ev: newEvaluator(cfg, Options{Vars: vars}, nil)}
+	r := &reading{ev: newEvaluator(cfg, Options{Vars: vars, Budget: migrate.NewBudget(migrate.DefaultLimits)}, nil, nil)}
 	s, read := jobSchema, r.job
 	if kind == migrate.Collection {
 		s, read = collectionSchema, r.collection
 	}
 	body := read(r.bodyNode("", parsed.Body.(*hclsyntax.Body).Blocks[0].Body, s))
+	if r.ev.err != nil {
+		return nil, r.ev.err
+	}
 	if len(r.missing) > 0 {
 		return nil, fmt.Errorf("the HCL written reads back with %s missing", r.missing[0])
 	}
