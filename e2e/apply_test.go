@@ -82,8 +82,13 @@ func TestRecurApplyWritesOnlyWhatChanged(t *testing.T) {
 	require.Equal(t, collLength, length(k.CollectionWorkflowID()), "neither PUT wrote to the collection's history")
 
 	target, _ := newTarget(t)
+	// One start time for every PUT of the job: httpJob's is an hour from
+	// the second it is called in, and a PUT a second later would be
+	// another definition.
+	start := time.Now().UTC().Add(time.Hour).Truncate(time.Second).Format(time.RFC3339)
 	withPassword := func(password string) map[string]any {
 		job := httpJob(target.URL, map[string]any{"frequency": "Hour"})
+		job["properties"].(map[string]any)["startTime"] = start
 		job["properties"].(map[string]any)["action"].(map[string]any)["request"].(map[string]any)["authentication"] =
 			map[string]any{"type": "Basic", "username": "user1", "password": password}
 		return job
