@@ -511,6 +511,14 @@ func runsNowTogether(ctx context.Context, c client.Client, k jobs.Key) error {
 
 // waitRuns waits until job k has counted n runs in its memo's status.
 func waitRuns(ctx context.Context, c client.Client, k jobs.Key, n int) error {
+	return waitStatus(ctx, c, k, func(st jobs.Status) (bool, error) {
+		return st.ExecutionCount >= n, nil
+	}, fmt.Sprintf("%d runs", n))
+}
+
+// waitStatus waits until done says job k's status, as its memo holds it,
+// is what it waits for (want): true, or an error that ends the wait.
+func waitStatus(ctx context.Context, c client.Client, k jobs.Key, done func(jobs.Status) (bool, error), want string) error {
 	for {
 		d, err := c.DescribeWorkflowExecution(ctx, k.JobWorkflowID(), "")
 		if err != nil {
@@ -522,12 +530,12 @@ func waitRuns(ctx context.Context, c client.Client, k jobs.Key, n int) error {
 				return err
 			}
 		}
-		if st.Status.ExecutionCount >= n {
-			return nil
+		if ok, err := done(st.Status); ok || err != nil {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("job %s ran %d times, not %d: %w", k.Job, st.Status.ExecutionCount, n, ctx.Err())
+			return fmt.Errorf("job %s never had %s (%d runs, %d postponed): %w", k.Job, want, st.Status.ExecutionCount, st.Status.PostponedCount, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -743,28 +751,13 @@ func recordBuffered(ctx context.Context, c client.Client, dir, tag, target strin
 		return err
 	}
 	close(release)
-	for {
-		d, err := c.DescribeWorkflowExecution(ctx, k.JobWorkflowID(), "")
-		if err != nil {
-			return err
+	if err := waitStatus(ctx, c, k, func(st jobs.Status) (bool, error) {
+		if st.ExecutionCount > 1 {
+			return false, fmt.Errorf("the buffered occurrence of the disabled job ran")
 		}
-		var st jobs.StatusView
-		if p, ok := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[jobs.MemoStatus]; ok {
-			if err := converter.GetDefaultDataConverter().FromPayload(p, &st); err != nil {
-				return err
-			}
-		}
-		if st.Status.ExecutionCount > 1 {
-			return fmt.Errorf("the buffered occurrence of the disabled job ran")
-		}
-		if st.Status.ExecutionCount == 1 && st.Status.PostponedCount == 1 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the buffered occurrence was never postponed: %w", ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+		return st.ExecutionCount == 1 && st.PostponedCount == 1, nil
+	}, "its buffered occurrence postponed"); err != nil {
+		return err
 	}
 	if err := deleteJob(ctx, c, k); err != nil {
 		return err
