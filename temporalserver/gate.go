@@ -107,10 +107,15 @@ func (g *gate) pass(c net.Conn) {
 	up := make(chan struct{})
 	go func() {
 		defer close(up)
-		if call.seen(nil) || g.passUntilFirstCall(c, b, first, &call) {
-			_ = c.SetReadDeadline(time.Time{})
-			_, _ = io.CopyBuffer(writerOnly{b}, readerOnly{c}, first)
+		if !call.seen(nil) && !g.passUntilFirstCall(c, b, first, &call) {
+			// No call began in time, or a side failed first: both close,
+			// which ends the copy below.
+			_ = c.Close()
+			_ = b.Close()
+			return
 		}
+		_ = c.SetReadDeadline(time.Time{})
+		_, _ = io.CopyBuffer(writerOnly{b}, readerOnly{c}, first)
 		// The client is done sending; the frontend closes once it has
 		// answered, which ends the copy below.
 		if cw, ok := b.(interface{ CloseWrite() error }); ok {
