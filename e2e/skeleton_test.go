@@ -39,9 +39,18 @@ func newStack(t testing.TB, opts ...func(*activities.Activities)) *stack {
 	return newStackWith(t, recurtest.Config{Activities: opts})
 }
 
+// smoke is the one end-to-end test that -short keeps: a job fires through
+// the API, the worker and Temporal and answers GET. The others are
+// scenarios that take seconds to a minute each of real time; go test ./...
+// runs them all.
+const smoke = "TestJobFiresEndToEnd"
+
 // newStackWith starts a stack for the test as cfg says.
 func newStackWith(t testing.TB, cfg recurtest.Config) *stack {
 	t.Helper()
+	if testing.Short() && strings.Split(t.Name(), "/")[0] != smoke {
+		t.Skip("-short: an end-to-end scenario; -short keeps one, " + smoke + ", and go test ./... runs them all")
+	}
 	st, err := recurtest.StartWith(cfg)
 	require.NoError(t, err)
 	t.Cleanup(st.Stop)
