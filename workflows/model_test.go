@@ -18,12 +18,13 @@ import (
 // The model test drives a job workflow, in Temporal's test environment,
 // through a sequence of events decoded from bytes (a fuzz input): writes
 // that enable and disable the job, its collection disabled and enabled,
-// runs now, backfills and time passing, against runs that take from no
+// runs now, backfills, time passing and a DELETE, against runs that take from no
 // time to longer than two occurrences. After the sequence it checks what
 // must hold whatever the events and their order:
 //
 //   - no occurrence of the schedule or of a backfill starts while the job
-//     or its collection is disabled (a run now does: it is asked for);
+//     or its collection is disabled (a run now does: it is asked for), nor
+//     once the job is deleted;
 //   - no such occurrence starts while the job's limit of runs are in
 //     flight (a run now counts among them, and is not held back);
 //   - no occurrence starts twice, but for each backfill that holds it;
@@ -60,11 +61,12 @@ const (
 	evCollectionEnabled
 	evRunNow
 	evBackfill
+	evDelete // the sequence's last event: the events after it are dropped
 	modelKinds
 )
 
 func (k modelKind) String() string {
-	return [...]string{"enable", "disable", "collection disabled", "collection enabled", "run now", "backfill"}[k]
+	return [...]string{"enable", "disable", "collection disabled", "collection enabled", "run now", "backfill", "delete"}[k]
 }
 
 // decodeModel reads a configuration and at most 24 events from data.
@@ -96,6 +98,9 @@ func decodeModel(data []byte) (modelConfig, []modelEvent) {
 	for len(data) >= 2 && len(events) < 24 {
 		kind, gap := modelKind(next()%byte(modelKinds)), next()
 		events = append(events, modelEvent{kind: kind, after: time.Duration(7+2*int(gap%72)) * time.Second})
+		if kind == evDelete {
+			break
+		}
 	}
 	return c, events
 }
@@ -151,6 +156,7 @@ func backfillsOf(asked []backfillAsked, nominal time.Time) int {
 type modelRun struct {
 	starts    []modelStart
 	backfills []backfillAsked
+	deleted   bool // by the sequence's last event: its status is not read
 	status    jobs.Status
 	completed int // history rows of a main action that ran to its end
 	postponed int // Postponed history rows
@@ -231,23 +237,31 @@ func runModel(t *testing.T, c modelConfig, events []modelEvent) modelRun {
 			req := jobs.BackfillRequest{StartTime: from, EndTime: from.Add(3 * time.Minute)}
 			h.at(at, func() { updateAnswer(h, jobs.UpdateBackfill, req, refused) })
 			backfills = append(backfills, backfillAsked{req, refused})
+		case evDelete:
+			h.at(at, func() { updateAnswer(h, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}, refused) })
+			jobEnabled = false
 		}
 		changes = append(changes, change{at, jobEnabled && collEnabled})
 	}
-	// Last, the job is disabled, so that its schedule stops and the runs
-	// in flight end before the model reads its status.
-	at += 7 * time.Second
-	stop := def
-	stop.Properties.State = jobs.Disabled
-	var refused error // a job that completed refuses it, and runs nothing more anyway
-	h.at(at, func() { updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: stop}, &refused) })
-	changes = append(changes, change{at, false})
+	deleted := len(events) > 0 && events[len(events)-1].kind == evDelete
 	var view jobs.Job
 	settled := at + 10*time.Minute // every run in flight has ended
-	h.at(settled, func() { view = h.view() })
+	if !deleted {
+		// Last, the job is disabled, so that its schedule stops and the
+		// runs in flight end before the model reads its status.
+		at += 7 * time.Second
+		stop := def
+		stop.Properties.State = jobs.Disabled
+		var refused error // a job that completed refuses it, and runs nothing more anyway
+		h.at(at, func() { updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: stop}, &refused) })
+		changes = append(changes, change{at, false})
+		settled = at + 10*time.Minute
+		h.at(settled, func() { view = h.view() })
+	}
+	// A deleted job's workflow ends at its DELETE, its runs cancelled.
 	h.run(settled+time.Minute, jobs.JobInput{Key: key})
 
-	run := modelRun{backfills: backfills, enabledAt: func(t time.Time) (bool, bool) {
+	run := modelRun{backfills: backfills, deleted: deleted, enabledAt: func(t time.Time) (bool, bool) {
 		enabled := true
 		for _, ch := range changes {
 			switch d := t.Sub(now); {
@@ -310,6 +324,9 @@ func (run modelRun) check(c modelConfig) error {
 			errs = append(errs, fmt.Errorf("%s started at %s with %d runs in flight, at most %d allowed", s.id, s.at.Format(time.TimeOnly), inFlight, limit))
 		}
 	}
+	if run.deleted {
+		return errors.Join(errs...)
+	}
 	if got := run.status.ExecutionCount; got != len(run.starts) {
 		errs = append(errs, fmt.Errorf("executionCount %d, %d runs started", got, len(run.starts)))
 	}
@@ -340,6 +357,8 @@ var modelSeeds = []struct {
 		[]modelEvent{{evRunNow, 7 * time.Second}, {evRunNow, 7 * time.Second}, {evBackfill, 11 * time.Second}, {evCollectionDisabled, 75 * time.Second}, {evRunNow, 7 * time.Second}, {evCollectionEnabled, 99 * time.Second}}},
 	{"a PUT while the collection is disabled", modelConfig{overlap: jobs.OverlapBufferOne, count: 4, seed: 4},
 		[]modelEvent{{evCollectionDisabled, 31 * time.Second}, {evEnable, 45 * time.Second}, {evBackfill, 7 * time.Second}, {evCollectionEnabled, 91 * time.Second}}},
+	{"deleted amid a backfill and a long run", modelConfig{overlap: jobs.OverlapAllowAll, limit: 2, seed: 0},
+		[]modelEvent{{evBackfill, 65 * time.Second}, {evRunNow, 7 * time.Second}, {evDelete, 9 * time.Second}}},
 }
 
 // TestModelSeeds runs the kept sequences, each encoded and decoded as a
