@@ -298,9 +298,9 @@ func (j *Job) Accept(k Key, created time.Time) error {
 }
 
 // AcceptNew is Accept for a definition a client gives now (PUT, PATCH),
-// with the rules Accept leaves out: userinfo and ports in URIs, the ranges of time
-// spans. The API, the job workflow's validator and its handler's side
-// effect apply it to every write.
+// with the rules Accept leaves out: userinfo and ports in URIs, the ranges
+// of time spans. The API, the job workflow's validator and its handler's
+// side effect apply it to every write.
 func (j *Job) AcceptNew(k Key, created time.Time) error {
 	if err := j.Properties.checkURIs(); err != nil {
 		return err
