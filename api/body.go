@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -112,13 +113,8 @@ func tooLarge(c *gin.Context, limit int64) error {
 		message: fmt.Sprintf("the body is larger than the limit of %d bytes", limit)}
 }
 
-// maxCodecBody bounds a /codec/ request's body: the payloads of one
-// event at a time, each at most the 2 MB of Temporal's default blob size
-// limit, in base64 within JSON.
-const maxCodecBody = 4 << 20
-
 // codecBody reads a /codec/ request's body as every other route reads
-// its own, bounded and answered in the same words (413, or 400 for a
+// its own, bounded (codec.MaxRequestBody) and answered in the same words (413, or 400 for a
 // body that stops arriving, never the connection's addresses), before
 // the codec decodes it.
 func (s *Server) codecBody(c *gin.Context) {
@@ -126,7 +122,7 @@ func (s *Server) codecBody(c *gin.Context) {
 		c.Next()
 		return
 	}
-	data, err := readLimited(c, maxCodecBody)
+	data, err := readLimited(c, codec.MaxRequestBody)
 	if err != nil {
 		writeError(c, s.log, err)
 		return

@@ -377,7 +377,7 @@ func TestSamplerSaysHowManyItHeldBack(t *testing.T) {
 }
 
 // TestCodecBodiesAreBoundedAsOnEveryRoute: /codec/ reads at most
-// maxCodecBody bytes of a body and answers one larger as every route
+// codec.MaxRequestBody bytes of a body and answers one larger as every route
 // does, unread, whether its length is declared or not.
 func TestCodecBodiesAreBoundedAsOnEveryRoute(t *testing.T) {
 	keys, err := codec.Generate()

@@ -7,12 +7,12 @@ import (
 	"go.temporal.io/sdk/converter"
 )
 
-// maxCodecRequest bounds a codec request's body: the Web UI sends the
+// MaxRequestBody bounds a codec request's body: the Web UI sends the
 // payloads of one event at a time, each at most the 2 MB of Temporal's
 // default blob size limit, in base64 within JSON. recur's API reads the
-// body first, within the same bound, and answers a body too large or too
+// body first, within this bound, and answers a body too large or too
 // slow in the words of its other routes.
-const maxCodecRequest = 4 << 20
+const MaxRequestBody = 4 << 20
 
 // Handler serves Temporal's remote codec protocol for the Web UI and the
 // temporal CLI (--codec-endpoint): POST .../encode and .../decode with
@@ -37,7 +37,7 @@ func Handler(keys *Keys, allowOrigins ...string) http.Handler {
 			return
 		}
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, maxCodecRequest)
+			r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBody)
 		}
 		codec.ServeHTTP(w, r)
 	})

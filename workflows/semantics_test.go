@@ -812,9 +812,7 @@ func TestACatchUpWithJitterTakesEveryOccurrenceWhoseStartHasPassed(t *testing.T)
 // disabled while its next occurrence waits for the run before it, by a
 // PUT or by its collection, postpones that occurrence when the run ends,
 // with a row that says why; enabled again, the job is planned anew, its
-// count too, from the next occurrence. (The
-// buffered occurrence used to start, and call its target, though its job
-// was disabled.)
+// count too, from the next occurrence.
 func TestADisabledJobDoesNotStartItsBufferedOccurrence(t *testing.T) {
 	for _, by := range []string{"PUT", "collection"} {
 		t.Run(by, func(t *testing.T) {

@@ -22,8 +22,8 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// TestDoublingLocalsAreRefused reads the configuration that took 24 GB:
-// 39 locals, each twice the one before. The first over a value's limit
+// TestDoublingLocalsAreRefused reads 39 locals, each twice the one before
+// (2^39 bytes at the last). The first over a value's limit
 // (1 MiB, at the 17th) is refused, named with its place, having
 // allocated a few megabytes.
 func TestDoublingLocalsAreRefused(t *testing.T) {
