@@ -359,7 +359,7 @@ func TestRefusalLogsAreSampled(t *testing.T) {
 func TestSamplerSaysHowManyItHeldBack(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := newSampler()
-	s.now = func() time.Time { return now }
+	s.bucket.now = func() time.Time { return now }
 	let := 0
 	for range 1000 {
 		if ok, held := s.take(); ok {

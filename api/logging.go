@@ -4,9 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync/atomic"
-	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // logKeyRequestID is the key of a request's ID in its log lines.
@@ -57,20 +54,20 @@ const (
 
 // sampler lets log lines through at a bounded rate and counts the ones it
 // holds back, for the next line let through to say how many.
+// Its bucket is the rate limit's, with one key.
 type sampler struct {
-	now     func() time.Time
-	limiter *rate.Limiter
-	held    atomic.Int64
+	bucket *limiters
+	held   atomic.Int64
 }
 
 func newSampler() *sampler {
-	return &sampler{now: time.Now, limiter: rate.NewLimiter(refusalsAsecond, refusalBurst)}
+	return &sampler{bucket: newLimiters(RateLimit{PerSecond: refusalsAsecond, Burst: refusalBurst})}
 }
 
 // take reports whether a line may be written now and, if so, how many
 // were held back since the last one.
 func (s *sampler) take() (bool, int64) {
-	if !s.limiter.AllowN(s.now(), 1) {
+	if s.bucket.wait("") > 0 {
 		s.held.Add(1)
 		return false, 0
 	}
