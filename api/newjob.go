@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/lifecycle"
 )
 
 // startJob creates a new job whose collection admitted it (adm) in one
@@ -79,12 +80,12 @@ func firstTaskDelay(next *time.Time, now time.Time) time.Duration {
 
 // NewJobStart returns how the API starts the workflow of a new job k,
 // def accepted at created, that its collection admitted (adm): with the
-// job's state as its input (jobs.NewJob), the definition validated once
+// job's state as its input (lifecycle.NewState), the definition validated once
 // and in history from the start, and the memo every read of the job
 // reads. ok is false for a definition with no occurrence to come.
 func NewJobStart(k jobs.Key, def jobs.Job, created time.Time, adm jobs.Admission) (opts client.StartWorkflowOptions, in jobs.JobInput, ok bool) {
 	origin := uuid.NewString()
-	st, ok := jobs.NewJob(k, def, created, origin, adm.Terms.Disabled)
+	st, ok := lifecycle.NewState(k, def, created, origin, adm.Terms.Disabled)
 	if !ok {
 		return opts, in, false
 	}

@@ -1,4 +1,4 @@
-package workflows
+package lifecycle
 
 import (
 	"math/rand/v2"
@@ -21,8 +21,8 @@ func at(d time.Duration) *time.Time {
 }
 
 // planned returns a job in state st whose workflow started at t0.
-func planned(st *jobs.JobState) *job {
-	return &job{key: plannerKey, state: st, graceEnd: t0.Add(undefinedGrace)}
+func planned(st *jobs.JobState) *Job {
+	return New(plannerKey, "origin", t0.Add(time.Minute), st, Direct{})
 }
 
 // enabled returns the state of an enabled job whose next occurrence is
@@ -33,7 +33,7 @@ func enabled(next *time.Time) *jobs.JobState {
 
 // finishedIn returns a job finished in state st, which knows r of its
 // retention.
-func finishedIn(st jobs.State, r retention) *job {
+func finishedIn(st jobs.State, r retention) *Job {
 	j := planned(enabled(nil))
 	j.state.Job.Properties.State = st
 	j.local.retention = r
@@ -49,114 +49,114 @@ func TestThePlannerSaysWhatIsDueAndWhenToWake(t *testing.T) {
 	jitteredStart := jittered.Job.Properties.StartOf(plannerKey.JobWorkflowID(), *jittered.Next)
 	for _, tc := range []struct {
 		name string
-		job  func() *job
-		m    moment
-		want plan
+		job  func() *Job
+		m    Moment
+		want Plan
 	}{
 		{name: "enabled, its next occurrence to come: wake at its start",
-			job:  func() *job { return planned(enabled(at(20 * time.Minute))) },
-			want: plan{wake: *at(20 * time.Minute)}},
+			job:  func() *Job { return planned(enabled(at(20 * time.Minute))) },
+			want: Plan{Wake: *at(20 * time.Minute)}},
 		{name: "with a jitter: wake at the jittered start",
-			job:  func() *job { return planned(jittered) },
-			want: plan{wake: jitteredStart}},
+			job:  func() *Job { return planned(jittered) },
+			want: Plan{Wake: jitteredStart}},
 		{name: "its next occurrence has passed: due",
-			job:  func() *job { return planned(enabled(at(10 * time.Minute))) },
-			want: plan{takeNext: true}},
+			job:  func() *Job { return planned(enabled(at(10 * time.Minute))) },
+			want: Plan{TakeNext: true}},
 		{name: "over (continue-as-new suggested): the next occurrence is the next run's",
-			job:  func() *job { return planned(enabled(at(5 * time.Minute))) },
-			m:    moment{continueAsNew: true},
-			want: plan{}},
+			job:  func() *Job { return planned(enabled(at(5 * time.Minute))) },
+			m:    Moment{ContinueAsNew: true},
+			want: Plan{}},
 		{name: "over (the run fired its share): no wake-up",
-			job: func() *job {
+			job: func() *Job {
 				j := planned(enabled(at(20 * time.Minute)))
-				j.local.fired = maxOccurrencesPerRun
+				j.local.fired = MaxOccurrencesPerRun
 				return j
 			},
-			want: plan{}},
+			want: Plan{}},
 		{name: "disabled: no wake-up",
-			job: func() *job {
+			job: func() *Job {
 				st := enabled(at(5 * time.Minute))
 				st.Job.Properties.State = jobs.Disabled
 				return planned(st)
 			},
-			want: plan{}},
+			want: Plan{}},
 		{name: "enabled with nothing left to run: it completes",
-			job:  func() *job { return planned(enabled(nil)) },
-			want: plan{settle: true}},
+			job:  func() *Job { return planned(enabled(nil)) },
+			want: Plan{Settle: true}},
 		{name: "a buffered occurrence and a free slot: it starts",
-			job: func() *job {
+			job: func() *Job {
 				st := enabled(at(20 * time.Minute))
 				st.Buffered = at(-time.Minute)
 				return planned(st)
 			},
-			want: plan{startBuffered: true, wake: *at(20 * time.Minute)}},
+			want: Plan{StartBuffered: true, Wake: *at(20 * time.Minute)}},
 		{name: "a buffered occurrence behind a run: it waits",
-			job: func() *job {
+			job: func() *Job {
 				st := enabled(at(20 * time.Minute))
 				st.Buffered = at(-time.Minute)
 				j := planned(st)
 				j.running = 1
 				return j
 			},
-			want: plan{wake: *at(20 * time.Minute)}},
+			want: Plan{Wake: *at(20 * time.Minute)}},
 		{name: "a backfill queued: it starts, one at a time",
-			job: func() *job {
+			job: func() *Job {
 				st := enabled(at(20 * time.Minute))
 				st.Backfill = []time.Time{*at(-time.Hour)}
 				return planned(st)
 			},
-			want: plan{startBackfill: true, wake: *at(20 * time.Minute)}},
+			want: Plan{StartBackfill: true, Wake: *at(20 * time.Minute)}},
 		{name: "a backfill queued of a disabled job: it waits",
-			job: func() *job {
+			job: func() *Job {
 				st := enabled(at(20 * time.Minute))
 				st.Job.Properties.State = jobs.Disabled
 				st.Backfill = []time.Time{*at(-time.Hour)}
 				return planned(st)
 			},
-			want: plan{}},
+			want: Plan{}},
 		{name: "finished, its retention not asked yet",
-			job:  func() *job { return finishedIn(jobs.Completed, retention{}) },
-			want: plan{retain: true}},
+			job:  func() *Job { return finishedIn(jobs.Completed, retention{}) },
+			want: Plan{Retain: true}},
 		{name: "finished, kept: wake when its retention ends",
-			job:  func() *job { return finishedIn(jobs.Faulted, retention{known: true, until: *at(time.Hour)}) },
-			want: plan{wake: *at(time.Hour)}},
+			job:  func() *Job { return finishedIn(jobs.Faulted, retention{known: true, until: *at(time.Hour)}) },
+			want: Plan{Wake: *at(time.Hour)}},
 		{name: "finished, its retention passed: it expires",
-			job:  func() *job { return finishedIn(jobs.Completed, retention{known: true, until: now}) },
-			want: plan{expire: true}},
+			job:  func() *Job { return finishedIn(jobs.Completed, retention{known: true, until: now}) },
+			want: Plan{Expire: true}},
 		{name: "finished and kept for good: no wake-up",
-			job:  func() *job { return finishedIn(jobs.Completed, retention{known: true}) },
-			want: plan{}},
+			job:  func() *Job { return finishedIn(jobs.Completed, retention{known: true}) },
+			want: Plan{}},
 		{name: "deleted and held: wake when the hold ends",
-			job: func() *job {
+			job: func() *Job {
 				j := planned(enabled(at(5 * time.Minute)))
 				j.local.deleted, j.local.holdUntil = true, *at(15 * time.Minute)
 				return j
 			},
-			want: plan{wake: *at(15 * time.Minute)}},
+			want: Plan{Wake: *at(15 * time.Minute)}},
 		{name: "deleted, its hold ended: nothing",
-			job: func() *job {
+			job: func() *Job {
 				j := planned(enabled(at(5 * time.Minute)))
 				j.local.deleted, j.local.holdUntil = true, now
 				return j
 			},
-			want: plan{}},
+			want: Plan{}},
 		{name: "never defined, within its grace: wake when it ends",
-			job:  func() *job { return planned(nil) },
-			m:    moment{now: t0.Add(30 * time.Second)},
-			want: plan{wake: t0.Add(undefinedGrace)}},
+			job:  func() *Job { return planned(nil) },
+			m:    Moment{Now: t0.Add(30 * time.Second)},
+			want: Plan{Wake: t0.Add(time.Minute)}},
 		{name: "never defined, past its grace: it gives up its name",
-			job:  func() *job { return planned(nil) },
-			m:    moment{handlersFinished: true},
-			want: plan{abandon: true}},
+			job:  func() *Job { return planned(nil) },
+			m:    Moment{HandlersFinished: true},
+			want: Plan{Abandon: true}},
 		{name: "never defined, past its grace, a PUT still waiting: its end wakes the loop",
-			job:  func() *job { return planned(nil) },
-			want: plan{}},
+			job:  func() *Job { return planned(nil) },
+			want: Plan{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.m.now.IsZero() {
-				tc.m.now = now
+			if tc.m.Now.IsZero() {
+				tc.m.Now = now
 			}
-			require.Equal(t, tc.want, tc.job().plan(tc.m))
+			require.Equal(t, tc.want, tc.job().Plan(tc.m))
 		})
 	}
 }
@@ -195,7 +195,7 @@ func TestThePlannersWakeUpIsAlwaysToCome(t *testing.T) {
 			j.state = st
 		}
 		j.running = r.IntN(3)
-		j.local.fired = maxOccurrencesPerRun - r.IntN(3)
+		j.local.fired = MaxOccurrencesPerRun - r.IntN(3)
 		j.local.deleted = r.IntN(4) == 0
 		if r.IntN(2) == 0 {
 			j.local.holdUntil = *at(minutes())
@@ -204,14 +204,14 @@ func TestThePlannersWakeUpIsAlwaysToCome(t *testing.T) {
 		if j.local.retention.known && r.IntN(3) > 0 {
 			j.local.retention.until = *at(minutes())
 		}
-		m := moment{now: t0.Add(minutes()), continueAsNew: r.IntN(6) == 0, handlersFinished: r.IntN(2) == 0}
+		m := Moment{Now: t0.Add(minutes()), ContinueAsNew: r.IntN(6) == 0, HandlersFinished: r.IntN(2) == 0}
 
-		p := j.plan(m)
-		if p.wake.IsZero() {
+		p := j.Plan(m)
+		if p.Wake.IsZero() {
 			continue
 		}
-		require.True(t, p.wake.After(m.now), "case %d: %+v wakes at %s, not after %s", i, p, p.wake, m.now)
-		m.now = p.wake
-		require.NotEqual(t, p.wake, j.plan(m).wake, "case %d: the loop woke at %s and plans to wake then again", i, p.wake)
+		require.True(t, p.Wake.After(m.Now), "case %d: %+v wakes at %s, not after %s", i, p, p.Wake, m.Now)
+		m.Now = p.Wake
+		require.NotEqual(t, p.Wake, j.Plan(m).Wake, "case %d: the loop woke at %s and plans to wake then again", i, p.Wake)
 	}
 }
