@@ -3,11 +3,9 @@ package lifecycle_test
 import (
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/recurhq/recur/jobs"
 	lt "github.com/recurhq/recur/lifecycle/lifecycletest"
 )
 
@@ -36,59 +34,22 @@ import (
 // workflow's model test (workflows.FuzzJobModel) runs the same sequences
 // through the real workflow and checks it ends where the machine ends.
 
-// seeds are sequences worth keeping: each runs in every go test.
-var seeds = []struct {
-	name   string
-	config lt.Config
-	events []lt.Event
-}{
-	// A BufferOne job disabled while its next occurrence waits for a long
-	// run: on d38070e the buffered occurrence started once the run ended.
-	{"disabled while buffered", lt.Config{Overlap: jobs.OverlapBufferOne, Seed: 0}, // 12:00 runs 160 s
-		[]lt.Event{ev(lt.Disable, 65*time.Second), ev(lt.Enable, 149*time.Second)}},
-	{"collection disabled while buffered", lt.Config{Overlap: jobs.OverlapBufferOne, Seed: 0},
-		[]lt.Event{ev(lt.CollectionDisabled, 65*time.Second), ev(lt.CollectionEnabled, 149*time.Second)}},
-	{"backfill then disable", lt.Config{Overlap: jobs.OverlapSkip, Seed: 1},
-		[]lt.Event{ev(lt.Backfill, 7*time.Second), ev(lt.Disable, 9*time.Second), ev(lt.Enable, 61*time.Second)}},
-	{"runs now beside a limit", lt.Config{Overlap: jobs.OverlapAllowAll, Limit: 2, Count: 5, Seed: 3},
-		[]lt.Event{ev(lt.RunNow, 7*time.Second), ev(lt.RunNow, 7*time.Second), ev(lt.Backfill, 11*time.Second), ev(lt.CollectionDisabled, 75*time.Second), ev(lt.RunNow, 7*time.Second), ev(lt.CollectionEnabled, 99*time.Second)}},
-	{"a PUT while the collection is disabled", lt.Config{Overlap: jobs.OverlapBufferOne, Count: 4, Seed: 4},
-		[]lt.Event{ev(lt.CollectionDisabled, 31*time.Second), ev(lt.Enable, 45*time.Second), ev(lt.Backfill, 7*time.Second), ev(lt.CollectionEnabled, 91*time.Second)}},
-	{"deleted amid a backfill and a long run", lt.Config{Overlap: jobs.OverlapAllowAll, Limit: 2, Seed: 0},
-		[]lt.Event{ev(lt.Backfill, 65*time.Second), ev(lt.RunNow, 7*time.Second), ev(lt.Delete, 9*time.Second)}},
-	{"disabled by its failures, enabled again", lt.Config{Overlap: jobs.OverlapBufferOne, Seed: 2, Failing: 2, DisableAfter: 2},
-		[]lt.Event{ev(lt.Backfill, 95*time.Second), ev(lt.Enable, 149*time.Second), ev(lt.RunNow, 31*time.Second)}},
-	{"faulted amid a backfill", lt.Config{Overlap: jobs.OverlapAllowAll, Seed: 5, Failing: 1, MaxFaults: 1},
-		[]lt.Event{ev(lt.Backfill, 33*time.Second), ev(lt.CollectionDisabled, 121*time.Second), ev(lt.CollectionEnabled, 41*time.Second)}},
-}
-
-func ev(k lt.Kind, after time.Duration) lt.Event { return lt.Event{Kind: k, After: after} }
-
-// Seeds returns the kept sequences' encodings, for FuzzJobModel too.
-func encodedSeeds() [][]byte {
-	var out [][]byte
-	for _, s := range seeds {
-		out = append(out, lt.Encode(s.config, s.events...))
-	}
-	return out
-}
-
 // TestModelSeeds runs the kept sequences, each encoded and decoded as a
 // fuzz input is, and checks that the first one holds the occurrence the
 // invariants are there to catch: 12:01, buffered behind 12:00's run when
 // the job is disabled, does not start.
 func TestModelSeeds(t *testing.T) {
-	for _, s := range seeds {
-		t.Run(s.name, func(t *testing.T) {
-			c, events := lt.Decode(lt.Encode(s.config, s.events...))
-			require.Equal(t, s.config, c, "the seed encodes as Decode reads it")
-			require.Equal(t, s.events, events)
+	for _, s := range lt.Seeds {
+		t.Run(s.Name, func(t *testing.T) {
+			c, events := lt.Decode(lt.Encode(s.Config, s.Events...))
+			require.Equal(t, s.Config, c, "the seed encodes as Decode reads it")
+			require.Equal(t, s.Events, events)
 			out, err := lt.Simulate(c, events)
 			require.NoError(t, err)
 			require.NoError(t, out.Check())
 		})
 	}
-	out, _ := lt.Simulate(seeds[0].config, seeds[0].events)
+	out, _ := lt.Simulate(lt.Seeds[0].Config, lt.Seeds[0].Events)
 	var ids []string
 	for _, s := range out.Starts {
 		ids = append(ids, s.ID)
@@ -101,7 +62,7 @@ func TestModelSeeds(t *testing.T) {
 // the model's invariants, and that the same sequence gives the same
 // outcome twice.
 func FuzzLifecycle(f *testing.F) {
-	for _, s := range encodedSeeds() {
+	for _, s := range lt.EncodedSeeds() {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

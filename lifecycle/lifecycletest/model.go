@@ -141,12 +141,14 @@ func Definition(c Config) jobs.Job {
 	return jobs.Job{Properties: p}
 }
 
-// Length is how long the run of occurrence id takes: 0 to 160 s, and 3 ms
-// more, so that no run ends at the instant of an occurrence or of an
-// event (which of two things at one instant comes first is Temporal's to
-// choose, and the model's not to guess).
+// Length is how long the run of occurrence id takes: 0 to 160 s, and a
+// fraction of a second of its own (1 ms to 999 ms, in microseconds), so
+// that no run ends at the instant another run ends, an occurrence comes
+// or an event happens: which of two things at one instant comes first is
+// Temporal's to choose, and the model's not to guess.
 func (c Config) Length(id string) time.Duration {
-	return time.Duration(c.hash(id)%5)*40*time.Second + 3*time.Millisecond
+	h := c.hash(id)
+	return time.Duration(h%5)*40*time.Second + time.Duration(1000+(h>>12)%998000)*time.Microsecond
 }
 
 // Fails reports whether the run of occurrence id fails.

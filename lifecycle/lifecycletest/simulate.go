@@ -14,12 +14,44 @@ import (
 // the sequence deleted the job, its state and status once every run
 // ended, and its history rows.
 type Outcome struct {
-	Starts    []RunStart
-	Deleted   bool // by the sequence's last event: its status is not read
-	State     jobs.State
-	Status    jobs.Status
-	Completed int // history rows of a main action that ran to its end
-	Postponed int // Postponed history rows
+	Starts  []RunStart
+	Deleted bool // by the sequence's last event: its status is not read
+	State   jobs.State
+	Status  jobs.Status
+	Rows    []Row // the history rows, in the order written
+}
+
+// Row is what the model compares of a history row.
+type Row struct {
+	Nominal  time.Time
+	Started  time.Time // zero for a Postponed row
+	Action   string
+	Status   jobs.ExecutionStatus
+	Backfill bool
+	Repeat   int
+}
+
+// RowOf is h as the model compares it.
+func RowOf(h jobs.HistoryRow) Row {
+	r := Row{Nominal: h.ExpectedExecutionTime.UTC(), Action: h.ActionName, Status: h.Status, Backfill: h.Backfill, Repeat: h.RepeatCount}
+	if h.StartTime != nil {
+		r.Started = h.StartTime.UTC()
+	}
+	return r
+}
+
+// Count returns the rows of a main action that ran to its end and the
+// Postponed rows.
+func (o Outcome) Count() (completed, postponed int) {
+	for _, r := range o.Rows {
+		switch {
+		case r.Status == jobs.ExecutionPostponed:
+			postponed++
+		case r.Action == jobs.MainAction:
+			completed++
+		}
+	}
+	return completed, postponed
 }
 
 // sim is the machine with a stand-in for its workflow and its target.
@@ -105,12 +137,7 @@ func Simulate(c Config, events []Event) (Outcome, error) {
 		s.out.State, s.out.Status = view.Properties.State, *view.Properties.Status
 	}
 	for _, r := range s.rows {
-		switch {
-		case r.Status == jobs.ExecutionPostponed:
-			s.out.Postponed++
-		case r.ActionName == jobs.MainAction:
-			s.out.Completed++
-		}
+		s.out.Rows = append(s.out.Rows, RowOf(r))
 	}
 	s.checkAccounted()
 	return s.out, errors.Join(s.errs...)
@@ -155,13 +182,22 @@ func (s *sim) event(e Event, def jobs.Job) {
 	}
 }
 
-// put is a PUT of def, refused as the job's validator refuses it.
+// put is a plain PUT of def (jobs.ApplyAlways), refused as the job's
+// validator refuses it.
 func (s *sim) put(def jobs.Job) {
 	c := s.now.Truncate(time.Second)
 	if s.m.Exists() != nil || def.AcceptNew(Key, c) != nil {
 		return
 	}
-	if st := s.m.State(); st != nil && (jobs.SameJob(st.Job, def) || s.m.Redefinable() != nil) {
+	st := s.m.State()
+	same := func() bool { return jobs.SameJob(st.Job, def) }
+	writable := func() error {
+		if err := s.m.Redefinable(); err != nil {
+			return err
+		}
+		return nil
+	}
+	if jobs.ApplyAlways.Refusal(st != nil, same, writable) != nil {
 		return
 	}
 	s.apply(lifecycle.Defined{Job: def, At: c, CollectionDisabled: !s.collEnabled})
@@ -267,7 +303,8 @@ func (s *sim) start(r lifecycle.Run) {
 	if s.c.Fails(r.ID) {
 		result = jobs.RunResult{Status: jobs.ExecutionFailed, Faulted: true, FailedAttempts: 1, Attempts: 1, Message: "500"}
 	}
-	row := jobs.HistoryRow{ExpectedExecutionTime: r.Nominal, ActionName: jobs.MainAction, Status: result.Status,
+	started := s.now
+	row := jobs.HistoryRow{StartTime: &started, ExpectedExecutionTime: r.Nominal, ActionName: jobs.MainAction, Status: result.Status,
 		RepeatCount: r.Repeat, Backfill: r.Kind == lifecycle.Backfill}
 	s.out.Starts = append(s.out.Starts, start)
 	s.inFlight = append(s.inFlight, flight{start, lifecycle.Ended{Run: r, Result: result, Rows: []jobs.HistoryRow{row}}})
@@ -326,11 +363,12 @@ func (o Outcome) Check() error {
 	if got := o.Status.ExecutionCount; got != len(o.Starts) {
 		errs = append(errs, fmt.Errorf("executionCount %d, %d runs started", got, len(o.Starts)))
 	}
-	if got := o.Completed; got != len(o.Starts) {
-		errs = append(errs, fmt.Errorf("%d history rows of runs, %d runs started", got, len(o.Starts)))
+	completed, postponed := o.Count()
+	if completed != len(o.Starts) {
+		errs = append(errs, fmt.Errorf("%d history rows of runs, %d runs started", completed, len(o.Starts)))
 	}
-	if got := o.Status.PostponedCount + o.Status.MissedCount; got != o.Postponed {
-		errs = append(errs, fmt.Errorf("postponedCount+missedCount %d, %d Postponed rows", got, o.Postponed))
+	if got := o.Status.PostponedCount + o.Status.MissedCount; got != postponed {
+		errs = append(errs, fmt.Errorf("postponedCount+missedCount %d, %d Postponed rows", got, postponed))
 	}
 	if o.Status.FaultedCount > o.Status.ExecutionCount || o.Status.FailureCount != o.Status.FaultedCount {
 		errs = append(errs, fmt.Errorf("faultedCount %d and failureCount %d of %d runs of one attempt each", o.Status.FaultedCount, o.Status.FailureCount, o.Status.ExecutionCount))
