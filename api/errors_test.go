@@ -175,3 +175,14 @@ func (l *levels) Handle(_ context.Context, r slog.Record) error {
 }
 func (l *levels) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *levels) WithGroup(string) slog.Handler      { return l }
+
+// A Temporal NotFound that no caller named still answers in the envelope,
+// saying only that the resource was not found.
+func TestUnnamedNotFoundAnswer(t *testing.T) {
+	rec := httptest.NewRecorder()
+	c, _ := gin.CreateTestContext(rec)
+	c.Request = newRequest(http.MethodGet, "/x", nil)
+	writeError(c, slog.New(slog.DiscardHandler), fmt.Errorf("read: %w", serviceerror.NewNotFound("workflow x")))
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	require.JSONEq(t, `{"error":{"code":"ResourceNotFound","message":"the resource was not found"}}`, rec.Body.String())
+}

@@ -1,6 +1,7 @@
 // Package api is recur's REST API: Azure Scheduler's 2016-03-01 paths and
-// JSON on Gin. It talks to Temporal only through the client, by workflow,
-// update and query names.
+// JSON on Gin, with its auth, rate limits and edge rules. It reads and
+// writes jobs and collections through the store (package store), and
+// maps what the store answers to HTTP.
 package api
 
 import (
@@ -17,6 +18,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/store"
 )
 
 // APIVersion is the only api-version the ARM paths accept.
@@ -36,7 +38,8 @@ type Options struct {
 	// Backfill paces backfills (backfill.go).
 	Backfill BackfillLimits
 	// DataConverter is the Temporal client's (with recur's codec), for the
-	// payloads the API decodes itself (run memos); nil is Temporal's default.
+	// payloads the store decodes itself (memos, history rows); nil is
+	// Temporal's default.
 	DataConverter converter.DataConverter
 	// Codec, if set, serves Temporal's remote codec protocol under /codec/
 	// for the Web UI (codec.Handler), to operators only.
@@ -81,7 +84,7 @@ type Options struct {
 	// subscription, so that the per-collection quotas (jobs, recurrence)
 	// do not multiply without bound; a PUT that would create one more is
 	// a 409. Zero is no cap. The count is read from the visibility store,
-	// so it is eventually consistent (collectionRoom).
+	// so it is eventually consistent (store.CollectionRoom).
 	MaxCollectionsPerSubscription int
 	// OperationWait is how long a collection's DELETE, enable or disable
 	// waits for its jobs to take the change before it answers 202 with a
@@ -91,27 +94,18 @@ type Options struct {
 
 // Server holds the API's dependencies; its methods are the handlers.
 type Server struct {
-	temporal  client.Client
+	store     *store.Store
 	namespace string
 	log       *slog.Logger
-	updates   *updateSemaphore
-	// admissions gathers the admissions of new jobs asked of each
-	// collection (admit.go).
-	admissions admissions
-	runs       *runs         // the running run of each workflow read or written lately (runs.go)
-	decoded    *bounded[any] // memo values by the payload they were decoded from (decoded.go)
-	outage     outage
-	auth       Authenticator
-	limits     *limiters
-	backfill   backfillLimits
-	converter  converter.DataConverter
-	requests   *prometheus.HistogramVec // nil without Options.Metrics
-	slotWaits  prometheus.Histogram     // nil without Options.Metrics
+	outage    outage
+	auth      Authenticator
+	limits    *limiters
+	backfill  backfillLimits
+	requests  *prometheus.HistogramVec // nil without Options.Metrics
 	// workflowTargets are where Workflow actions may start workflows.
 	workflowTargets jobs.WorkflowTargets
 	ready           *readiness // nil without Options.Ready
 	operationWait   time.Duration
-	maxCollections  int // per subscription; 0 for no cap
 	// edge is what checkEdge checks every request with (edge.go).
 	edge *edgePolicy
 	// refusals samples the log lines of refused requests (logRefusal).
@@ -123,11 +117,22 @@ func New(c client.Client, opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{temporal: c, namespace: opts.Namespace, log: logRequestIDs(opts.Logger), updates: newUpdateSemaphore(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
-		auth: opts.Auth, limits: newLimiters(opts.RateLimit), converter: opts.DataConverter, workflowTargets: opts.WorkflowTargets,
-		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait), maxCollections: opts.MaxCollectionsPerSubscription,
-		backfill: backfillLimits{pace: opts.Backfill.Pace, budgets: newLimiters(opts.Backfill.PerSubscription)},
-		edge:     newEdgePolicy(opts), refusals: newSampler()}
+	s := &Server{namespace: opts.Namespace, log: logRequestIDs(opts.Logger),
+		auth: opts.Auth, limits: newLimiters(opts.RateLimit), workflowTargets: opts.WorkflowTargets,
+		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait),
+		backfill:      backfillLimits{pace: opts.Backfill.Pace, budgets: newLimiters(opts.Backfill.PerSubscription)},
+		edge:          newEdgePolicy(opts), refusals: newSampler()}
+	stored := store.Options{Namespace: opts.Namespace, Logger: s.log, DataConverter: opts.DataConverter,
+		MaxCollectionsPerSubscription: opts.MaxCollectionsPerSubscription}
+	if opts.Metrics != nil {
+		s.requests, stored.SlotWaits = registerMetrics(opts.Metrics)
+	}
+	s.store = store.New(c, stored)
+	if opts.Metrics != nil {
+		for _, g := range s.store.Gauges(opts.MetricsByCollection) {
+			register(opts.Metrics, g)
+		}
+	}
 	if opts.Ready != nil {
 		s.ready = &readiness{check: opts.Ready}
 	}
@@ -140,9 +145,6 @@ func New(c client.Client, opts Options) http.Handler {
 		proxies = append(proxies, p.String())
 	}
 	_ = r.SetTrustedProxies(proxies)
-	if opts.Metrics != nil {
-		s.registerMetrics(opts.Metrics, opts.MetricsByCollection)
-	}
 	r.Use(gin.Recovery(), s.requestID, s.measure, s.accessLog, s.checkEdge)
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
