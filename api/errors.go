@@ -53,6 +53,10 @@ var statusOf = map[string]int{
 var errTemporalUnreachable = &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
 	message: "Temporal is unreachable or did not answer in time; try again later"}
 
+// keyTemporalDown marks, in a request's context, that Temporal was
+// unreachable while serving it.
+const keyTemporalDown = "recur.temporalDown"
+
 // retryAfterSeconds is the Retry-After of 503 answers.
 const retryAfterSeconds = "5"
 

@@ -80,10 +80,6 @@ func (r *readiness) pass(ctx context.Context) error {
 	return nil
 }
 
-// keyTemporalDown marks, in a request's context, that Temporal was
-// unreachable while serving it.
-const keyTemporalDown = "recur.temporalDown"
-
 // probeEvery is how often, while Temporal is down or recur not ready in
 // it, one request probes it; the others answer 503 at once.
 const probeEvery = time.Second
