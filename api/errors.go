@@ -85,6 +85,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	switch {
 	case errors.As(err, &apiErr):
 		status, body = apiErr.status, armErrorBody{Code: apiErr.code, Message: apiErr.message, Target: apiErr.target}
+	case errors.Is(err, store.ErrQuotaLeased):
+		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable", Message: store.ErrQuotaLeased.Error()}
 	case jobErr != nil || errors.As(err, &jobErr):
 		status, body = jobAnswer(jobErr)
 	case errors.As(err, &valErr):
@@ -98,8 +100,6 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		status, body = statusClientClosedRequest, armErrorBody{Code: "ClientClosedRequest", Message: "the client closed the request"}
 		log.InfoContext(c.Request.Context(), "the client went away before the answer", "method", c.Request.Method,
 			"path", c.Request.URL.Path, "error", err)
-	case errors.Is(err, store.ErrQuotaLeased):
-		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable", Message: err.Error()}
 	case store.WorkflowMissing(err):
 		status, body = jobAnswer(jobs.NotFound(unnamedResource))
 	case store.Unreachable(err):
