@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"testing"
@@ -18,7 +18,7 @@ func TestMemoViewsDecodeOncePerPayload(t *testing.T) {
 	keys, err := codec.Generate()
 	require.NoError(t, err)
 	dc := codec.DataConverter(keys)
-	s := &Server{converter: dc, decoded: newBounded[any](maxDecoded)}
+	s := &Store{converter: dc, decoded: newBounded[any](maxDecoded)}
 	memo := func(uri string) *commonpb.Memo {
 		t.Helper()
 		job := jobs.Job{Name: "c/j", Properties: jobs.Properties{Action: &jobs.Action{

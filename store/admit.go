@@ -1,11 +1,10 @@
-package api
+package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -34,8 +33,8 @@ import (
 // when the collection holds the name already; the job then asks itself if
 // it must. A refusal is the collection's error; a refusal for the quota
 // while slots are leased, which may yet be given back, is asked again
-// (errQuotaLeased once ctx nears its end).
-func (s *Server) admission(ctx context.Context, k jobs.Key, req jobs.MembershipRequest) (*jobs.Admission, error) {
+// (ErrQuotaLeased once ctx nears its end).
+func (s *Store) admission(ctx context.Context, k jobs.Key, req jobs.MembershipRequest) (*jobs.Admission, error) {
 	for {
 		answer, leased, err := s.admissions.ask(ctx, s, k, req)
 		if err != nil {
@@ -48,21 +47,20 @@ func (s *Server) admission(ctx context.Context, k jobs.Key, req jobs.MembershipR
 			return nil, answer.Error
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < 2*leaseIdle {
-			return nil, errQuotaLeased
+			return nil, ErrQuotaLeased
 		}
 		select {
 		case <-ctx.Done():
-			return nil, errQuotaLeased
+			return nil, ErrQuotaLeased
 		case <-time.After(leaseIdle):
 		}
 	}
 }
 
-// errQuotaLeased answers a PUT refused for its collection's quota while
-// slots of it are leased to API processes: one that died holds them until
+// ErrQuotaLeased refuses a PUT for its collection's quota while slots of
+// it are leased to API processes, for now: one that died holds them until
 // its lease runs out and the collection has looked at it.
-var errQuotaLeased = &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
-	message: "the job collection's quota is full, with some of it held by requests in flight; try again later"}
+var ErrQuotaLeased = errors.New("the job collection's quota is full, with some of it held by requests in flight; try again later")
 
 // admitAttempt bounds one try of a batch of admissions. An update the
 // collection's workflow took as it continued as new is aborted, and the
@@ -184,7 +182,7 @@ func (a *admissions) desk(id string) *desk {
 
 // batch returns the open batch of the collection workflow id, opening one
 // and sending it on its way if there is none (a.mu held).
-func (a *admissions) batch(s *Server, id string, d *desk) *admitBatch {
+func (a *admissions) batch(s *Store, id string, d *desk) *admitBatch {
 	if d.open == nil {
 		d.open = &admitBatch{done: make(chan struct{}), urgent: make(chan struct{})}
 		go a.send(s, id, d, d.open)
@@ -195,7 +193,7 @@ func (a *admissions) batch(s *Server, id string, d *desk) *admitBatch {
 // ask adds req to the open batch of k's collection and returns its answer,
 // with the slots the collection holds leased after it. A collection that
 // does not exist refuses it (CollectionMissing).
-func (a *admissions) ask(ctx context.Context, s *Server, k jobs.Key, req jobs.MembershipRequest) (jobs.AdmitAnswer, int, error) {
+func (a *admissions) ask(ctx context.Context, s *Store, k jobs.Key, req jobs.MembershipRequest) (jobs.AdmitAnswer, int, error) {
 	id := k.CollectionWorkflowID()
 	a.mu.Lock()
 	b := a.batch(s, id, a.desk(id))
@@ -222,7 +220,7 @@ func (b *admitBatch) add(req jobs.MembershipRequest) int {
 // collection whose workflow does not run refuses it (CollectionMissing).
 func (b *admitBatch) outcome(k jobs.Key, i int) (jobs.AdmitAnswer, int, error) {
 	switch {
-	case isNotFound(b.err):
+	case IsNotFound(b.err):
 		return jobs.AdmitAnswer{Error: &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}}, 0, nil
 	case b.err != nil:
 		return jobs.AdmitAnswer{}, 0, b.err
@@ -235,7 +233,7 @@ func (b *admitBatch) outcome(k jobs.Key, i int) (jobs.AdmitAnswer, int, error) {
 // one ahead when a quarter of its slots are left. ok is false when the
 // collection granted none (it had no room) or could not be asked: the PUT
 // then asks for its admission by name, whose answer says why.
-func (a *admissions) take(ctx context.Context, s *Server, k jobs.Key) (h *heldLease, ok bool) {
+func (a *admissions) take(ctx context.Context, s *Store, k jobs.Key) (h *heldLease, ok bool) {
 	if s.slotWaits != nil {
 		defer func(began time.Time) { s.slotWaits.Observe(time.Since(began).Seconds()) }(time.Now())
 	}
@@ -283,7 +281,7 @@ func (a *admissions) take(ctx context.Context, s *Server, k jobs.Key) (h *heldLe
 // per PUT waiting at least, unless one on its way asks already, and sends
 // it at once: the next lease is wanted before this one runs dry (a.mu
 // held).
-func (a *admissions) askLease(s *Server, id string, d *desk) {
+func (a *admissions) askLease(s *Store, id string, d *desk) {
 	if d.asking == nil {
 		d.asking = a.batch(s, id, d)
 	}
@@ -297,7 +295,7 @@ func (a *admissions) askLease(s *Server, id string, d *desk) {
 // already and the quota is full) deletes the job again; a claim with no
 // answer abandons the lease, which the collection looks at once it runs
 // out, and finds the job.
-func (a *admissions) claim(s *Server, k jobs.Key, req jobs.MembershipRequest, h *heldLease) {
+func (a *admissions) claim(s *Store, k jobs.Key, req jobs.MembershipRequest, h *heldLease) {
 	id := k.CollectionWorkflowID()
 	req.Lease = h.ID
 	a.mu.Lock()
@@ -314,7 +312,7 @@ func (a *admissions) claim(s *Server, k jobs.Key, req jobs.MembershipRequest, h 
 		answer, _, err := b.outcome(k, i)
 		kept := err == nil
 		refused := answer.Error
-		if refused != nil && refused.Code == jobs.CodeCollectionMissing && !isNotFound(b.err) {
+		if refused != nil && refused.Code == jobs.CodeCollectionMissing && !IsNotFound(b.err) {
 			refused = nil // a deleted collection whose workflow runs tells the job itself
 		}
 		if refused != nil {
@@ -337,7 +335,7 @@ func (a *admissions) claim(s *Server, k jobs.Key, req jobs.MembershipRequest, h 
 // holds them: a write of the collection that follows then meets the jobs
 // this process created a moment ago (it tells them of a new state, or
 // deletes them), and the jobs created after it start with its terms.
-func (a *admissions) flush(ctx context.Context, s *Server, k jobs.Key) error {
+func (a *admissions) flush(ctx context.Context, s *Store, k jobs.Key) error {
 	id := k.CollectionWorkflowID()
 	for {
 		a.mu.Lock()
@@ -380,7 +378,7 @@ func (a *admissions) pendingClaims(k jobs.Key) []string {
 }
 
 // giveBack returns a slot of h taken and not used (take's).
-func (a *admissions) giveBack(s *Server, k jobs.Key, h *heldLease) {
+func (a *admissions) giveBack(s *Store, k jobs.Key, h *heldLease) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	h.free++
@@ -390,7 +388,7 @@ func (a *admissions) giveBack(s *Server, k jobs.Key, h *heldLease) {
 // claimed records that the claim of a slot of h was answered, or failed
 // or never sent (ok false): a lease with a failed claim is never given
 // back.
-func (a *admissions) claimed(s *Server, k jobs.Key, h *heldLease, ok bool) {
+func (a *admissions) claimed(s *Store, k jobs.Key, h *heldLease, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !ok {
@@ -402,7 +400,7 @@ func (a *admissions) claimed(s *Server, k jobs.Key, h *heldLease, ok bool) {
 // settle counts a slot of h taken as settled: a lease retired (no longer
 // the desk's lease or spare) is given back in the next batch once none of
 // its slots is unsettled (a.mu held).
-func (a *admissions) settle(s *Server, id string, h *heldLease) {
+func (a *admissions) settle(s *Store, id string, h *heldLease) {
 	h.taking--
 	if d := a.desk(id); h.taking == 0 && d.lease != h && d.spare != h {
 		a.giveBackLease(s, id, d, h)
@@ -412,7 +410,7 @@ func (a *admissions) settle(s *Server, id string, h *heldLease) {
 // retire stops taking slots from h, and gives it back once its claims are
 // answered; the next lease asks for twice the slots when h ran out, half
 // when most of h was left (a.mu held).
-func (a *admissions) retire(s *Server, id string, d *desk, h *heldLease) {
+func (a *admissions) retire(s *Store, id string, d *desk, h *heldLease) {
 	if d.lease == h {
 		d.lease = nil
 	}
@@ -432,7 +430,7 @@ func (a *admissions) retire(s *Server, id string, d *desk, h *heldLease) {
 
 // giveBackLease puts h in the next batch's leases given back, unless it
 // was abandoned (a.mu held).
-func (a *admissions) giveBackLease(s *Server, id string, d *desk, h *heldLease) {
+func (a *admissions) giveBackLease(s *Store, id string, d *desk, h *heldLease) {
 	if h.abandoned {
 		return
 	}
@@ -444,7 +442,7 @@ func (a *admissions) giveBackLease(s *Server, id string, d *desk, h *heldLease) 
 // its last moment for a slot, and the spare with it when idle, so that the
 // collection has their slots back; a spare left then becomes the lease.
 // It returns when the desk has no lease; one runs per desk at most.
-func (a *admissions) watch(s *Server, id string, d *desk) {
+func (a *admissions) watch(s *Store, id string, d *desk) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if d.watching {
@@ -479,7 +477,7 @@ func (a *admissions) watch(s *Server, id string, d *desk) {
 // requests and sends it, with the leases to give back. It outlives the
 // requests that wait for it (any of them may leave), for at most
 // RequestTimeout.
-func (a *admissions) send(s *Server, id string, d *desk, b *admitBatch) {
+func (a *admissions) send(s *Store, id string, d *desk, b *admitBatch) {
 	defer close(b.done)
 	select {
 	case <-b.urgent:
@@ -505,7 +503,7 @@ func (a *admissions) send(s *Server, id string, d *desk, b *admitBatch) {
 	b.answer, b.err = answer, err
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err != nil && !isNotFound(err) {
+	if err != nil && !IsNotFound(err) {
 		// Given back again in the next batch: the collection may not
 		// have had this one. A collection whose workflow has ended holds
 		// no lease.
@@ -534,7 +532,7 @@ func (a *admissions) send(s *Server, id string, d *desk, b *admitBatch) {
 }
 
 // exchange sends one batch as the lease update.
-func (a *admissions) exchange(ctx context.Context, s *Server, id string, req jobs.LeaseRequest) (jobs.LeaseAnswer, error) {
+func (a *admissions) exchange(ctx context.Context, s *Store, id string, req jobs.LeaseRequest) (jobs.LeaseAnswer, error) {
 	opts := updateOptions(jobs.UpdateLease, req)
 	opts.WorkflowID = id
 	var answer jobs.LeaseAnswer

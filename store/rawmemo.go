@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"bytes"
@@ -17,15 +17,15 @@ import (
 )
 
 // A page of a job list reads the memos of a hundred jobs, whose payloads
-// the API has mostly decoded before (decoded.go). Unmarshalling a memo
+// the store has mostly decoded before (decoded.go). Unmarshalling a memo
 // costs a map, a payload per key with a map of metadata and copies of
 // their bytes, only for each payload to be hashed and found decoded: the
-// largest part of the garbage the API makes for a list. So a job list
+// largest part of the garbage the store makes for a list. So a job list
 // reads its executions from the response's bytes as they arrive
 // (visitMemos): each memo's payloads are keyed from their raw bytes, and
 // one is unmarshalled only when its value was never decoded.
 
-// memoPayloads are the payloads of a memo as the API reads them: a
+// memoPayloads are the payloads of a memo as the store reads them: a
 // describe's, unmarshalled (protoMemo), or a list's, raw (rawMemo).
 type memoPayloads interface {
 	// payload returns key's payload: the key its value is cached under
@@ -160,7 +160,7 @@ type memoVisit func(workflowID []byte, memo memoPayloads)
 // visitMemos returns ctx for a ListWorkflowExecutions call whose
 // executions are not unmarshalled but given to visit as they are read,
 // during the call; the response keeps its other fields (the next page's
-// token). It needs the API's Temporal client to have LeanLists.
+// token). It needs the store's Temporal client to have LeanLists.
 func visitMemos(ctx context.Context, visit memoVisit) context.Context {
 	return withLean(ctx, grpc.ForceCodecV2(memoCodec{CodecV2: encoding.GetCodecV2("proto"), visit: visit}))
 }

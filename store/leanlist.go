@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"context"
@@ -7,15 +7,15 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// The API reads job lists from the response's bytes (rawmemo.go), with a
+// The store reads job lists from the response's bytes (rawmemo.go), with a
 // codec of its own for those calls. The codec reaches the call through
-// the context and LeanLists, an interceptor of the API's Temporal client,
+// the context and LeanLists, an interceptor of the store's Temporal client,
 // rather than being passed to the call: the SDK's ListWorkflow, which
 // retries a throttled list, takes no call options. A client without the
 // interceptor unmarshals lists whole.
 
-// LeanLists is the dial option the API's Temporal client needs for the
-// API's lean lists (visitMemos); see ConnectionOptions.DialOptions.
+// LeanLists is the dial option the store's Temporal client needs for
+// its lean lists (visitMemos); see ConnectionOptions.DialOptions.
 func LeanLists() grpc.DialOption {
 	return grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		if lean, ok := ctx.Value(leanKey{}).(grpc.CallOption); ok {

@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"errors"
@@ -14,27 +14,25 @@ import (
 // with a jobs.NotFound; the answers name the job or collection, so that
 // a 404 says which of the path's names was not there.
 
-// unnamedResource is what a 404 names when Temporal's NotFound reaches
-// writeError without a caller having said which workflow it was about.
-const unnamedResource = "the resource"
+// JobNamed is how NotFound errors name the job k names.
+func JobNamed(k jobs.Key) string { return "job " + k.Job }
 
-// jobNamed and collectionNamed are how NotFound errors name what k names.
-func jobNamed(k jobs.Key) string        { return "job " + k.Job }
-func collectionNamed(k jobs.Key) string { return "job collection " + k.Collection }
+// CollectionNamed is how NotFound errors name the collection k names.
+func CollectionNamed(k jobs.Key) string { return "job collection " + k.Collection }
 
-// workflowMissing reports whether Temporal answered that the workflow, or
+// WorkflowMissing reports whether Temporal answered that the workflow, or
 // the run, asked for does not exist.
-func workflowMissing(err error) bool {
+func WorkflowMissing(err error) bool {
 	var notFound *serviceerror.NotFound
 	return errors.As(err, &notFound)
 }
 
-// isNotFound reports whether err says the resource does not exist: a
-// jobs.NotFound, the API's or a workflow's, or Temporal's NotFound. A
+// IsNotFound reports whether err says the resource does not exist: a
+// jobs.NotFound, the store's or a workflow's, or Temporal's NotFound. A
 // missing collection (jobs.CodeCollectionMissing) is not: it answers a
 // job's write, whose own resource may well exist.
-func isNotFound(err error) bool {
-	if workflowMissing(err) {
+func IsNotFound(err error) bool {
+	if WorkflowMissing(err) {
 		return true
 	}
 	jobErr, ok := jobs.FromApplicationError(err)
@@ -47,7 +45,7 @@ func isNotFound(err error) bool {
 // notFoundAs names what was not found when Temporal says its workflow is
 // missing; any other error is returned as it is.
 func notFoundAs(err error, what string) error {
-	if workflowMissing(err) {
+	if WorkflowMissing(err) {
 		return jobs.NotFound(what)
 	}
 	return err

@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 // update runs a named update on a running workflow and returns its
 // PutResult.
-func (s *Server) update(ctx context.Context, workflowID, name string, arg any) (jobs.PutResult, error) {
+func (s *Store) update(ctx context.Context, workflowID, name string, arg any) (jobs.PutResult, error) {
 	var res jobs.PutResult
 	err := s.updateInto(ctx, workflowID, name, arg, &res)
 	return res, err
@@ -57,7 +57,7 @@ func (sem *updateSemaphore) enter(ctx context.Context, workflowID string) (leave
 }
 
 // updateInto runs a named update and decodes its result into result.
-func (s *Server) updateInto(ctx context.Context, workflowID, name string, arg, result any) error {
+func (s *Store) updateInto(ctx context.Context, workflowID, name string, arg, result any) error {
 	leave, err := s.updates.enter(ctx, workflowID)
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (s *Server) updateInto(ctx context.Context, workflowID, name string, arg, r
 }
 
 // updateRunning sends the update to the workflow's current run.
-func (s *Server) updateRunning(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
+func (s *Store) updateRunning(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
 	if done, err := s.updateRemembered(ctx, opts, result); done {
 		return err
 	}
@@ -77,20 +77,20 @@ func (s *Server) updateRunning(ctx context.Context, opts client.UpdateWorkflowOp
 }
 
 // updateRemembered sends the update to the run of opts.WorkflowID this
-// process last saw running (api/runs.go), if any: an update that names no
+// process last saw running (runs.go), if any: an update that names no
 // run makes the history service read which run is current from its
 // database. It is not done when no run is remembered or that run has
 // ended (forgotten then), and the current run is the caller's to update.
 // An ended run took none of the update: Temporal refuses updates to a
 // closed run, and the job and collection workflows finish every update
 // they took before they end.
-func (s *Server) updateRemembered(ctx context.Context, opts client.UpdateWorkflowOptions, result any) (done bool, err error) {
+func (s *Store) updateRemembered(ctx context.Context, opts client.UpdateWorkflowOptions, result any) (done bool, err error) {
 	run, ok := s.runs.get(opts.WorkflowID)
 	if !ok {
 		return false, nil
 	}
 	opts.RunID = run
-	if err := s.updateRun(ctx, opts, result); !workflowMissing(err) {
+	if err := s.updateRun(ctx, opts, result); !WorkflowMissing(err) {
 		return true, err
 	}
 	s.runs.forget(opts.WorkflowID, run)
@@ -98,7 +98,7 @@ func (s *Server) updateRemembered(ctx context.Context, opts client.UpdateWorkflo
 }
 
 // updateRun sends the update opts describe and waits for its result.
-func (s *Server) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
+func (s *Store) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
 	handle, err := s.temporal.UpdateWorkflow(ctx, opts)
 	if err != nil {
 		return err
@@ -108,7 +108,7 @@ func (s *Server) updateRun(ctx context.Context, opts client.UpdateWorkflowOption
 
 // updateResult decodes the update's result into result and remembers the
 // run that took it, which runs: it has just answered.
-func (s *Server) updateResult(ctx context.Context, workflowID string, handle client.WorkflowUpdateHandle, result any) error {
+func (s *Store) updateResult(ctx context.Context, workflowID string, handle client.WorkflowUpdateHandle, result any) error {
 	if err := handle.Get(ctx, result); err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func updateOptions(name string, arg any) client.UpdateWorkflowOptions {
 
 // updateWithStart runs a named update on a workflow, starting it first if
 // it is not running, and returns a PutResult.
-func (s *Server) updateWithStart(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg any) (jobs.PutResult, error) {
+func (s *Store) updateWithStart(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg any) (jobs.PutResult, error) {
 	var res jobs.PutResult
 	err := s.updateWithStartInto(ctx, start, workflow, input, name, arg, &res)
 	return res, err
@@ -176,7 +176,7 @@ func (s *Server) updateWithStart(ctx context.Context, start client.StartWorkflow
 // updateWithStartInto is updateWithStart for any result type. While the
 // run it last saw runs, it updates that run alone: update-with-start,
 // too, makes the history service read the current run.
-func (s *Server) updateWithStartInto(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) error {
+func (s *Store) updateWithStartInto(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) error {
 	leave, err := s.updates.enter(ctx, start.ID)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // The start must be recorded before the admission's Until, when the
 // collection looks for the job's workflow and gives the name up if none
 // runs: the call is bounded to well before it.
-func (s *Server) startJob(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, adm jobs.Admission) (*jobs.Job, string, error) {
+func (s *Store) startJob(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, adm jobs.Admission) (*jobs.Job, string, error) {
 	opts, in, ok := NewJobStart(k, def, created, adm)
 	if !ok {
 		return nil, "", nil
@@ -113,7 +113,7 @@ func NewJobStart(k jobs.Key, def jobs.Job, created time.Time, adm jobs.Admission
 // or nil and the admission the PUT's update then carries (nil when the
 // collection holds the name, or when this process saw the job's workflow
 // running: a redefinition, which the job's terms mostly allow).
-func (s *Server) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, cond jobs.Preconditions) (*jobs.Job, *jobs.Admission, error) {
+func (s *Store) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, cond jobs.Preconditions) (*jobs.Job, *jobs.Admission, error) {
 	if _, ok := s.runs.get(k.JobWorkflowID()); ok {
 		return nil, nil, nil
 	}
@@ -149,7 +149,7 @@ func (s *Server) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created t
 // nil, and the slot, when a workflow of the job runs already (or the
 // definition has no occurrence to come). A start that failed may have
 // been recorded: its lease is left for the collection to look at.
-func (s *Server) createOnLease(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, h *heldLease, req jobs.MembershipRequest) (*jobs.Job, error) {
+func (s *Store) createOnLease(ctx context.Context, k jobs.Key, def jobs.Job, created time.Time, h *heldLease, req jobs.MembershipRequest) (*jobs.Job, error) {
 	started, run, err := s.startJob(ctx, k, def, created, h.Admission())
 	switch {
 	case err != nil:
@@ -166,7 +166,7 @@ func (s *Server) createOnLease(ctx context.Context, k jobs.Key, def jobs.Job, cr
 // undoStart deletes the job k whose workflow a PUT started on a lease,
 // whose collection then refused the claim of its name: it is gone, and its
 // workflow had not heard of it.
-func (s *Server) undoStart(k jobs.Key) error {
+func (s *Store) undoStart(k jobs.Key) error {
 	ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
 	defer cancel()
 	return s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{})

@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"context"
@@ -27,7 +27,7 @@ var errNoView = errors.New("no public view")
 
 // describeView decodes the public view of the running workflow into view
 // with decode (jobMemo, collectionMemo).
-func describeView[V any](ctx context.Context, s *Server, workflowID string, decode func(*commonpb.Memo, *V) error, view *V) error {
+func describeView[V any](ctx context.Context, s *Store, workflowID string, decode func(*commonpb.Memo, *V) error, view *V) error {
 	info, err := s.describe(ctx, workflowID)
 	if err != nil {
 		return err
@@ -41,12 +41,12 @@ func describeView[V any](ctx context.Context, s *Server, workflowID string, deco
 // jobMemo decodes a job's public view: its definition and state under
 // jobs.MemoJob, its status under jobs.MemoStatus, which each occurrence
 // writes alone.
-func (s *Server) jobMemo(m *commonpb.Memo, view *jobs.JobView) error {
+func (s *Store) jobMemo(m *commonpb.Memo, view *jobs.JobView) error {
 	return s.jobViewOf(protoMemo{m}, view)
 }
 
 // jobViewOf is jobMemo of a memo read either way.
-func (s *Server) jobViewOf(m memoPayloads, view *jobs.JobView) error {
+func (s *Store) jobViewOf(m memoPayloads, view *jobs.JobView) error {
 	if err := memoView(s, m, jobs.MemoJob, view); err != nil {
 		return err
 	}
@@ -59,14 +59,14 @@ func (s *Server) jobViewOf(m memoPayloads, view *jobs.JobView) error {
 }
 
 // collectionMemo decodes a collection's public view.
-func (s *Server) collectionMemo(m *commonpb.Memo, view *jobs.CollectionView) error {
+func (s *Store) collectionMemo(m *commonpb.Memo, view *jobs.CollectionView) error {
 	return memoView(s, protoMemo{m}, jobs.MemoCollection, view)
 }
 
 // collectionWithJobs decodes a collection's public view and its jobs'
 // names, sorted, from the memo keys the collection spreads them over
 // (jobs.JobNamesKey).
-func (s *Server) collectionWithJobs(m *commonpb.Memo, view *jobs.CollectionView) error {
+func (s *Store) collectionWithJobs(m *commonpb.Memo, view *jobs.CollectionView) error {
 	if err := s.collectionMemo(m, view); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *Server) collectionWithJobs(m *commonpb.Memo, view *jobs.CollectionView)
 
 // memoView decodes the memo's key into view (decodeCached): with payload
 // encryption the memo is encrypted.
-func memoView[V any](s *Server, m memoPayloads, key string, view *V) error {
+func memoView[V any](s *Store, m memoPayloads, key string, view *V) error {
 	cacheKey, load, ok := m.payload(key)
 	if !ok {
 		return errNoView
@@ -94,24 +94,24 @@ func memoView[V any](s *Server, m memoPayloads, key string, view *V) error {
 	return decodeCached(s, cacheKey, load, view)
 }
 
-// job returns the job k names as its workflow last wrote it, secrets
+// Job returns the job k names as its workflow last wrote it, secrets
 // redacted, or a NotFound error when there is none or it was deleted.
-func (s *Server) job(ctx context.Context, k jobs.Key) (jobs.Job, error) {
-	view, err := s.jobView(ctx, k)
+func (s *Store) Job(ctx context.Context, k jobs.Key) (jobs.Job, error) {
+	view, err := s.JobView(ctx, k)
 	return view.Job, err
 }
 
-// jobView is job with what its workflow keeps to plan its runs.
-func (s *Server) jobView(ctx context.Context, k jobs.Key) (jobs.JobView, error) {
+// JobView is Job with what its workflow keeps to plan its runs.
+func (s *Store) JobView(ctx context.Context, k jobs.Key) (jobs.JobView, error) {
 	var view jobs.JobView
 	err := describeView(ctx, s, k.JobWorkflowID(), s.jobMemo, &view)
-	return view, viewFound(err, view.Deleted, jobNamed(k))
+	return view, viewFound(err, view.Deleted, JobNamed(k))
 }
 
-// collection returns the collection k names, or a NotFound error when
+// Collection returns the collection k names, or a NotFound error when
 // there is none, it was deleted or never defined.
-func (s *Server) collection(ctx context.Context, k jobs.Key) (jobs.Collection, error) {
+func (s *Store) Collection(ctx context.Context, k jobs.Key) (jobs.Collection, error) {
 	var view jobs.CollectionView
 	err := describeView(ctx, s, k.CollectionWorkflowID(), s.collectionMemo, &view)
-	return view.Collection, viewFound(err, view.Deleted, collectionNamed(k))
+	return view.Collection, viewFound(err, view.Deleted, CollectionNamed(k))
 }

@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"context"
@@ -50,13 +50,13 @@ func (r *runs) drop(workflowID string) {
 // describe returns what Temporal holds of the workflow's current run: the
 // remembered run while it runs, else the current run, remembered when it
 // runs.
-func (s *Server) describe(ctx context.Context, workflowID string) (*workflowpb.WorkflowExecutionInfo, error) {
+func (s *Store) describe(ctx context.Context, workflowID string) (*workflowpb.WorkflowExecutionInfo, error) {
 	if run, ok := s.runs.get(workflowID); ok {
 		resp, err := s.temporal.DescribeWorkflowExecution(ctx, workflowID, run)
 		if info := resp.GetWorkflowExecutionInfo(); err == nil && info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			return info, nil
 		}
-		if err != nil && !workflowMissing(err) {
+		if err != nil && !WorkflowMissing(err) {
 			return nil, err // Temporal did not answer: a second call would wait as long
 		}
 		// Ended, or gone with its history: the current run answers.

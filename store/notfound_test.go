@@ -1,21 +1,17 @@
-package api
+package store
 
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/recurhq/recur/jobs"
 )
 
-// PUT retries while isNotFound holds: a missing collection must end the
+// PUT retries while IsNotFound holds: a missing collection must end the
 // retries at once, not after RequestTimeout.
 func TestIsNotFoundRetriesOnlyWhatMayComeBack(t *testing.T) {
 	for name, tc := range map[string]struct {
@@ -32,7 +28,7 @@ func TestIsNotFoundRetriesOnlyWhatMayComeBack(t *testing.T) {
 		"anything else":          {errors.New("boom"), false},
 		"none":                   {nil, false},
 	} {
-		require.Equal(t, tc.want, isNotFound(tc.err), name)
+		require.Equal(t, tc.want, IsNotFound(tc.err), name)
 	}
 }
 
@@ -50,18 +46,7 @@ func TestViewFoundNamesWhatIsMissing(t *testing.T) {
 		"no workflow":      {serviceerror.NewNotFound("no such workflow"), false, jobs.NotFound("job j")},
 		"failed otherwise": {boom, false, boom},
 	} {
-		require.Equal(t, tc.want, viewFound(tc.err, tc.deleted, jobNamed(k)), name)
+		require.Equal(t, tc.want, viewFound(tc.err, tc.deleted, JobNamed(k)), name)
 	}
-	require.Equal(t, jobs.NotFound("job collection c"), viewFound(errNoView, false, collectionNamed(k)))
-}
-
-// A Temporal NotFound that no caller named still answers in the envelope,
-// saying only that the resource was not found.
-func TestUnnamedNotFoundAnswer(t *testing.T) {
-	rec := httptest.NewRecorder()
-	c, _ := gin.CreateTestContext(rec)
-	c.Request = newRequest(http.MethodGet, "/x", nil)
-	writeError(c, slog.New(slog.DiscardHandler), fmt.Errorf("read: %w", serviceerror.NewNotFound("workflow x")))
-	require.Equal(t, http.StatusNotFound, rec.Code)
-	require.JSONEq(t, `{"error":{"code":"ResourceNotFound","message":"the resource was not found"}}`, rec.Body.String())
+	require.Equal(t, jobs.NotFound("job collection c"), viewFound(errNoView, false, CollectionNamed(k)))
 }

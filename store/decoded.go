@@ -1,4 +1,4 @@
-package api
+package store
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,7 @@ import (
 // A list page decodes the memo of each of its jobs, a hundred of them,
 // at every request (through the data converter: decryption and JSON),
 // though a job's memo changes only when its workflow writes it. So the
-// API keeps the values it decoded by the payload they came from: the
+// store keeps the values it decoded by the payload they came from: the
 // same payload always decodes to the same value, and a payload written
 // anew is another key, so nothing has to be invalidated. The key is a
 // SHA-256 of the payload rather than its bytes: a tenant cannot make
@@ -25,16 +25,16 @@ import (
 // definition and its status), of 1 to 2 KiB each once decoded.
 const maxDecoded = 32768
 
-// decodeMemo decodes p into into through the API's data converter, or
+// decodeMemo decodes p into into through the store's data converter, or
 // takes the value it decoded from the same payload before.
-func decodeMemo[V any](s *Server, p *commonpb.Payload, into *V) error {
+func decodeMemo[V any](s *Store, p *commonpb.Payload, into *V) error {
 	return decodeCached(s, payloadKey(p), func() (*commonpb.Payload, error) { return p, nil }, into)
 }
 
 // decodeCached decodes the payload that load returns into into, or takes
 // the value decoded before from the payload whose key (payloadKey) is key.
 // load runs only when no value is kept.
-func decodeCached[V any](s *Server, key string, load func() (*commonpb.Payload, error), into *V) error {
+func decodeCached[V any](s *Store, key string, load func() (*commonpb.Payload, error), into *V) error {
 	if v, ok := s.decoded.get(key); ok {
 		if v, ok := v.(V); ok {
 			*into = v
