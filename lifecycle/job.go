@@ -267,7 +267,10 @@ func (j *Job) due(m Moment, out []Effect) ([]Effect, error) {
 		case p.Retain:
 			return append(out, AskRetention{}), nil
 		case p.Expire:
-			j.local.deleted = true // its collection forgets it as the workflow ends
+			// Its collection forgets it as the workflow ends (its quota slot
+			// is free again); its history rows stay until the namespace's
+			// retention, as a deleted job's.
+			j.local.deleted = true
 		default:
 			return append(out, Wake{At: p.Wake}), nil
 		}
