@@ -57,6 +57,7 @@ func (o Outcome) Count() (completed, postponed int) {
 // sim is the machine with a stand-in for its workflow and its target.
 type sim struct {
 	c        Config
+	def      jobs.Job // the job's definition, as its PUTs send it
 	m        *lifecycle.Job
 	now      time.Time
 	wake     time.Time
@@ -70,6 +71,12 @@ type sim struct {
 	waiting     []waiting
 	collEnabled bool
 	errs        []error
+	// What the state table reads: the kinds of the runs started, and the
+	// last message refused.
+	kinds   []lifecycle.RunKind
+	refused *jobs.Error
+	// length is how long a run takes (Config.Length).
+	length func(id string) time.Duration
 }
 
 type flight struct {
@@ -87,9 +94,9 @@ type waiting struct {
 // and returns what it did and what of the invariants it broke along the
 // way (Outcome.Check checks the rest).
 func Simulate(c Config, events []Event) (Outcome, error) {
-	s := &sim{c: c, now: Start, collEnabled: true,
-		m: lifecycle.New(Key, "origin", Start.Add(time.Minute), nil, lifecycle.Direct{})}
+	s := newSim(c, Start)
 	def := Definition(c)
+	s.def = def
 	at, stop, settled := Times(events)
 	type external struct {
 		at time.Duration
@@ -97,7 +104,7 @@ func Simulate(c Config, events []Event) (Outcome, error) {
 	}
 	todo := []external{{0, func() { s.put(def) }}}
 	for i, e := range events {
-		todo = append(todo, external{at[i], func() { s.event(e, def) }})
+		todo = append(todo, external{at[i], func() { s.event(e) }})
 	}
 	s.out.Deleted = Deletes(events)
 	if !s.out.Deleted {
@@ -143,16 +150,22 @@ func Simulate(c Config, events []Event) (Outcome, error) {
 	return s.out, errors.Join(s.errs...)
 }
 
+// newSim returns the simulation of a job of c not yet defined, at now.
+func newSim(c Config, now time.Time) *sim {
+	return &sim{c: c, now: now, collEnabled: true, length: c.Length,
+		m: lifecycle.New(Key, "origin", now.Add(time.Minute), nil, lifecycle.Direct{})}
+}
+
 func (s *sim) failf(format string, args ...any) {
 	s.errs = append(s.errs, fmt.Errorf("%s: "+format, append([]any{s.now.Format("15:04:05.000")}, args...)...))
 }
 
 // event applies one of the sequence's events, as the job workflow's
 // handlers do.
-func (s *sim) event(e Event, def jobs.Job) {
+func (s *sim) event(e Event) {
 	switch e.Kind {
 	case Enable, Disable:
-		d := def
+		d := s.def
 		if e.Kind == Disable {
 			d.Properties.State = jobs.Disabled
 		}
@@ -170,30 +183,37 @@ func (s *sim) event(e Event, def jobs.Job) {
 			s.apply(lifecycle.Defined{Job: d, At: s.now.Truncate(time.Second)})
 		}
 	case RunNow:
-		if s.m.IsDefined() == nil {
+		if s.refuse(s.m.IsDefined()) {
 			s.apply(lifecycle.RunNowAsked{At: s.now})
 		}
 	case Backfill:
-		s.backfill()
+		s.backfill(BackfillRange(s.now))
 	case Delete:
-		if s.m.IsDefined() == nil {
+		if s.refuse(s.m.IsDefined()) {
 			s.apply(lifecycle.Deleted{})
 		}
 	}
+}
+
+// refuse notes err, the machine's refusal of a message, and reports
+// whether there is none.
+func (s *sim) refuse(err *jobs.Error) bool {
+	s.refused = err
+	return err == nil
 }
 
 // put is a plain PUT of def (jobs.ApplyAlways), refused as the job's
 // validator refuses it.
 func (s *sim) put(def jobs.Job) {
 	c := s.now.Truncate(time.Second)
-	if s.m.Exists() != nil || def.AcceptNew(Key, c) != nil {
+	if !s.refuse(s.m.Exists()) || def.AcceptNew(Key, c) != nil {
 		return
 	}
 	st := s.m.State()
 	same := func() bool { return jobs.SameJob(st.Job, def) }
 	writable := func() error {
-		if err := s.m.Redefinable(); err != nil {
-			return err
+		if !s.refuse(s.m.Redefinable()) {
+			return s.refused
 		}
 		return nil
 	}
@@ -203,16 +223,15 @@ func (s *sim) put(def jobs.Job) {
 	s.apply(lifecycle.Defined{Job: def, At: c, CollectionDisabled: !s.collEnabled})
 }
 
-// backfill asks for a backfill of the model's range, refused as the job
-// refuses it.
-func (s *sim) backfill() {
-	if s.m.IsDefined() != nil || s.m.Redefinable() != nil || s.m.Backfillable(0, !s.collEnabled) != nil {
+// backfill asks for a backfill of [from, to], refused as the job refuses
+// it.
+func (s *sim) backfill(from, to time.Time) {
+	if !s.refuse(s.m.IsDefined()) || !s.refuse(s.m.Redefinable()) || !s.refuse(s.m.Backfillable(0, !s.collEnabled)) {
 		return
 	}
 	st := s.m.State()
-	from, to := BackfillRange(s.now)
 	times := jobs.BackfillTimes(lifecycle.Compile(st.Job.Properties.Schedule(), st.Created), from, to)
-	if s.m.Backfillable(len(times), !s.collEnabled) != nil {
+	if !s.refuse(s.m.Backfillable(len(times), !s.collEnabled)) {
 		return
 	}
 	s.apply(lifecycle.BackfillQueued{Times: times, Pace: BackfillPace})
@@ -298,7 +317,8 @@ func (s *sim) start(r lifecycle.Run) {
 	if r.Kind == lifecycle.Scheduled {
 		s.account(r.Nominal, "started")
 	}
-	start := RunStart{ID: r.ID, At: s.now, End: s.now.Add(s.c.Length(r.ID))}
+	start := RunStart{ID: r.ID, At: s.now, End: s.now.Add(s.length(r.ID))}
+	s.kinds = append(s.kinds, r.Kind)
 	result := jobs.RunResult{Status: jobs.ExecutionCompleted, Attempts: 1}
 	if s.c.Fails(r.ID) {
 		result = jobs.RunResult{Status: jobs.ExecutionFailed, Faulted: true, FailedAttempts: 1, Attempts: 1, Message: "500"}
