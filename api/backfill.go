@@ -73,7 +73,7 @@ func (s *Server) chargeBackfill(c *gin.Context, k jobs.Key, view jobs.JobView, r
 	if l == nil {
 		return nil
 	}
-	n := jobs.BackfillCount(view.Job, view.Created, req.StartTime, req.EndTime)
+	n := jobs.BackfillCount(view.Job, view.PlannedFrom, req.StartTime, req.EndTime)
 	switch {
 	case n > jobs.MaxBackfill:
 		return jobs.TooLongBackfill()

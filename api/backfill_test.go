@@ -43,7 +43,7 @@ func (f *backfillFake) UpdateWorkflow(_ context.Context, opts client.UpdateWorkf
 		f.refuse--
 		return backfillAnswer{err: (&jobs.Error{Code: jobs.CodeConflict, Message: "job j is disabled: enable it before a backfill"}).ToApplicationError()}, nil
 	}
-	n := jobs.BackfillCount(f.view.Job, f.view.Created, req.StartTime, req.EndTime)
+	n := jobs.BackfillCount(f.view.Job, f.view.PlannedFrom, req.StartTime, req.EndTime)
 	if req.Budget != nil && n > *req.Budget {
 		return backfillAnswer{err: (&jobs.Error{Code: jobs.CodeConflict, Message: "over budget"}).ToApplicationError()}, nil
 	}
@@ -76,7 +76,7 @@ func (a backfillAnswer) Get(_ context.Context, into any) error {
 // the workflow hears the operator's pace.
 func TestABackfillIsChargedToItsSubscription(t *testing.T) {
 	start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	f := &backfillFake{view: jobs.JobView{Created: start.Add(24 * time.Hour), Job: jobs.Job{Properties: jobs.Properties{
+	f := &backfillFake{view: jobs.JobView{PlannedFrom: start.Add(24 * time.Hour), Job: jobs.Job{Properties: jobs.Properties{
 		State: jobs.Enabled, StartTime: recurrence.At(start), Recurrence: &recurrence.Recurrence{Frequency: "Hour"}}}}}
 	const pace = 3 * time.Second
 	h := New(f, Options{Logger: slog.New(slog.DiscardHandler), Backfill: BackfillLimits{Pace: pace,
@@ -133,7 +133,7 @@ func TestABackfillIsChargedToItsSubscription(t *testing.T) {
 // still hears the pace.
 func TestABackfillWithoutABudgetIsPacedAlone(t *testing.T) {
 	start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	f := &backfillFake{view: jobs.JobView{Created: start, Job: jobs.Job{Properties: jobs.Properties{
+	f := &backfillFake{view: jobs.JobView{PlannedFrom: start, Job: jobs.Job{Properties: jobs.Properties{
 		State: jobs.Enabled, StartTime: recurrence.At(start), Recurrence: &recurrence.Recurrence{Frequency: "Hour"}}}}}
 	h := New(f, Options{Logger: slog.New(slog.DiscardHandler)})
 	for range 3 {

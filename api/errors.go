@@ -103,14 +103,15 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	case store.WorkflowMissing(err):
 		status, body = jobAnswer(jobs.NotFound(unnamedResource))
 	case store.Unreachable(err):
-		// Temporal is down or overloaded: the client may retry, and the
-		// gate answers the next requests at once until it is back.
+		// Temporal is down or overloaded: the client may retry, and
+		// whileTemporalUp answers the next requests at once until it is
+		// back.
 		status, body = http.StatusServiceUnavailable, armErrorBody{Code: errTemporalUnreachable.code,
 			Message: errTemporalUnreachable.message}
 		c.Set(keyTemporalDown, true)
 	case store.Refused(err):
 		// Temporal refuses for now (a rate limit, an overloaded host, a
-		// busy workflow) but is up: retry later, and leave the gate open
+		// busy workflow) but is up: retry later, and do not mark it down
 		// for the other requests.
 		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable",
 			Message: "Temporal is refusing requests for now (rate limit or overload); try again later"}

@@ -171,7 +171,7 @@ func (s *Server) previewJob(ctx context.Context, c *gin.Context, k jobs.Key) err
 	if r := view.Job.Properties.Recurrence; r != nil {
 		zone = r.TimeZone
 	}
-	times, shifts := jobs.UpcomingStarts(k, view.Job, view.Created, view.Runs, next, n)
+	times, shifts := jobs.UpcomingStarts(k, view.Job, view.PlannedFrom, view.Runs, next, n)
 	c.JSON(http.StatusOK, newPreviewList(times, shifts, zone))
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 
 // FuzzJobBody runs any body through the steps PUT and PATCH of a job take
 // before they reach Temporal: decode (for a PATCH, merge into a stored
-// job) and AcceptNew. Either writeError answers a 4xx, or the job is
+// job) and Accept. Either writeError answers a 4xx, or the job is
 // safe to store: it encodes to valid UTF-8 within the depth limit, and its
 // HTTP requests cannot write lines of their own nor name a header twice. The e2e FuzzPutJobBody
 // covers the handler itself, against a real Temporal.
@@ -53,13 +53,13 @@ func FuzzJobBody(f *testing.F) {
 		var put jobs.Job
 		err := decode(bodyContext(body), &put, withoutStatus)
 		if err == nil {
-			err = put.AcceptNew(k, now)
+			err = put.Accept(k, now)
 		}
 		requireRefusedOrSafe(t, body, put, err)
 
 		patched, err := patchSteps(bodyContext(body))
 		if err == nil {
-			err = patched.AcceptNew(k, now)
+			err = patched.Accept(k, now)
 		}
 		requireRefusedOrSafe(t, body, patched, err)
 	})

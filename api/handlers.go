@@ -167,7 +167,7 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 // again with its own clock as the creation time; where its actions may
 // reach is the API's to check (and the activity's, as the last line).
 func (s *Server) accept(k jobs.Key, job *jobs.Job, created time.Time) error {
-	if err := job.AcceptNew(k, created); err != nil {
+	if err := job.Accept(k, created); err != nil {
 		return err
 	}
 	return s.workflowTargets.CheckJob(job, s.namespace)

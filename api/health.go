@@ -130,9 +130,9 @@ func (o *outage) pass(ctx context.Context, probe func(context.Context) error) bo
 }
 
 // suspect is told of a request that found Temporal unreachable or too
-// slow, and closes the gate if a probe confirms it. A request that timed
-// out may have met a loaded Temporal, not a down one: closing the gate
-// on it would turn every request of the next second into a 503, and a
+// slow, and marks Temporal down if a probe confirms it. A request that
+// timed out may have met a loaded Temporal, not a down one: marking it
+// down on it would turn every request of the next second into a 503, and a
 // burst of PUTs into a cascade of them.
 func (o *outage) suspect(ctx context.Context, probe func(context.Context) error) {
 	if probe(ctx) != nil {
@@ -148,10 +148,10 @@ func (o *outage) markDown() {
 	}
 }
 
-// temporalGate answers 503 at once while Temporal is known to be down or
+// whileTemporalUp answers 503 at once while Temporal is known to be down or
 // recur not yet ready in it (Options.Ready), and notes an outage that a
 // request ran into.
-func (s *Server) temporalGate(c *gin.Context) {
+func (s *Server) whileTemporalUp(c *gin.Context) {
 	probe := func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, probeEvery)
 		defer cancel()

@@ -71,7 +71,7 @@ func TestNotReadyAnswers503UntilReadySucceeds(t *testing.T) {
 	require.Eventually(t, func() bool { return request(http.MethodGet, "/readyz").Code == http.StatusOK },
 		5*probeEvery, probeEvery/10)
 	rec = request(http.MethodPut, badCollection+badVersion)
-	require.Equal(t, http.StatusInternalServerError, rec.Code, "past the gate, the handler calls this client, which panics")
+	require.Equal(t, http.StatusInternalServerError, rec.Code, "past whileTemporalUp, the handler calls this client, which panics")
 }
 
 // TestReadinessProbesOncePerSecondAndLatches: until Ready succeeds, one

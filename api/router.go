@@ -64,13 +64,13 @@ func New(c client.Client, opts Options) http.Handler {
 	ext := r.Group("/recur/v1", s.authenticate, s.rateLimit)
 	ext.POST("/preview", s.handle(s.previewBody))
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobCollections/:jobCollectionName/jobs/:jobName/preview", s.handle(s.previewJob))
-	ext.GET("/subscriptions/:subscriptionId/jobs", s.temporalGate, s.handle(s.listJobsAcross))
-	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobs", s.temporalGate, s.handle(s.listJobsAcross))
+	ext.GET("/subscriptions/:subscriptionId/jobs", s.whileTemporalUp, s.handle(s.listJobsAcross))
+	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobs", s.whileTemporalUp, s.handle(s.listJobsAcross))
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
-		s.authenticate, s.rateLimit, requireAPIVersion, s.temporalGate)
+		s.authenticate, s.rateLimit, requireAPIVersion, s.whileTemporalUp)
 	r.GET("/subscriptions/:subscriptionId/providers/Microsoft.Scheduler/jobCollections",
-		s.authenticate, s.rateLimit, requireAPIVersion, s.temporalGate, s.handle(s.listCollections))
+		s.authenticate, s.rateLimit, requireAPIVersion, s.whileTemporalUp, s.handle(s.listCollections))
 	arm.GET("/jobCollections", s.handle(s.listCollections))
 	coll := arm.Group("/jobCollections/:jobCollectionName")
 	coll.PUT("", s.handle(s.putCollection))

@@ -173,7 +173,7 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 	require.NoError(t, err)
 	var def jobs.Job
 	require.NoError(t, json.Unmarshal(raw, &def))
-	require.NoError(t, def.AcceptNew(k, time.Now().UTC()))
+	require.NoError(t, def.Accept(k, time.Now().UTC()))
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}, jobs.JobWorkflowName, jobs.JobInput{Key: k})
@@ -230,7 +230,7 @@ func TestAJobStartedOnALeaseWithNoClaimIsFound(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(raw, &def))
 	created := time.Now().UTC().Truncate(time.Second)
-	require.NoError(t, def.AcceptNew(k, created))
+	require.NoError(t, def.Accept(k, created))
 	opts, in, ok := store.NewJobStart(k, def, created, answer.Grant.Admission())
 	require.True(t, ok)
 	opts.EnableEagerStart = false // no worker of this client's

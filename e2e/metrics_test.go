@@ -125,7 +125,7 @@ func TestMetricsAndLogs(t *testing.T) {
 	require.NoError(t, j.Accept(ghost, missed))
 	_, err = st.Temporal.GetDefaultClient().ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
 		ID: ghost.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: ghost.SearchAttributes(jobs.KindJob),
-	}, jobs.JobWorkflowName, jobs.JobInput{Key: ghost, State: &jobs.JobState{Job: j, Created: missed, Next: &missed}})
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: ghost, State: &jobs.JobState{Job: j, PlannedFrom: missed, Next: &missed}})
 	require.NoError(t, err)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, 1.0, sum(scrape(c, st.API.URL), workflows.MetricMissed), "missed")

@@ -34,7 +34,7 @@ func BackfillTimes(rule *recurrence.Rule, start, end time.Time) []time.Time {
 }
 
 // BackfillCount returns how many occurrences a backfill of [start, end]
-// queues on job as defined at created (JobView.Created), as BackfillTimes
+// queues on job as defined at created (JobView.PlannedFrom), as BackfillTimes
 // counts them: the API's count, to charge a subscription before it asks
 // the job's workflow.
 func BackfillCount(job Job, created, start, end time.Time) int {

@@ -61,7 +61,7 @@ func TestLimitsInMessagesReadAsPeopleWriteThem(t *testing.T) {
 	} {
 		job := base()
 		tc.change(&job)
-		err := job.AcceptNew(k, now)
+		err := job.Accept(k, now)
 		require.Error(t, err, tc.name)
 		assert.Contains(t, err.Error(), tc.want, tc.name)
 		assert.NotRegexp(t, goDuration, err.Error(), tc.name)

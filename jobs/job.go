@@ -260,15 +260,11 @@ const (
 	MaxBodyLength  = 8192
 )
 
-// Accept checks a job definition given at created and writes it in the
+// normalize checks a job definition given at created and writes it in the
 // service's form: the identity fields from k, the defaults, enums spelled
 // as Azure did; the status is the scheduler's, whatever the client sent
-// is dropped. A definition meets it wherever it enters: in the API, so
-// that a bad one is answered before Temporal sees it (AcceptNew); in the
-// job workflow's update validator, which trusts no caller (AcceptNew);
-// and in its update handler, in a side effect whose recorded result is
-// the stored definition: a replay reads it and never runs Accept.
-func (j *Job) Accept(k Key, created time.Time) error {
+// is dropped. Accept adds the rules of a definition given now.
+func (j *Job) normalize(k Key, created time.Time) error {
 	j.ID, j.Type, j.Name = k.JobID(), "Microsoft.Scheduler/jobCollections/jobs", k.Collection+"/"+k.Job
 	p := &j.Properties
 	p.Status = nil
@@ -297,15 +293,20 @@ func (j *Job) Accept(k Key, created time.Time) error {
 	return p.validateJitter(rule, created)
 }
 
-// AcceptNew is Accept for a definition a client gives now (PUT, PATCH),
-// with the rules Accept leaves out: userinfo and ports in URIs, the ranges
-// of time spans. The API, the job workflow's validator and its handler's
-// side effect apply it to every write.
-func (j *Job) AcceptNew(k Key, created time.Time) error {
+// Accept checks a definition a client gives now (PUT, PATCH) at created
+// and writes it in the service's form (normalize), with the rules that
+// only a new write meets: userinfo and ports in URIs, the ranges of time
+// spans. A definition meets it wherever it enters: in the API, so that a
+// bad one is answered before Temporal sees it; in the job workflow's
+// update validator, which trusts no caller; and in its update handler, in
+// a side effect whose recorded result is the stored definition: a replay
+// reads it and never runs Accept, so a rule made stricter never changes
+// what a recorded write did.
+func (j *Job) Accept(k Key, created time.Time) error {
 	if err := j.Properties.checkURIs(); err != nil {
 		return err
 	}
-	if err := j.Accept(k, created); err != nil {
+	if err := j.normalize(k, created); err != nil {
 		return err
 	}
 	return j.Properties.checkTimeSpans()

@@ -126,7 +126,7 @@ func TestKeyValidateRejectsNamesThatBreakWorkflowIDs(t *testing.T) {
 		jobs.OccurrenceID(k.JobWorkflowID(), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)).Add(time.Hour)))
 }
 
-// TestNewDefinitionsTakeTimeSpansInRangeOnly: AcceptNew refuses a
+// TestNewDefinitionsTakeTimeSpansInRangeOnly: Accept refuses a
 // TimeSpan whose minutes or seconds pass 59, or whose hours pass 23 beside
 // days, at the interval's path; Accept, which replays stored
 // definitions, still takes them.
@@ -177,16 +177,16 @@ func TestNewDefinitionsTakeTimeSpansInRangeOnly(t *testing.T) {
 		}
 		for _, bad := range tc.values.bad {
 			j := job(bad)
-			require.NoError(t, j.Accept(k, created), "%s %s: stored definitions still replay", target, bad)
+			require.NoError(t, j.AcceptStored(k, created), "%s %s: stored definitions still replay", target, bad)
 			j = job(bad)
 			var e *jobs.Error
-			require.ErrorAs(t, j.AcceptNew(k, created), &e, "%s %s", target, bad)
+			require.ErrorAs(t, j.Accept(k, created), &e, "%s %s", target, bad)
 			require.Equal(t, target, e.Target, bad)
 			require.Contains(t, e.Message, "TimeSpan", bad)
 		}
 		for _, good := range tc.values.good {
 			j := job(good)
-			require.NoError(t, j.AcceptNew(k, created), "%s %s", target, good)
+			require.NoError(t, j.Accept(k, created), "%s %s", target, good)
 		}
 	}
 }

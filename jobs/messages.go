@@ -90,10 +90,10 @@ type MembershipRequest struct {
 	// leave of one never defined may come from a workflow that ended
 	// before another took an admission of its name (Reservation).
 	Defined bool `json:",omitempty"`
-	// Lease, in a LeaseRequest, is the ID of the lease whose slot the
-	// API started the job's workflow on (Lease); in a leave, the lease
-	// the job's workflow started on, whose claim of its name may come
-	// after the leave; 0 for none.
+	// Lease is the ID of the lease whose slot the API started the job's
+	// workflow on (Lease); 0 for none. A claim (LeaseRequest) names it to
+	// take the slot; a leave names it because the claim may come after
+	// the leave.
 	Lease int `json:",omitempty"`
 	// Run, with Lease, is the first run ID of the job's workflow, which
 	// tells the job that left from a later one of the same name.
@@ -358,11 +358,13 @@ type JobInput struct {
 
 // JobState is what a job workflow carries across continue-as-new.
 type JobState struct {
-	Job      Job        // definition, state and status
-	Created  time.Time  // C of docs/recurrence.md
-	Runs     int        // scheduled runs since Created, for count
-	Next     *time.Time // nominal time of the next occurrence; nil when none is left
-	Buffered *time.Time // BufferOne: the occurrence waiting for the running one
+	Job Job // definition, state and status
+	// PlannedFrom is C of docs/recurrence.md: when the job was last
+	// defined, which its rule is planned from.
+	PlannedFrom time.Time  `json:"Created"`
+	Runs        int        // scheduled runs since PlannedFrom, for count
+	Next        *time.Time // nominal time of the next occurrence; nil when none is left
+	Buffered    *time.Time // BufferOne: the occurrence waiting for the running one
 	// Handled is the nominal time of the last scheduled occurrence the
 	// job ran or postponed: one at or before it is never handled again,
 	// so that a redefinition planned within the second of a run (C is in
@@ -492,11 +494,11 @@ type RunNowRequest struct{}
 type JobView struct {
 	Job     Job
 	Deleted bool
-	// Created and Runs are what planning the job's next runs takes
-	// beside its definition (Upcoming): when it was last defined, and how
-	// many occurrences counted toward its count.
-	Created time.Time
-	Runs    int
+	// PlannedFrom and Runs are what planning the job's next runs takes
+	// beside its definition (Upcoming): when it was last defined (C), and
+	// how many occurrences counted toward its count.
+	PlannedFrom time.Time `json:"Created"`
+	Runs        int
 }
 
 // Memo keys of the public views the job and collection workflows keep in

@@ -23,5 +23,5 @@ func (st *JobState) Views(deleted bool) (JobView, StatusView) {
 	if s := st.Job.Properties.Status; s != nil {
 		status = *s
 	}
-	return JobView{Job: job, Deleted: deleted, Created: st.Created}, StatusView{Status: status, Runs: st.Runs}
+	return JobView{Job: job, Deleted: deleted, PlannedFrom: st.PlannedFrom}, StatusView{Status: status, Runs: st.Runs}
 }

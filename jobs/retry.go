@@ -134,7 +134,7 @@ func parseInterval(s string) (time.Duration, error) {
 // minutes and seconds 00 to 59, hours 00 to 23 when days are given.
 // ParseInterval carries them over (99:99:99 is 100:40:39), as it must for
 // definitions stored before this check; only new definitions meet it (see
-// Job.AcceptNew). ISO 8601 durations have no such ranges: PT90M is
+// Job.Accept). ISO 8601 durations have no such ranges: PT90M is
 // fine.
 func checkTimeSpan(s string) error {
 	m := timeSpan.FindStringSubmatch(s)

@@ -19,7 +19,7 @@ func normalized(t *testing.T, body string) jobs.Job {
 	t.Helper()
 	var j jobs.Job
 	require.NoError(t, json.Unmarshal([]byte(body), &j))
-	require.NoError(t, j.Accept(summaryKey, time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)))
+	require.NoError(t, j.AcceptStored(summaryKey, time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)))
 	return j
 }
 

@@ -50,11 +50,11 @@ func TestNewDefinitionsRefuseUserinfoInURIs(t *testing.T) {
 			}
 			if tc.stored && !strings.Contains(uri, "badport") {
 				j := job()
-				require.NoError(t, j.Accept(k, created), "%s %s: stored definitions still replay", tc.name, uri)
+				require.NoError(t, j.AcceptStored(k, created), "%s %s: stored definitions still replay", tc.name, uri)
 			}
 			j := job()
 			var e *jobs.Error
-			require.ErrorAs(t, j.AcceptNew(k, created), &e, "%s %s", tc.name, uri)
+			require.ErrorAs(t, j.Accept(k, created), &e, "%s %s", tc.name, uri)
 			require.Equal(t, jobs.CodeInvalidRequest, e.Code)
 			require.Equal(t, tc.target, e.Target, "%s %s", tc.name, uri)
 			require.Contains(t, e.Message, "authentication", "%s %s", tc.name, uri)
@@ -65,7 +65,7 @@ func TestNewDefinitionsRefuseUserinfoInURIs(t *testing.T) {
 	}
 	j := httpJob(nil, nil)
 	j.Properties.Action.Request.URI = "https://example.com/path@with-at?who=a@b#c@d"
-	require.NoError(t, j.AcceptNew(k, created), "an @ past the host is no user info")
+	require.NoError(t, j.Accept(k, created), "an @ past the host is no user info")
 }
 
 // TestRedactedDropsUserinfo: a job stored before the refusal shows its
@@ -103,7 +103,7 @@ func TestNewDefinitionsRefusePortsOutOfRange(t *testing.T) {
 				j.Properties.Action.Request.URI = uri
 			}
 			var e *jobs.Error
-			require.ErrorAs(t, j.AcceptNew(k, created), &e, uri)
+			require.ErrorAs(t, j.Accept(k, created), &e, uri)
 			require.Equal(t, target, e.Target, uri)
 			require.Contains(t, e.Message, "a port is a number from 1 to 65535", uri)
 		}
@@ -111,6 +111,6 @@ func TestNewDefinitionsRefusePortsOutOfRange(t *testing.T) {
 	for _, uri := range []string{"http://[::1]:65535/j", "https://example.com:1/", "https://example.com/"} {
 		j := httpJob(nil, nil)
 		j.Properties.Action.Request.URI = uri
-		require.NoError(t, j.AcceptNew(k, created), uri)
+		require.NoError(t, j.Accept(k, created), uri)
 	}
 }

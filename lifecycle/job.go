@@ -289,7 +289,7 @@ func (j *Job) define(def jobs.Job, c time.Time) error {
 	// streak anew: whoever enabled it meant it to run again.
 	st := j.state
 	status, was := st.Job.Properties.Status, st.Job.Properties.State
-	st.Job, st.Created, st.Runs = def, c, 0
+	st.Job, st.PlannedFrom, st.Runs = def, c, 0
 	st.Job.Properties.Status = status
 	if was != jobs.Enabled && def.Properties.State == jobs.Enabled {
 		j.restartStreak()

@@ -21,16 +21,16 @@ const (
 type Run struct {
 	ID      string // the occurrence ID, every attempt's idempotency key
 	Nominal time.Time
-	// Due is when it was meant to start: a scheduled one's nominal time
-	// plus its jitter offset.
-	Due     time.Time
-	Kind    RunKind
-	Repeat  int // the job's runs so far, this one included
-	Started time.Time
+	// PlannedStart is when it was meant to start: a scheduled one's
+	// nominal time plus its jitter offset.
+	PlannedStart time.Time
+	Kind         RunKind
+	Repeat       int // the job's runs so far, this one included
+	Started      time.Time
 }
 
 // Lateness is how late the run started against when it was meant to.
-func (r Run) Lateness() time.Duration { return max(r.Started.Sub(r.Due), 0) }
+func (r Run) Lateness() time.Duration { return max(r.Started.Sub(r.PlannedStart), 0) }
 
 // Ended is a run whose actions have ended.
 type Ended struct {
@@ -55,15 +55,15 @@ func (j *Job) takeDue(nominal, now time.Time, out []Effect) ([]Effect, error) {
 		return nil, err
 	}
 	window := j.state.Job.Properties.CatchUp()
-	for i, o := range caught.Due {
+	for i, o := range caught.Passed {
 		if h := j.state.Handled; h != nil && !o.After(*h) {
 			continue
 		}
 		j.state.Handled = &o
-		switch last := i == len(caught.Due)-1; {
+		switch last := i == len(caught.Passed)-1; {
 		case !last:
 			reason := "missed: recur was down or too busy to run it on time; only the most recent missed occurrence may run"
-			if i == len(caught.Due)-2 && caught.Skipped > 0 {
+			if i == len(caught.Passed)-2 && caught.Skipped > 0 {
 				reason = fmt.Sprintf("%s (the %d missed occurrences after it, up to the most recent, are not listed)", reason, caught.Skipped)
 				out = append(out, Skipped{N: caught.Skipped})
 				j.countSkipped(caught.Skipped, caught.LastSkipped)
@@ -98,7 +98,7 @@ const MsgNoProgress = "the recurrence engine planned an occurrence that is not a
 // new plan that looks ahead again.
 func (j *Job) catchUp(nominal, now time.Time) (CatchUp, error) {
 	if j.local.ahead.covers(now) {
-		p := CatchUp{Due: []time.Time{nominal}}
+		p := CatchUp{Passed: []time.Time{nominal}}
 		times := j.local.ahead.Times
 		for len(times) > 0 && !times[0].After(now) {
 			p.add(times[0])
@@ -111,7 +111,7 @@ func (j *Job) catchUp(nominal, now time.Time) (CatchUp, error) {
 		j.local.ahead.Times = times
 		return p, nil
 	}
-	planned, err := j.world.Plan(j.state.Job.Properties.Schedule(), j.state.Created, nominal, now)
+	planned, err := j.world.Plan(j.state.Job.Properties.Schedule(), j.state.PlannedFrom, nominal, now)
 	if err != nil {
 		return CatchUp{}, err
 	}
@@ -168,12 +168,12 @@ func (j *Job) startRun(nominal time.Time, kind RunKind, now time.Time, out []Eff
 	if kind == RunNow {
 		id += j.local.runNowIDs.suffix(nominal)
 	}
-	due := nominal
+	planned := nominal
 	if kind == Scheduled {
-		due = j.jitteredStart(nominal)
+		planned = j.jitteredStart(nominal)
 	}
 	j.running++
-	run := Run{ID: id, Nominal: nominal, Due: due, Kind: kind, Repeat: j.status().ExecutionCount + j.running, Started: now}
+	run := Run{ID: id, Nominal: nominal, PlannedStart: planned, Kind: kind, Repeat: j.status().ExecutionCount + j.running, Started: now}
 	return append(out, Start{Run: run, Action: *j.state.Job.Properties.Action})
 }
 

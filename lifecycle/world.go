@@ -47,8 +47,11 @@ const (
 
 // CatchUp is what fell due between an occurrence and now.
 type CatchUp struct {
-	Due     []time.Time // from the occurrence on, at most maxListed; the last is the most recent
-	Skipped int         // missed occurrences between Due's last two, not listed
+	// Passed are the occurrences whose time has passed, from the
+	// occurrence on, at most maxListed; the last is the most recent. (Due
+	// in the plans recorded in histories.)
+	Passed  []time.Time `json:"Due"`
+	Skipped int         // missed occurrences between Passed's last two, not listed
 	// LastSkipped is the latest of those, for the job's lastMissedTime.
 	LastSkipped *time.Time `json:",omitempty"`
 	Next        *time.Time // the first occurrence after now; nil when none is left
@@ -57,14 +60,14 @@ type CatchUp struct {
 // add adds an occurrence that fell due: listed while there is room, else
 // counted, the most recent always listed last.
 func (p *CatchUp) add(t time.Time) {
-	if len(p.Due) < maxListed {
-		p.Due = append(p.Due, t)
+	if len(p.Passed) < maxListed {
+		p.Passed = append(p.Passed, t)
 		return
 	}
 	p.Skipped++
-	skipped := p.Due[len(p.Due)-1]
+	skipped := p.Passed[len(p.Passed)-1]
 	p.LastSkipped = &skipped
-	p.Due[len(p.Due)-1] = t
+	p.Passed[len(p.Passed)-1] = t
 }
 
 // Ahead is the occurrences planned after the job's next one.
@@ -102,7 +105,7 @@ func FirstOf(r *recurrence.Rule, c time.Time) *time.Time {
 // longer compiles: the schedule ends): the occurrences from nominal up to
 // now, the first after now, and up to planAhead after that.
 func PlanOf(r *recurrence.Rule, nominal, now time.Time) Planned {
-	out := Planned{Plan: CatchUp{Due: []time.Time{nominal}}, Ahead: Ahead{End: true}}
+	out := Planned{Plan: CatchUp{Passed: []time.Time{nominal}}, Ahead: Ahead{End: true}}
 	if r == nil {
 		return out
 	}

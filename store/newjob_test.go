@@ -25,7 +25,7 @@ func TestANewJobsStartCarriesItsFirstTask(t *testing.T) {
 		"recurrence": {"frequency": "Hour", "interval": 1},
 		"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "POST"}}}}`), &def))
 	created := time.Date(2036, 11, 26, 9, 0, 0, 0, time.UTC)
-	require.NoError(t, def.AcceptNew(k, created))
+	require.NoError(t, def.Accept(k, created))
 	opts, in, ok := NewJobStart(k, def, created, jobs.Admission{Until: created.Add(time.Minute)})
 	require.True(t, ok)
 	require.True(t, opts.EnableEagerStart, "the first workflow task comes back with the start")

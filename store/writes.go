@@ -92,7 +92,7 @@ func (s *Store) CollectionRoom(ctx context.Context, k jobs.Key) error {
 // the workflow has its collection admit the definition (the quotas)
 // before it takes it, so that no failure of this process can leave a job
 // half defined or a collection's count wrong. job is accepted at created
-// (jobs.Job.AcceptNew). NotFound means the workflow of a deleted job with
+// (jobs.Job.Accept). NotFound means the workflow of a deleted job with
 // that name has not ended yet: once it has, a new one starts.
 func (s *Store) PutJob(ctx context.Context, k jobs.Key, job jobs.Job, created time.Time, cond jobs.Preconditions, apply jobs.Apply) (jobs.PutJobResult, error) {
 	var res jobs.PutJobResult

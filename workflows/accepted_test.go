@@ -35,7 +35,7 @@ func TestAWriteTodaysValidatorRefusesStillReplays(t *testing.T) {
 			require.NoError(t, json.Unmarshal(p.GetData(), &req))
 			req.Job.Properties.Action.Request.Method = badMethod
 			refused := req.Job
-			require.Error(t, refused.AcceptNew(k, time.Now()), "today's validator refuses the PUT")
+			require.Error(t, refused.Accept(k, time.Now()), "today's validator refuses the PUT")
 			p.Data, err = json.Marshal(req)
 		case jobs.UpdatePatchJob:
 			var req jobs.PatchJobRequest

@@ -61,7 +61,7 @@ func invalidBackfill(message string) error {
 func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (jobs.BackfillResult, error) {
 	var times []time.Time
 	st := j.state()
-	err := sideEffect(ctx, st.Job.Properties.Schedule(), st.Created, &times, func(r *recurrence.Rule) any {
+	err := sideEffect(ctx, st.Job.Properties.Schedule(), st.PlannedFrom, &times, func(r *recurrence.Rule) any {
 		return jobs.BackfillTimes(r, req.StartTime, req.EndTime)
 	})
 	if err != nil {

@@ -70,7 +70,7 @@ func TestCurrentDetailsAfterContinueAsNew(t *testing.T) {
 	next := now.Add(30 * time.Minute)
 	var details string
 	h.at(time.Second, func() { details = h.currentDetails() })
-	h.run(time.Minute, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, Created: now, Next: &next}})
+	h.run(time.Minute, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, PlannedFrom: now, Next: &next}})
 	require.Equal(t, "**Enabled**, next occurrence 2026-06-01T12:30:00Z\n\n"+
 		"- schedule: every hour\n- action: POST https://example.com/\n", details)
 }

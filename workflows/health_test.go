@@ -312,7 +312,7 @@ func TestPostponedAndMissedAreToldApart(t *testing.T) {
 	j.Properties.Status = &jobs.Status{NextExecutionTime: &next}
 	var v jobs.Job
 	h.at(time.Minute, func() { v = h.view() })
-	h.run(40*time.Minute, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, Created: created, Next: &next}})
+	h.run(40*time.Minute, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, PlannedFrom: created, Next: &next}})
 	require.Len(t, h.rows(jobs.ExecutionPostponed), 49)
 	st := v.Properties.Status
 	require.Equal(t, 71, st.MissedCount, "72 fell due, the most recent ran: 49 listed, 22 counted in the last row's message")

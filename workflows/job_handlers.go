@@ -126,7 +126,7 @@ func (j *job) preview(req jobs.PreviewRequest) ([]time.Time, error) {
 		return nil, err.ToApplicationError()
 	}
 	st := j.state()
-	times, _ := jobs.UpcomingStarts(j.key, st.Job, st.Created, st.Runs, st.Next, req.Count)
+	times, _ := jobs.UpcomingStarts(j.key, st.Job, st.PlannedFrom, st.Runs, st.Next, req.Count)
 	return times, nil
 }
 
@@ -149,7 +149,7 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	if err := j.m.Preconditions(req.Preconditions); err != nil {
 		return wire(err)
 	}
-	if err := req.Job.AcceptNew(j.key, creationTime(ctx)); err != nil {
+	if err := req.Job.Accept(j.key, creationTime(ctx)); err != nil {
 		return toWire(err)
 	}
 	// SameJob compares encoding/json's output, always the same for a value
@@ -173,7 +173,7 @@ func (j *job) validatePatch(ctx workflow.Context, req jobs.PatchJobRequest) erro
 	if err != nil {
 		return err
 	}
-	return toWire(def.AcceptNew(j.key, creationTime(ctx)))
+	return toWire(def.Accept(j.key, creationTime(ctx)))
 }
 
 // writable refuses a write the preconditions refuse, and any to a job
@@ -227,7 +227,7 @@ func (j *job) accept(ctx workflow.Context, def func() (jobs.Job, error)) (jobs.J
 	return acceptOnce(ctx, func(ctx workflow.Context) (jobs.Job, error) {
 		job, err := def()
 		if err == nil {
-			err = job.AcceptNew(j.key, creationTime(ctx))
+			err = job.Accept(j.key, creationTime(ctx))
 		}
 		return job, err
 	})

@@ -165,8 +165,12 @@ func TestJobRejectsTimeSpansOutOfRange(t *testing.T) {
 		})
 	lenient := hourly(start, 1)
 	lenient.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "Fixed", RetryInterval: "99:99:99"}
-	stored := lenient
-	require.NoError(t, stored.Accept(key, start.Add(-time.Hour)), "stored definitions stay valid")
+	// The stored definition is the accepted one with the interval it had
+	// before the rule.
+	stored := hourly(start, 1)
+	stored.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "Fixed", RetryInterval: "PT1M"}
+	require.NoError(t, stored.Accept(key, start.Add(-time.Hour)))
+	stored.Properties.Action.RetryPolicy.RetryInterval = "99:99:99"
 	next := start
 	var rejected error
 	env.RegisterDelayedCallback(func() {
@@ -178,7 +182,7 @@ func TestJobRejectsTimeSpansOutOfRange(t *testing.T) {
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}) }, 2*time.Hour)
 	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: &jobs.JobState{
-		Job: stored, Created: start.Add(-time.Hour), Next: &next}})
+		Job: stored, PlannedFrom: start.Add(-time.Hour), Next: &next}})
 
 	require.NoError(t, env.GetWorkflowError())
 	e, ok := jobs.FromApplicationError(rejected)

@@ -41,7 +41,7 @@ func observeStart(ctx workflow.Context, o occurrence) {
 	m := workflow.GetMetricsHandler(ctx)
 	m.Counter(MetricOccurrences).Inc(1)
 	if o.Kind != lifecycle.Backfill {
-		m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.Due), 0))
+		m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.PlannedStart), 0))
 	}
 }
 

@@ -74,7 +74,7 @@ func TestAnOutageCountsMissedOccurrencesNotPostponedOnes(t *testing.T) {
 	j := job(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), &recurrence.Recurrence{Frequency: "Hour"})
 	require.NoError(t, j.Accept(key, created))
 	next := created.Add(30 * time.Minute)
-	h.run(40*time.Minute, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, Created: created, Next: &next}})
+	h.run(40*time.Minute, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, PlannedFrom: created, Next: &next}})
 	require.Len(t, h.rows(jobs.ExecutionPostponed), 49)
 
 	families := gather()

@@ -199,7 +199,7 @@ func TestThePaceOutlastsAContinueAsNew(t *testing.T) {
 	next := pacingNow.Add(time.Hour)
 	notBefore := pacingNow.Add(30 * time.Second)
 	queued := hoursBack(3, 0)
-	state := &jobs.JobState{Job: def, Created: created, Next: &next, BackfillPace: 10 * time.Second, BackfillNotBefore: &notBefore,
+	state := &jobs.JobState{Job: def, PlannedFrom: created, Next: &next, BackfillPace: 10 * time.Second, BackfillNotBefore: &notBefore,
 		Backfill: []time.Time{queued.StartTime, queued.StartTime.Add(time.Hour), queued.EndTime}}
 	h.run(time.Hour-time.Minute, jobs.JobInput{Key: key, State: state})
 	var starts []time.Duration

@@ -19,7 +19,7 @@ import (
 // collection reserves a name it admits that way until it knows a job holds
 // it: the job does not say so (that would cost each creation a signal and
 // a workflow task of each workflow), so the collection looks at the job's
-// workflow once the reservation is due (checkReservations). A job that
+// workflow once the reservation has lapsed (checkReservations). A job that
 // took the admission asks to be forgotten when it ends, as one its
 // collection admitted by signal does.
 
@@ -31,7 +31,7 @@ import (
 // grace (e2e/stall).
 const reservationGrace = 20 * time.Second
 
-// reservationBatch is how long the collection lets reservations fall due
+// reservationBatch is how long the collection lets reservations lapse
 // before it looks at their jobs, so that one activity looks at those
 // of many creations.
 const reservationBatch = 5 * time.Second
@@ -72,22 +72,22 @@ func (c *collection) freeing() bool {
 	return c.membership.Len() > 0 || c.checkNow || c.checking
 }
 
-// checkReservations looks at the jobs of the reservations that fell due,
+// checkReservations looks at the jobs of the reservations that lapsed,
 // a few seconds' worth together (look). Each turn blocks: it waits on a
 // condition false when it starts (a reservation; the batch's time, or a
 // leave that asks to look at once), or it looks, in an activity, at
-// reservations due.
+// reservations lapsed.
 func (c *collection) checkReservations(ctx workflow.Context) {
 	for {
 		now := workflow.Now(ctx)
-		due := c.ledger.due(now)
+		lapsed := c.ledger.lapsed(now)
 		switch {
 		case len(c.ledger.Reserved) == 0:
 			if err := workflow.Await(ctx, func() bool { return len(c.ledger.Reserved) > 0 }); err != nil {
 				return
 			}
-		case len(due) == 0 || (!c.checkNow && c.ledger.soonest().Add(reservationBatch).After(now)):
-			// With nothing due, a leave's wish to look at once is spent: the
+		case len(lapsed) == 0 || (!c.checkNow && c.ledger.soonest().Add(reservationBatch).After(now)):
+			// With nothing lapsed, a leave's wish to look at once is spent: the
 			// look it asked for has been.
 			c.checkNow = false
 			wait := c.ledger.soonest().Add(reservationBatch).Sub(now)
@@ -96,20 +96,20 @@ func (c *collection) checkReservations(ctx workflow.Context) {
 			}
 		default:
 			c.checkNow = false
-			if err := c.look(ctx, due); err != nil {
+			if err := c.look(ctx, lapsed); err != nil {
 				return
 			}
 		}
 	}
 }
 
-// look asks, in one activity, whether the jobs of the reservations due run
+// look asks, in one activity, whether the jobs of the reservations lapsed run
 // and are defined, and hands apply what it found (editLooked); a look that
 // fails is tried again after the grace. It returns an error once the
 // workflow is cancelled.
-func (c *collection) look(ctx workflow.Context, due []jobs.Reservation) error {
-	ids := make([]string, len(due))
-	for i, r := range due {
+func (c *collection) look(ctx workflow.Context, lapsed []jobs.Reservation) error {
+	ids := make([]string, len(lapsed))
+	for i, r := range lapsed {
 		k := c.ledger.Key
 		k.Job = r.Job
 		ids[i] = k.JobWorkflowID()
@@ -125,28 +125,28 @@ func (c *collection) look(ctx workflow.Context, due []jobs.Reservation) error {
 	c.checking = true
 	err := workflow.ExecuteActivity(actx, acts.JobPresence, ids).Get(ctx, &presence)
 	c.checking = false
-	if err == nil && len(presence) != len(due) {
+	if err == nil && len(presence) != len(lapsed) {
 		err = temporal.NewApplicationError("job presence: answers do not match the jobs asked", "")
 	}
 	if err != nil {
 		presence = nil
 	}
-	c.apply(ctx, edit{kind: editLooked, looked: due, presence: presence})
+	c.apply(ctx, edit{kind: editLooked, looked: lapsed, presence: presence})
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("look at the jobs of reserved names; again later", "error", err)
 	}
 	return ctx.Err()
 }
 
-// due returns the reservations whose Until has passed.
-func (l *ledger) due(now time.Time) []jobs.Reservation {
-	var due []jobs.Reservation
+// lapsed returns the reservations whose Until has passed.
+func (l *ledger) lapsed(now time.Time) []jobs.Reservation {
+	var lapsed []jobs.Reservation
 	for _, r := range l.Reserved {
 		if !r.Until.After(now) {
-			due = append(due, r)
+			lapsed = append(lapsed, r)
 		}
 	}
-	return due
+	return lapsed
 }
 
 // soonest returns the soonest Until of the reservations: a look puts those

@@ -61,7 +61,7 @@ func TestFinishedRetentionSurvivesContinueAsNew(t *testing.T) {
 	j := job(now.Add(-40*24*time.Hour), nil)
 	j.Properties.State = jobs.Completed
 	finished := now.Add(-20 * 24 * time.Hour)
-	state := &jobs.JobState{Job: j, Created: finished, Runs: 1, Finished: &finished}
+	state := &jobs.JobState{Job: j, PlannedFrom: finished, Runs: 1, Finished: &finished}
 	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: state})
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.Len(t, *gone, 1)

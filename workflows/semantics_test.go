@@ -454,7 +454,7 @@ func TestCatchUpAfterAThreeDayOutageRunsOnlyTheMostRecentOccurrence(t *testing.T
 	require.NoError(t, j.Accept(key, created))
 	next := created.Add(30 * time.Minute) // 2026-06-01T13:00Z
 	j.Properties.Status = &jobs.Status{NextExecutionTime: &next}
-	state := &jobs.JobState{Job: j, Created: created, Next: &next}
+	state := &jobs.JobState{Job: j, PlannedFrom: created, Next: &next}
 	var v jobs.Job
 	h.at(time.Minute, func() { v = h.view() })
 	h.run(40*time.Minute, jobs.JobInput{Key: key, State: state})
@@ -802,7 +802,7 @@ func TestACatchUpWithJitterTakesEveryOccurrenceWhoseStartHasPassed(t *testing.T)
 	require.NoError(t, j.Accept(key, created))
 	next := o.Add(-10 * time.Minute) // the outage began ten minutes before
 	j.Properties.Status = &jobs.Status{NextExecutionTime: &next}
-	h.run(30*time.Second, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, Created: created, Next: &next}})
+	h.run(30*time.Second, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, PlannedFrom: created, Next: &next}})
 	ran := h.ids()
 	require.NotEmpty(t, ran)
 	require.Equal(t, jobs.OccurrenceID(key.JobWorkflowID(), o), ran[len(ran)-1], "the occurrence whose start has passed runs at once")

@@ -37,7 +37,7 @@ func TestAJobStartedDefinedRunsWithoutAskingItsCollection(t *testing.T) {
 				return jobs.HTTPResponse{StatusCode: 200, Attempt: 1}, nil
 			}).Maybe()
 		def := hourly(start, 2)
-		require.NoError(t, def.AcceptNew(key, c))
+		require.NoError(t, def.Accept(key, c))
 		st, ok := lifecycle.NewState(key, def, c, "origin", disabled)
 		require.True(t, ok)
 		env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdatePutJob, jobs.PutJobRequest{Job: hourly(start, 2)}) }, 10*time.Minute)
@@ -92,7 +92,7 @@ func TestALateAnswerToTheRunBeforeIsDropped(t *testing.T) {
 		}, jobs.PutJobRequest{Job: hourly(start, 3)})
 	}, 2*time.Minute)
 	env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}) }, 3*time.Minute)
-	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: &jobs.JobState{Job: def, Created: start.Add(-time.Hour), Next: &next}})
+	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: &jobs.JobState{Job: def, PlannedFrom: start.Add(-time.Hour), Next: &next}})
 
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())

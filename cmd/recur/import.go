@@ -357,7 +357,7 @@ func planNewJob(r migrate.Resource) (outcome, detail string) {
 	}
 	k := jobs.Key{Subscription: "dry-run", ResourceGroup: r.ResourceGroup, Collection: r.Collection, Job: r.Job}
 	if err == nil {
-		err = job.AcceptNew(k, time.Now().UTC())
+		err = job.Accept(k, time.Now().UTC())
 	}
 	if err != nil {
 		var e *jobs.Error

@@ -413,7 +413,7 @@ func put(ctx context.Context, c client.Client, k jobs.Key, workflow string, inpu
 // collection admitted (adm), as the API starts a new job's.
 func startDefined(ctx context.Context, c client.Client, k jobs.Key, def jobs.Job, adm jobs.Admission) (run string, err error) {
 	created := time.Now().UTC().Truncate(time.Second)
-	if err := def.AcceptNew(k, created); err != nil {
+	if err := def.Accept(k, created); err != nil {
 		return "", err
 	}
 	opts, in, ok := store.NewJobStart(k, def, created, adm)
@@ -603,7 +603,7 @@ func startJobBehind(ctx context.Context, c client.Client, k jobs.Key, target str
 	j.Properties.Status = &jobs.Status{NextExecutionTime: &late}
 	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, TypedSearchAttributes: k.SearchAttributes(jobs.KindJob),
-	}, jobs.JobWorkflowName, jobs.JobInput{Key: k, State: &jobs.JobState{Job: j, Created: created, Next: &late}})
+	}, jobs.JobWorkflowName, jobs.JobInput{Key: k, State: &jobs.JobState{Job: j, PlannedFrom: created, Next: &late}})
 	return err
 }
 

@@ -206,7 +206,7 @@ func (s *sim) refuse(err *jobs.Error) bool {
 // validator refuses it.
 func (s *sim) put(def jobs.Job) {
 	c := s.now.Truncate(time.Second)
-	if !s.refuse(s.m.Exists()) || def.AcceptNew(Key, c) != nil {
+	if !s.refuse(s.m.Exists()) || def.Accept(Key, c) != nil {
 		return
 	}
 	st := s.m.State()
@@ -230,7 +230,7 @@ func (s *sim) backfill(from, to time.Time) {
 		return
 	}
 	st := s.m.State()
-	times := jobs.BackfillTimes(lifecycle.Compile(st.Job.Properties.Schedule(), st.Created), from, to)
+	times := jobs.BackfillTimes(lifecycle.Compile(st.Job.Properties.Schedule(), st.PlannedFrom), from, to)
 	if !s.refuse(s.m.Backfillable(len(times), !s.collEnabled)) {
 		return
 	}

@@ -168,6 +168,6 @@ func assertDecodes(t *testing.T, rs []migrate.Resource) {
 		if a := j.Properties.Action.Request; len(r.Missing) > 0 || a != nil && a.Authentication != nil && a.Authentication.Type == jobs.AuthClientCertificate {
 			continue
 		}
-		require.NoError(t, j.AcceptNew(key, created), r.Source.Path)
+		require.NoError(t, j.Accept(key, created), r.Source.Path)
 	}
 }
