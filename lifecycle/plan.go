@@ -75,7 +75,7 @@ func (j *Job) Plan(m Moment) Plan {
 		p.StartBackfill = j.running < backfills
 	}
 	p.Settle = j.spent()
-	p.Retain = j.Finished() && !j.local.retention.known
+	p.Retain = j.finished() && !j.local.retention.known
 	if until, ok := j.expiry(); ok {
 		p.Expire = come(until)
 	}
@@ -95,8 +95,8 @@ func (j *Job) Held(now time.Time) bool {
 	return j.local.deleted && now.Before(j.local.holdUntil)
 }
 
-// Finished reports whether the job has ended for good, its last run too.
-func (j *Job) Finished() bool {
+// finished reports whether the job has ended for good, its last run too.
+func (j *Job) finished() bool {
 	if j.state == nil {
 		return false
 	}
@@ -108,7 +108,7 @@ func (j *Job) Finished() bool {
 // retain noted, while the job is finished (a run now of a finished job
 // keeps it until the run ends).
 func (j *Job) expiry() (time.Time, bool) {
-	if !j.Finished() || j.local.retention.until.IsZero() {
+	if !j.finished() || j.local.retention.until.IsZero() {
 		return time.Time{}, false
 	}
 	return j.local.retention.until, true

@@ -38,9 +38,6 @@ func disabledBy(k jobs.Key, def jobs.Job, collectionDisabled bool) jobs.Job {
 // writes it: Apply alone does.
 func (j *Job) State() *jobs.JobState { return j.state }
 
-// Key is the job's.
-func (j *Job) Key() jobs.Key { return j.key }
-
 // Origin is the origin of the job's ETags.
 func (j *Job) Origin() string { return j.origin }
 
@@ -61,8 +58,8 @@ func (j *Job) Pending() bool {
 	return len(j.pending.runsNow) > 0 || len(j.pending.ended) > 0 || j.pending.applied
 }
 
-// ETag is the job's ETag, empty when it does not exist.
-func (j *Job) ETag() string {
+// etag is the job's ETag, empty when it does not exist.
+func (j *Job) etag() string {
 	if j.state == nil || j.local.deleted {
 		return ""
 	}
@@ -114,13 +111,13 @@ func (j *Job) Redefinable() *jobs.Error {
 // Preconditions refuses a write whose If-Match or If-None-Match the job
 // fails.
 func (j *Job) Preconditions(p jobs.Preconditions) *jobs.Error {
-	return p.Check(j.ETag(), "job "+j.key.Job)
+	return p.Check(j.etag(), "job "+j.key.Job)
 }
 
 // Based refuses a patch merged by the API into a definition the job no
 // longer has.
 func (j *Job) Based(etag string) *jobs.Error {
-	if etag != j.ETag() {
+	if etag != j.etag() {
 		return &jobs.Error{Code: jobs.CodeBaseChanged,
 			Message: "job " + j.key.Job + " was redefined while the PATCH was merged; send it again"}
 	}
