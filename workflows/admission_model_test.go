@@ -130,7 +130,6 @@ type admJob struct {
 type admLease struct {
 	jobs.Lease
 	free, taking int
-	retired      bool
 }
 
 // admProc is an API process.
@@ -288,7 +287,6 @@ func (m *admModel) leaseOf(pr *admProc, id int) *admLease {
 // are answered.
 func (m *admModel) retire(pr *admProc) {
 	if pr.lease != nil {
-		pr.lease.retired = true
 		pr.retired = append(pr.retired, pr.lease)
 		pr.lease = nil
 	}
