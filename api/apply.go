@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/store"
 )
 
 // A PUT's Recur-Apply header (jobs.Apply) may keep it from writing: its
@@ -55,7 +56,7 @@ func notWritten(err error) (string, bool) {
 // are checked here. Quotas are not asked: a what-if PUT that would create
 // a job can still be refused its admission.
 func whatIf(c *gin.Context, err error, cond jobs.Preconditions, what string, exists, current func() error, proposed func()) error {
-	if isNotFound(err) {
+	if store.IsNotFound(err) {
 		if e := cond.Check("", what); e != nil {
 			return e
 		}
@@ -82,10 +83,10 @@ func whatIf(c *gin.Context, err error, cond jobs.Preconditions, what string, exi
 
 // whatIfJob answers a PUT of job with Recur-Apply: what-if.
 func (s *Server) whatIfJob(ctx context.Context, c *gin.Context, k jobs.Key, job jobs.Job, cond jobs.Preconditions) error {
-	err := s.updateJob(ctx, k, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Apply: jobs.ApplyWhatIf})
-	return whatIf(c, err, cond, jobNamed(k), func() error {
-		_, err := s.collection(ctx, k)
-		if isNotFound(err) {
+	err := s.store.WhatIfJob(ctx, k, job, cond)
+	return whatIf(c, err, cond, store.JobNamed(k), func() error {
+		_, err := s.store.Collection(ctx, k)
+		if store.IsNotFound(err) {
 			return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}
 		}
 		return err
@@ -94,22 +95,21 @@ func (s *Server) whatIfJob(ctx context.Context, c *gin.Context, k jobs.Key, job 
 
 // whatIfCollection answers a PUT of coll with Recur-Apply: what-if.
 func (s *Server) whatIfCollection(ctx context.Context, c *gin.Context, k jobs.Key, coll jobs.Collection, cond jobs.Preconditions) error {
-	_, err := s.update(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
-		jobs.PutCollectionRequest{Collection: coll, Preconditions: cond, Apply: jobs.ApplyWhatIf})
-	return whatIf(c, notFoundAs(err, collectionNamed(k)), cond, collectionNamed(k),
-		func() error { return s.collectionRoom(ctx, k) },
+	err := s.store.WhatIfCollection(ctx, k, coll, cond)
+	return whatIf(c, err, cond, store.CollectionNamed(k),
+		func() error { return s.store.CollectionRoom(ctx, k) },
 		func() error { return s.unchangedCollection(ctx, c, k) },
 		func() { writeCollection(c, http.StatusOK, coll) })
 }
 
 // unchangedJob answers a PUT that left the job as it is: 200 and the job.
 func (s *Server) unchangedJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	return unchanged(c, func() (jobs.Job, error) { return s.job(ctx, k) }, writeJob)
+	return unchanged(c, func() (jobs.Job, error) { return s.store.Job(ctx, k) }, writeJob)
 }
 
 // unchangedCollection answers a PUT that left the collection as it is.
 func (s *Server) unchangedCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	return unchanged(c, func() (jobs.Collection, error) { return s.collection(ctx, k) }, writeCollection)
+	return unchanged(c, func() (jobs.Collection, error) { return s.store.Collection(ctx, k) }, writeCollection)
 }
 
 // unchanged answers with the resource read reads, as write writes it.

@@ -41,7 +41,7 @@ func (s *Server) backfillJob(ctx context.Context, c *gin.Context, k jobs.Key) er
 	if err != nil {
 		return err
 	}
-	view, err := s.jobView(ctx, k)
+	view, err := s.store.JobView(ctx, k)
 	if err != nil {
 		return err
 	}
@@ -49,14 +49,14 @@ func (s *Server) backfillJob(ctx context.Context, c *gin.Context, k jobs.Key) er
 	if err := s.chargeBackfill(c, k, view, &req); err != nil {
 		return err
 	}
-	var res jobs.BackfillResult
-	if err := s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res); err != nil {
-		if _, refused := jobs.FromApplicationError(err); req.Budget != nil && (refused || workflowMissing(err)) {
+	res, maybeQueued, err := s.store.Backfill(ctx, k, req)
+	if err != nil {
+		if req.Budget != nil && !maybeQueued {
 			// Nothing was queued. An update whose answer was lost may
 			// have queued: what it took stays taken.
 			s.backfill.budgets.give(k.Subscription, *req.Budget)
 		}
-		return notFoundAs(err, jobNamed(k))
+		return err
 	}
 	c.JSON(http.StatusAccepted, res)
 	return nil

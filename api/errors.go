@@ -1,19 +1,15 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/api/serviceerror"
-	"google.golang.org/grpc/codes"
-	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
+	"github.com/recurhq/recur/store"
 )
 
 // armError is the body of every error answer: Azure Resource Manager's
@@ -53,44 +49,20 @@ var statusOf = map[string]int{
 }
 
 // errTemporalUnreachable answers requests while Temporal is known to be
-// down.
-var errTemporalUnreachable = serviceerror.NewUnavailable("temporal is unreachable")
+// down: the answer of an error that store.Unreachable reports.
+var errTemporalUnreachable = &apiError{status: http.StatusServiceUnavailable, code: "ServiceUnavailable",
+	message: "Temporal is unreachable or did not answer in time; try again later"}
+
+// keyTemporalDown marks, in a request's context, that Temporal was
+// unreachable while serving it.
+const keyTemporalDown = "recur.temporalDown"
 
 // retryAfterSeconds is the Retry-After of 503 answers.
 const retryAfterSeconds = "5"
 
-// unreachable reports whether err says Temporal could not be reached or did
-// not answer in time, as opposed to an answer.
-func unreachable(err error) bool {
-	var (
-		unavailable *serviceerror.Unavailable
-		deadline    *serviceerror.DeadlineExceeded
-	)
-	if errors.As(err, &unavailable) || errors.As(err, &deadline) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return true
-	}
-	switch grpcstatus.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded:
-		return true
-	}
-	return false
-}
-
-// refused reports whether Temporal answered ResourceExhausted: a namespace
-// or host rate limit, an overloaded host or a busy workflow. The same code
-// from gRPC itself (a message too large) is not a refusal to retry.
-func refused(err error) bool {
-	var re *serviceerror.ResourceExhausted
-	return errors.As(err, &re)
-}
-
-// transient reports whether err is an answer the SDK retries: Temporal
-// unavailable, or refusing for a moment (refused).
-func transient(err error) bool {
-	var unavailable *serviceerror.Unavailable
-	return errors.As(err, &unavailable) || grpcstatus.Code(err) == codes.Unavailable || refused(err)
-}
+// unnamedResource is what a 404 names when Temporal's NotFound reaches
+// writeError without a caller having said which workflow it was about.
+const unnamedResource = "the resource"
 
 // statusClientClosedRequest is the status of a request whose client went
 // away before its answer: nginx's 499, for the access log.
@@ -113,6 +85,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	switch {
 	case errors.As(err, &apiErr):
 		status, body = apiErr.status, armErrorBody{Code: apiErr.code, Message: apiErr.message, Target: apiErr.target}
+	case errors.Is(err, store.ErrQuotaLeased):
+		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable", Message: store.ErrQuotaLeased.Error()}
 	case jobErr != nil || errors.As(err, &jobErr):
 		status, body = jobAnswer(jobErr)
 	case errors.As(err, &valErr):
@@ -126,15 +100,15 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		status, body = statusClientClosedRequest, armErrorBody{Code: "ClientClosedRequest", Message: "the client closed the request"}
 		log.InfoContext(c.Request.Context(), "the client went away before the answer", "method", c.Request.Method,
 			"path", c.Request.URL.Path, "error", err)
-	case workflowMissing(err):
+	case store.WorkflowMissing(err):
 		status, body = jobAnswer(jobs.NotFound(unnamedResource))
-	case unreachable(err):
+	case store.Unreachable(err):
 		// Temporal is down or overloaded: the client may retry, and the
 		// gate answers the next requests at once until it is back.
-		status, body = http.StatusServiceUnavailable, armErrorBody{Code: "ServiceUnavailable",
-			Message: "Temporal is unreachable or did not answer in time; try again later"}
+		status, body = http.StatusServiceUnavailable, armErrorBody{Code: errTemporalUnreachable.code,
+			Message: errTemporalUnreachable.message}
 		c.Set(keyTemporalDown, true)
-	case refused(err):
+	case store.Refused(err):
 		// Temporal refuses for now (a rate limit, an overloaded host, a
 		// busy workflow) but is up: retry later, and leave the gate open
 		// for the other requests.
@@ -142,7 +116,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 			Message: "Temporal is refusing requests for now (rate limit or overload); try again later"}
 		log.WarnContext(c.Request.Context(), "temporal refused the request for now", "method", c.Request.Method,
 			"path", c.Request.URL.Path, "error", err)
-	case unmappedSearchAttribute(err):
+	case store.UnmappedSearchAttribute(err):
 		// A frontend whose namespace cache predates recur's search
 		// attributes (Options.Ready saw another one, or the attributes were
 		// registered by hand a moment ago): its next refresh cures it.
@@ -168,16 +142,6 @@ func jobAnswer(e *jobs.Error) (int, armErrorBody) {
 		status = http.StatusBadRequest
 	}
 	return status, armErrorBody{Code: e.Code, Message: e.Message, Target: e.Target}
-}
-
-// unmappedSearchAttribute reports whether err is the frontend refusing a
-// search attribute its namespace cache has no mapping for. The server
-// says so in an InvalidArgument's message only
-// (namespace.CustomSearchAttributesMapper), so the message is what there
-// is to match.
-func unmappedSearchAttribute(err error) bool {
-	var invalid *serviceerror.InvalidArgument
-	return errors.As(err, &invalid) && strings.Contains(invalid.Error(), "has no mapping defined for")
 }
 
 // maxEchoed is how much of a value from the request an error message

@@ -19,6 +19,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/store"
 )
 
 // answer runs writeError on err and returns the HTTP status and code.
@@ -175,3 +176,36 @@ func (l *levels) Handle(_ context.Context, r slog.Record) error {
 }
 func (l *levels) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *levels) WithGroup(string) slog.Handler      { return l }
+
+// A Temporal NotFound that no caller named still answers in the envelope,
+// saying only that the resource was not found.
+func TestUnnamedNotFoundAnswer(t *testing.T) {
+	rec := httptest.NewRecorder()
+	c, _ := gin.CreateTestContext(rec)
+	c.Request = newRequest(http.MethodGet, "/x", nil)
+	writeError(c, slog.New(slog.DiscardHandler), fmt.Errorf("read: %w", serviceerror.NewNotFound("workflow x")))
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	require.JSONEq(t, `{"error":{"code":"ResourceNotFound","message":"the resource was not found"}}`, rec.Body.String())
+}
+
+// TestAQuotaHeldByLeasesIsA503: a PUT the store refuses because its
+// collection's quota is held by leases answers 503 with Retry-After, even
+// when its client has gone meanwhile (the refusal ends a wait that the
+// request's context ended).
+func TestAQuotaHeldByLeasesIsA503(t *testing.T) {
+	for name, gone := range map[string]bool{"client waiting": false, "client gone": true} {
+		rec := httptest.NewRecorder()
+		c, _ := gin.CreateTestContext(rec)
+		ctx, cancel := context.WithCancel(context.Background())
+		if gone {
+			cancel()
+		}
+		c.Request = newRequest(http.MethodPut, "/x", nil).WithContext(ctx)
+		writeError(c, slog.New(slog.DiscardHandler), store.ErrQuotaLeased)
+		cancel()
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code, name)
+		require.Equal(t, retryAfterSeconds, rec.Header().Get("Retry-After"), name)
+		require.JSONEq(t, `{"error":{"code":"ServiceUnavailable","message":"the job collection's quota is full, with some of it held by requests in flight; try again later"}}`,
+			rec.Body.String(), name)
+	}
+}

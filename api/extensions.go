@@ -159,7 +159,7 @@ func (s *Server) previewJob(ctx context.Context, c *gin.Context, k jobs.Key) err
 	if err != nil {
 		return err
 	}
-	view, err := s.jobView(ctx, k)
+	view, err := s.store.JobView(ctx, k)
 	if err != nil {
 		return err
 	}

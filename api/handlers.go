@@ -9,11 +9,12 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/store"
 )
 
 // RequestTimeout bounds the calls to Temporal of each request; the HTTP
 // server in front of the API gives its answers that long and more.
-const RequestTimeout = 30 * time.Second
+const RequestTimeout = store.RequestTimeout
 
 // A handler answers a request about what its path names: it writes the
 // answer of a success itself and returns any error for handle to answer.
@@ -81,21 +82,7 @@ func (s *Server) putCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 	if apply == jobs.ApplyWhatIf {
 		return s.whatIfCollection(ctx, c, k, coll, cond)
 	}
-	if err := s.collectionRoom(ctx, k); err != nil {
-		return err
-	}
-	if err := s.admissions.flush(ctx, s, k); err != nil {
-		return err
-	}
-	// NotFound: the workflow of a deleted collection has not ended yet;
-	// once it has, the PUT starts a new one.
-	var res jobs.PutResult
-	err = retrying(ctx, isNotFound, func() error {
-		var err error
-		res, err = s.updateWithStart(ctx, collectionStart(k), jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k}, jobs.UpdatePutCollection,
-			jobs.PutCollectionRequest{Collection: coll, Preconditions: cond, Apply: apply})
-		return err
-	})
+	res, err := s.store.PutCollection(ctx, k, jobs.PutCollectionRequest{Collection: coll, Preconditions: cond, Apply: apply})
 	if _, unchanged := notWritten(err); unchanged {
 		return s.unchangedCollection(ctx, c, k)
 	}
@@ -132,7 +119,7 @@ func writeCollection(c *gin.Context, status int, coll jobs.Collection) {
 }
 
 func (s *Server) getCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	coll, err := s.collection(ctx, k)
+	coll, err := s.store.Collection(ctx, k)
 	if err != nil {
 		return err
 	}
@@ -140,16 +127,8 @@ func (s *Server) getCollection(ctx context.Context, c *gin.Context, k jobs.Key) 
 	return nil
 }
 
-// putJob defines the job on its workflow, starting the workflow if need
-// be, in one call: a new job's workflow starts with its definition once
-// its collection admitted it, or beside the claim of its name on a lease
-// (newJob, admit.go; the collection takes back a name no job took), or the
-// workflow has its
-// collection admit the definition (the quotas) before it takes it, so
-// that no failure of this process can leave a job half defined or a
-// collection's count wrong. NotFound means
-// the workflow of a deleted job with that name has not ended yet: once it
-// has, a new one starts.
+// putJob defines the job (store.PutJob): a new job's PUT creates it, its
+// collection admitting it, any other redefines it.
 func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	var job jobs.Job
 	if err := decode(c, &job, withoutStatus); err != nil {
@@ -170,24 +149,7 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	if apply == jobs.ApplyWhatIf {
 		return s.whatIfJob(ctx, c, k, job, cond)
 	}
-	var res jobs.PutJobResult
-	err = retrying(ctx, isNotFound, func() error {
-		started, adm, err := s.newJob(ctx, k, job, created, cond)
-		if started != nil {
-			res = jobs.PutJobResult{Job: *started, Created: true}
-		}
-		if err != nil || started != nil {
-			return err
-		}
-		err = s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
-			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm, Apply: apply}, &res)
-		if isNotFound(err) {
-			// The run this process remembered holds a deleted job: the
-			// next try creates the job, its collection admitting it.
-			s.runs.drop(k.JobWorkflowID())
-		}
-		return err
-	})
+	res, err := s.store.PutJob(ctx, k, job, created, cond, apply)
 	if _, unchanged := notWritten(err); unchanged {
 		return s.unchangedJob(ctx, c, k)
 	}
@@ -212,7 +174,7 @@ func (s *Server) accept(k jobs.Key, job *jobs.Job, created time.Time) error {
 }
 
 func (s *Server) getJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	job, err := s.job(ctx, k)
+	job, err := s.store.Job(ctx, k)
 	if err != nil {
 		return err
 	}
@@ -220,19 +182,15 @@ func (s *Server) getJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	return nil
 }
 
-// deleteJob deletes the job in one update: its workflow has its
-// collection forget it, then ends.
+// deleteJob deletes the job (store.DeleteJob).
 func (s *Server) deleteJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	cond, err := preconditions(c)
 	if err != nil {
 		return err
 	}
-	if err := s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: cond}); err != nil {
+	if err := s.store.DeleteJob(ctx, k, cond); err != nil {
 		return err
 	}
-	// A PUT of the name from now on creates a job: its collection must
-	// admit it, and the run that was deleted ends.
-	s.runs.drop(k.JobWorkflowID())
 	c.Status(http.StatusOK)
 	return nil
 }
@@ -246,28 +204,17 @@ func putStatus(created bool) int {
 
 // runJob runs a job once, now (POST .../jobs/{j}/run).
 func (s *Server) runJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	if err := s.updateJob(ctx, k, jobs.UpdateRunNow, jobs.RunNowRequest{}); err != nil {
+	if err := s.store.RunJob(ctx, k); err != nil {
 		return err
 	}
 	c.Status(http.StatusOK)
 	return nil
 }
 
-// updateJob sends a named update to the workflow of a job, in one call:
-// the workflow refuses it when it holds no job (deleted, or never
-// defined), Temporal when there is no such workflow running.
-func (s *Server) updateJob(ctx context.Context, k jobs.Key, name string, arg any) error {
-	_, err := s.update(ctx, k.JobWorkflowID(), name, arg)
-	return notFoundAs(err, jobNamed(k))
-}
-
 // patchJob merges the body into the job's definition (RFC 7386 JSON merge
-// patch) and redefines the job with the result in one update, as PUT
-// would, except that it creates nothing. The job's workflow merges it: it
-// alone holds the definition's secrets. The API merges the patch into the
-// definition it reads (secrets redacted) to check where Workflow actions
-// would go, and names what it read as the update's base: a job redefined
-// in between refuses the update, and the API reads it again.
+// patch) and redefines the job with the result (store.PatchJob), as PUT
+// would, except that it creates nothing; the result's Workflow actions
+// must go where the operator allows.
 func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	patch, err := decodePatch[jobs.Job](c)
 	if err != nil {
@@ -281,33 +228,12 @@ func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error
 	if err != nil {
 		return err
 	}
-	var defined jobs.PutJobResult
-	err = retrying(ctx, isBaseChanged, func() error {
-		current, err := s.job(ctx, k)
-		if err != nil {
-			return err
-		}
-		current.Properties.Status = nil
-		job, err := jobs.PatchJob(current, patch)
-		if err != nil {
-			return err
-		}
-		if err := s.workflowTargets.CheckJob(&job, s.namespace); err != nil {
-			return err
-		}
-		return notFoundAs(s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePatchJob,
-			jobs.PatchJobRequest{Patch: patch, Base: current.ETag, Preconditions: cond}, &defined), jobNamed(k))
+	defined, err := s.store.PatchJob(ctx, k, patch, cond, func(job *jobs.Job) error {
+		return s.workflowTargets.CheckJob(job, s.namespace)
 	})
 	if err != nil {
 		return err
 	}
 	writeJob(c, http.StatusOK, defined.Job)
 	return nil
-}
-
-// isBaseChanged says whether a PATCH was refused because the job was
-// redefined since the API read it.
-func isBaseChanged(err error) bool {
-	e, ok := jobs.FromApplicationError(err)
-	return ok && e.Code == jobs.CodeBaseChanged
 }

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 )
 
 // healthz answers while the process is up.
@@ -23,11 +21,11 @@ func (s *Server) healthz(c *gin.Context) {
 func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 5*time.Second)
 	defer cancel()
-	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+	if err := s.store.CheckHealth(ctx); err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": "temporal is not reachable"})
 		return
 	}
-	if _, err := s.temporal.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.namespace}); err != nil {
+	if err := s.store.DescribeNamespace(ctx); err != nil {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": "namespace " + s.namespace + " is not ready"})
 		return
 	}
@@ -81,10 +79,6 @@ func (r *readiness) pass(ctx context.Context) error {
 	r.mu.Unlock()
 	return nil
 }
-
-// keyTemporalDown marks, in a request's context, that Temporal was
-// unreachable while serving it.
-const keyTemporalDown = "recur.temporalDown"
 
 // probeEvery is how often, while Temporal is down or recur not ready in
 // it, one request probes it; the others answer 503 at once.
@@ -161,8 +155,7 @@ func (s *Server) temporalGate(c *gin.Context) {
 	probe := func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, probeEvery)
 		defer cancel()
-		_, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{})
-		return err
+		return s.store.CheckHealth(ctx)
 	}
 	if !s.outage.pass(c.Request.Context(), probe) {
 		writeError(c, s.log, errTemporalUnreachable)

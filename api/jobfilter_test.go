@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/store"
 )
 
 var filterNow = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -22,27 +23,27 @@ func TestParseJobFilter(t *testing.T) {
 		return &v
 	}
 	dur := func(d time.Duration) *time.Duration { return &d }
-	for raw, want := range map[string]jobFilter{
+	for raw, want := range map[string]store.JobFilter{
 		"":                           {},
-		"state eq 'Enabled'":         {state: "Enabled"},
-		"consecutiveFailures ge 3":   {failures: 3},
-		"CONSECUTIVEFAILURES GT 3":   {failures: 4},
+		"state eq 'Enabled'":         {State: "Enabled"},
+		"consecutiveFailures ge 3":   {Failures: 3},
+		"CONSECUTIVEFAILURES GT 3":   {Failures: 4},
 		"consecutiveFailures ge '0'": {},
-		"lastSuccessTime lt 2026-11-20T00:00:00Z":     {successBefore: at("2026-11-20T00:00:00Z")},
-		"lastSuccessTime le '2026-11-20T00:00:00Z'":   {successBefore: at("2026-11-20T00:00:00.000000001Z")},
-		"lastLateness gt duration'PT5M'":              {lateFrom: dur(5*time.Minute + 1)},
-		"lastLateness ge PT5M":                        {lateFrom: dur(5 * time.Minute)},
-		"lastLateness gt '00:00:30'":                  {lateFrom: dur(30*time.Second + 1)},
-		"lastMissedTime ge 2026-11-20T12:00:00+01:00": {missedSince: at("2026-11-20T11:00:00Z")},
-		"lastMissedTime gt 2026-11-20T11:00:00Z":      {missedSince: at("2026-11-20T11:00:00.000000001Z")},
-		"unhealthy":                                   {unhealthy: true},
-		"Unhealthy eq true":                           {unhealthy: true},
+		"lastSuccessTime lt 2026-11-20T00:00:00Z":     {SuccessBefore: at("2026-11-20T00:00:00Z")},
+		"lastSuccessTime le '2026-11-20T00:00:00Z'":   {SuccessBefore: at("2026-11-20T00:00:00.000000001Z")},
+		"lastLateness gt duration'PT5M'":              {LateFrom: dur(5*time.Minute + 1)},
+		"lastLateness ge PT5M":                        {LateFrom: dur(5 * time.Minute)},
+		"lastLateness gt '00:00:30'":                  {LateFrom: dur(30*time.Second + 1)},
+		"lastMissedTime ge 2026-11-20T12:00:00+01:00": {MissedSince: at("2026-11-20T11:00:00Z")},
+		"lastMissedTime gt 2026-11-20T11:00:00Z":      {MissedSince: at("2026-11-20T11:00:00.000000001Z")},
+		"unhealthy":                                   {Unhealthy: true},
+		"Unhealthy eq true":                           {Unhealthy: true},
 		"state eq disabled and consecutiveFailures ge 2 and lastMissedTime ge 2026-11-20T00:00:00Z": {
-			state: "Disabled", failures: 2, missedSince: at("2026-11-20T00:00:00Z")},
+			State: "Disabled", Failures: 2, MissedSince: at("2026-11-20T00:00:00Z")},
 	} {
 		got, err := parseJobFilter(raw, filterNow)
 		require.NoError(t, err, raw)
-		want.now = filterNow
+		want.Now = filterNow
 		assert.Equal(t, want, got, raw)
 	}
 	for raw, why := range map[string]string{
@@ -96,8 +97,8 @@ func TestJobFilterConditions(t *testing.T) {
 	} {
 		f, err := parseJobFilter(raw, filterNow)
 		require.NoError(t, err, raw)
-		assert.Equal(t, want, f.conditions(), raw)
-		assert.Equal(t, len(want) > 0, f.narrows(), raw)
+		assert.Equal(t, want, f.Conditions(), raw)
+		assert.Equal(t, len(want) > 0, f.Narrows(), raw)
 	}
 }
 
@@ -133,7 +134,7 @@ func TestJobFilterKeepsByTheMemosExactValues(t *testing.T) {
 		require.NoError(t, err, raw)
 		var got []string
 		for name, v := range all {
-			if f.keep(v) {
+			if f.Keep(v) {
 				got = append(got, name)
 			}
 		}

@@ -13,8 +13,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/store"
 )
 
 // TestACreatedJobWakesForNothing: once created, a job due in an hour has
@@ -231,7 +231,7 @@ func TestAJobStartedOnALeaseWithNoClaimIsFound(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &def))
 	created := time.Now().UTC().Truncate(time.Second)
 	require.NoError(t, def.AcceptNew(k, created))
-	opts, in, ok := api.NewJobStart(k, def, created, answer.Grant.Admission())
+	opts, in, ok := store.NewJobStart(k, def, created, answer.Grant.Admission())
 	require.True(t, ok)
 	opts.EnableEagerStart = false // no worker of this client's
 	_, err = c.ExecuteWorkflow(ctx, opts, jobs.JobWorkflowName, in)

@@ -343,8 +343,9 @@ type CollectionInput struct {
 
 // JobInput starts a job workflow, or continues one as new. A workflow
 // the API starts for a new job's PUT holds its definition (State, from
-// NewJob) and the admission of its collection the PUT took; one started
-// without State waits for its definition in a PutJobRequest update.
+// lifecycle.NewState) and the admission of its collection the PUT took;
+// one started without State waits for its definition in a PutJobRequest
+// update.
 type JobInput struct {
 	Key   Key
 	State *JobState

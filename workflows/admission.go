@@ -95,7 +95,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 		a.took = adm.Gen
 		a.heard(adm.Terms)
 	}
-	if t := a.terms; t != nil && (j.state != nil || admitted) && !j.local.deleted && t.Check(gap, j.key.Collection) == nil {
+	if t := a.terms; t != nil && (j.state() != nil || admitted) && !j.m.Deleted() && t.Check(gap, j.key.Collection) == nil {
 		return t.Disabled, nil
 	}
 	a.seq++
@@ -104,7 +104,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 	sent := false
 	for answered := false; !answered; {
 		patience := admitPatience
-		if j.state == nil {
+		if j.state() == nil {
 			// A first definition waits no longer than the job's grace:
 			// past it, the job gives up its name (step).
 			patience = min(patience, j.graceLeft(ctx))
@@ -162,11 +162,11 @@ func (j *job) unadmitted() error {
 // collection has the request: once, from a DELETE or as the workflow
 // ends.
 func (j *job) leave(ctx workflow.Context) {
-	if j.admission.forgotten || j.state == nil && !j.admission.mayHold() {
+	if j.admission.forgotten || j.state() == nil && !j.admission.mayHold() {
 		return
 	}
 	j.admission.forgotten = true
-	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state != nil}
+	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state() != nil}
 	if j.admission.lease != 0 {
 		req.Lease, req.Run = j.admission.lease, workflow.GetInfo(ctx).FirstRunID
 	}
@@ -189,5 +189,5 @@ func shortestGap(ctx workflow.Context, def jobs.Job, c time.Time) (time.Duration
 // graceLeft returns how long a job workflow not yet defined has left
 // before it ends; none once its grace has passed.
 func (j *job) graceLeft(ctx workflow.Context) time.Duration {
-	return max(j.graceEnd.Sub(workflow.Now(ctx)), 0)
+	return max(j.m.GraceEnd().Sub(workflow.Now(ctx)), 0)
 }

@@ -1,13 +1,13 @@
 package workflows
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/lifecycle"
 	"github.com/recurhq/recur/recurrence"
 )
 
@@ -26,14 +26,14 @@ import (
 // ended, is disabled or holds a full queue, and a range that is not a
 // past one.
 func (j *job) validateBackfill(ctx workflow.Context, req jobs.BackfillRequest) error {
-	if err := j.defined(); err != nil {
-		return err
+	if err := j.m.IsDefined(); err != nil {
+		return wire(err)
 	}
-	if err := j.redefinable(); err != nil {
-		return err
+	if err := j.m.Redefinable(); err != nil {
+		return wire(err)
 	}
-	if err := j.backfillable(0); err != nil {
-		return err
+	if err := j.m.Backfillable(0, j.collectionDisabled()); err != nil {
+		return wire(err)
 	}
 	switch {
 	case req.StartTime.IsZero() || req.EndTime.IsZero():
@@ -42,25 +42,6 @@ func (j *job) validateBackfill(ctx workflow.Context, req jobs.BackfillRequest) e
 		return invalidBackfill(fmt.Sprintf("endTime %s is before startTime %s", req.EndTime.Format(time.RFC3339), req.StartTime.Format(time.RFC3339)))
 	case req.EndTime.After(workflow.Now(ctx)):
 		return invalidBackfill("endTime " + req.EndTime.Format(time.RFC3339) + " is in the future: a backfill runs past occurrences")
-	}
-	return nil
-}
-
-// backfillable refuses a backfill of n more occurrences (0 when not yet
-// known) of a job that is disabled, whose collection is, or whose queue
-// would pass jobs.MaxQueuedBackfill.
-func (j *job) backfillable(n int) error {
-	conflict := func(message string) error {
-		return (&jobs.Error{Code: jobs.CodeConflict, Message: message}).ToApplicationError()
-	}
-	switch queued := len(j.state.Backfill); {
-	case j.collectionDisabled():
-		return conflict("job collection " + j.key.Collection + " is disabled: enable it before a backfill of job " + j.key.Job)
-	case j.state.Job.Properties.State == jobs.Disabled:
-		return conflict("job " + j.key.Job + " is disabled: enable it before a backfill")
-	case queued+max(n, 1) > jobs.MaxQueuedBackfill:
-		return conflict(fmt.Sprintf("job %s holds %d backfill occurrences queued, and at most %d may wait: backfill again once they have run",
-			j.key.Job, queued, jobs.MaxQueuedBackfill))
 	}
 	return nil
 }
@@ -79,7 +60,8 @@ func invalidBackfill(message string) error {
 // most jobs.MaxBackfill, and answers how many.
 func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (jobs.BackfillResult, error) {
 	var times []time.Time
-	err := j.sideEffect(ctx, &times, func(r *recurrence.Rule) any {
+	st := j.state()
+	err := sideEffect(ctx, st.Job.Properties.Schedule(), st.Created, &times, func(r *recurrence.Rule) any {
 		return jobs.BackfillTimes(r, req.StartTime, req.EndTime)
 	})
 	if err != nil {
@@ -93,55 +75,12 @@ func (j *job) backfillQueue(ctx workflow.Context, req jobs.BackfillRequest) (job
 			Message: "job " + j.key.Job + " was redefined while its backfill was counted: send the backfill again"}).ToApplicationError()
 	}
 	// The job may have changed since the validator let the backfill in.
-	if err := j.backfillable(len(times)); err != nil {
+	if err := j.m.Backfillable(len(times), j.collectionDisabled()); err != nil {
+		return jobs.BackfillResult{}, wire(err)
+	}
+	if err := j.event(ctx, lifecycle.BackfillQueued{Times: times, Pace: req.Pace}); err != nil {
 		return jobs.BackfillResult{}, err
 	}
-	if err := j.apply(ctx, backfilling{times: times, pace: req.Pace}); err != nil {
-		return jobs.BackfillResult{}, err
-	}
-	return jobs.BackfillResult{Queued: len(times), LastRunTime: j.lastBackfillStart(workflow.Now(ctx), j.pace(ctx))}, nil
-}
-
-// startBackfill starts the first queued backfill occurrence; the next
-// may start a pace later.
-func (j *job) startBackfill(ctx workflow.Context) {
-	next := j.state.Backfill[0]
-	j.state.Backfill = j.state.Backfill[1:]
-	if pace := j.pace(ctx); pace > 0 {
-		notBefore := workflow.Now(ctx).Add(pace)
-		j.state.BackfillNotBefore = &notBefore
-	}
-	j.startRun(ctx, next, backfill)
-}
-
-// pace is the least time between two backfill starts: the one of the
-// backfill last queued, and none in the histories recorded before
-// backfills were paced.
-func (j *job) pace(ctx workflow.Context) time.Duration {
-	if workflow.GetVersion(ctx, versionBackfillPace, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return 0
-	}
-	return cmp.Or(j.state.BackfillPace, jobs.DefaultBackfillPace)
-}
-
-// backfillPaced reports whether the pace lets the next backfill
-// occurrence start now; come (the planner's) wakes the loop when it will.
-func (j *job) backfillPaced(come func(time.Time) bool) bool {
-	return j.state.BackfillNotBefore == nil || come(*j.state.BackfillNotBefore)
-}
-
-// lastBackfillStart is the earliest start of the last occurrence queued,
-// at now: from the next start the pace allows, one pace after another;
-// nil when none is queued.
-func (j *job) lastBackfillStart(now time.Time, pace time.Duration) *time.Time {
-	n := len(j.state.Backfill)
-	if n == 0 {
-		return nil
-	}
-	first := now
-	if nb := j.state.BackfillNotBefore; nb != nil && nb.After(now) {
-		first = *nb
-	}
-	last := first.Add(time.Duration(n-1) * pace).UTC()
-	return &last
+	j.world.ctx = ctx
+	return jobs.BackfillResult{Queued: len(times), LastRunTime: j.m.LastBackfillStart(workflow.Now(ctx), j.m.Pace())}, nil
 }

@@ -12,9 +12,9 @@ import (
 // through the data converter: with recur's codec they are encrypted, and
 // the Web UI reads them through its codec endpoint.
 func (j *job) describe(ctx workflow.Context) {
-	if j.state == nil {
+	if j.state() == nil {
 		workflow.SetCurrentDetails(ctx, "**not defined yet**: the first PUT of the job defines it")
 		return
 	}
-	workflow.SetCurrentDetails(ctx, j.state.Details())
+	workflow.SetCurrentDetails(ctx, j.state().Details())
 }

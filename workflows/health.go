@@ -9,71 +9,10 @@ import (
 )
 
 // A job's health (jobs.Status's extensions) changes where its counters
-// do, when a run ends (countHealth) or an occurrence is not run
-// (countNotRun), and is written with them, in the memo upsert the
+// do (lifecycle), and is written with them, in the memo upsert the
 // occurrence makes anyway. Its search attributes change only when the
 // job's health does (healthAttributes), so that a healthy job's
 // occurrence upserts none.
-
-// countHealth applies a run that ended to the job's health: its failure
-// streak, its last success and, for a scheduled run, its lateness. A
-// streak that reaches disableAfterFailures disables an enabled job.
-func (j *job) countHealth(e ended) {
-	st := j.status()
-	if e.kind == scheduled {
-		st.LastLateness = jobs.DurationOf(e.lateness())
-	}
-	if !e.result.Faulted {
-		started := e.started
-		st.LastSuccessTime = &started
-		j.restartStreak()
-		return
-	}
-	st.ConsecutiveFailures++
-	if j.state.FailingSince == nil {
-		since := e.started.UTC().Truncate(time.Second)
-		j.state.FailingSince = &since
-	}
-	p := &j.state.Job.Properties
-	if n := p.DisableAfterFailures; n > 0 && st.ConsecutiveFailures >= n && p.State == jobs.Enabled {
-		j.disable(jobs.FailuresReason(st.ConsecutiveFailures, e.result.Message))
-	}
-}
-
-// restartStreak ends the job's failure streak: a run succeeded, or the
-// job was enabled.
-func (j *job) restartStreak() {
-	j.status().ConsecutiveFailures = 0
-	j.state.FailingSince = nil
-}
-
-// countNotRun counts an occurrence recorded as Postponed, for why, and
-// keeps the latest such occurrence's nominal time.
-func (j *job) countNotRun(nominal time.Time, why notRun) {
-	st := j.status()
-	if why == missed {
-		st.MissedCount++
-	} else {
-		st.PostponedCount++
-	}
-	j.notRunAt(nominal)
-}
-
-// countSkipped counts the n missed occurrences a catch-up does not list,
-// the latest at last (nil in a plan recorded before it was kept).
-func (j *job) countSkipped(n int, last *time.Time) {
-	j.status().MissedCount += n
-	if last != nil {
-		j.notRunAt(*last)
-	}
-}
-
-// notRunAt keeps the nominal time of the latest occurrence not run.
-func (j *job) notRunAt(nominal time.Time) {
-	if st := j.status(); st.LastMissedTime == nil || nominal.After(*st.LastMissedTime) {
-		st.LastMissedTime = &nominal
-	}
-}
 
 // healthAttributes returns the updates that bring the job's health
 // attributes, as current holds them, to its health: RecurFailingSince set
@@ -84,13 +23,13 @@ func (j *job) notRunAt(nominal time.Time) {
 func (j *job) healthAttributes(current temporal.SearchAttributes) []temporal.SearchAttributeUpdate {
 	var updates []temporal.SearchAttributeUpdate
 	since, ok := current.GetTime(jobs.AttrFailingSince)
-	switch want := j.state.FailingSince; {
+	st := j.m.View().Properties.Status
+	switch want := j.state().FailingSince; {
 	case want == nil && ok:
 		updates = append(updates, jobs.AttrFailingSince.ValueUnset())
 	case want != nil && (!ok || !since.Equal(*want)):
 		updates = append(updates, jobs.AttrFailingSince.ValueSet(*want))
 	}
-	st := j.status()
 	bucket := ""
 	if st.LastLateness != nil {
 		bucket = jobs.LatenessBucket(time.Duration(*st.LastLateness))

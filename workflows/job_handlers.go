@@ -1,84 +1,37 @@
 package workflows
 
 import (
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/lifecycle"
 )
 
-// Message handlers validate a message, decide the change it makes and
-// hand it to apply, the one function that changes the job's state for
-// them; apply leaves the rest to the loop (j.pending), which sees each
-// change at its next step. Only a PUT blocks, while its collection admits
-// the definition (unless the PUT carries its admission), and a DELETE,
-// until its collection has the request to forget the job.
+// Message handlers validate a message, decide the event it makes and
+// have the machine apply it (event), which changes the job's state at once
+// and leaves the rest to the loop, which sees it at its next step. The
+// machine validates nothing: the handler decided the event from what
+// history holds (an update's validator refuses a bad write before it
+// enters history), so that a replay makes the same change. Only a PUT
+// blocks, while its collection admits the definition (unless the PUT
+// carries its admission), and a DELETE, until its collection has the
+// request to forget the job.
 
-// A jobChange is what a message does to the job's state: one of the
-// types below, which apply makes.
-type jobChange interface{ isChange() }
-
-type (
-	// definition makes job, in its accepted form, the definition,
-	// planned from now: a PUT, a PATCH, or the collection enabling the
-	// job again.
-	definition struct{ job jobs.Job }
-	// disabling disables an enabled job for reason: its collection was
-	// disabled.
-	disabling struct{ reason string }
-	// deletion deletes the job: by a DELETE, or by its collection, which
-	// forgets it then and may hold it until a time.
-	deletion struct {
-		byCollection bool
-		holdUntil    time.Time // zero, or when the hold ends
+// wire is a refusal of the machine's as the update's error.
+func wire(e *jobs.Error) error {
+	if e == nil {
+		return nil
 	}
-	// backfilling queues past occurrences to run as a backfill, a pace
-	// apart (zero for the default).
-	backfilling struct {
-		times []time.Time
-		pace  time.Duration
-	}
-	// immediateRun asks for a run now, outside the schedule, of nominal
-	// time at.
-	immediateRun struct{ at time.Time }
-)
+	return e.ToApplicationError()
+}
 
-func (definition) isChange()   {}
-func (disabling) isChange()    {}
-func (deletion) isChange()     {}
-func (backfilling) isChange()  {}
-func (immediateRun) isChange() {}
-
-// apply makes a change to the job's state, and marks it for the loop. It
-// validates nothing: the handler decided the change from what history
-// holds (an update's validator refuses a bad write before it enters
-// history), so that a replay makes the same change.
-func (j *job) apply(ctx workflow.Context, c jobChange) error {
-	switch c := c.(type) {
-	case definition:
-		if err := j.define(ctx, c.job); err != nil {
-			return err
-		}
-	case disabling:
-		j.disable(c.reason)
-	case deletion:
-		j.local.deleted = true
-		if c.byCollection {
-			j.admission.forgotten = true
-		}
-		if c.holdUntil.After(j.local.holdUntil) {
-			j.local.holdUntil = c.holdUntil
-		}
-	case backfilling:
-		j.state.Backfill = append(j.state.Backfill, c.times...)
-		j.state.BackfillPace = c.pace
-	case immediateRun:
-		j.pending.runsNow = append(j.pending.runsNow, c.at)
-	}
-	j.pending.applied = true
-	return nil
+// event has the machine apply an event a message makes: the next step
+// acts on it.
+func (j *job) event(ctx workflow.Context, e lifecycle.Event) error {
+	_, err := j.apply(ctx, e)
+	return err
 }
 
 func (j *job) register(ctx workflow.Context) error {
@@ -136,21 +89,22 @@ func (j *job) onCollection(ctx workflow.Context, told jobs.CollectionChange) (st
 	var err error
 	switch {
 	case told.Deleted:
-		d := deletion{byCollection: true}
+		j.admission.forgotten = true
+		var d lifecycle.Deleted
 		// A job that took the held admission had the PUT that carried
 		// it: no other PUT carries it, and the job ends at once.
 		if told.Gen == 0 || told.Gen != j.admission.took {
-			d.holdUntil = told.HoldUntil
+			d.HoldUntil = told.HoldUntil
 		}
-		err = j.apply(ctx, d)
-	case j.state == nil:
-	case told.State == jobs.Disabled && j.state.Job.Properties.State == jobs.Enabled:
-		err = j.apply(ctx, disabling{reason: jobs.CollectionDisabledReason(j.key)})
-	case told.State == jobs.Enabled && j.state.Job.Properties.State == jobs.Disabled:
-		def := j.state.Job
+		err = j.event(ctx, d)
+	case j.state() == nil:
+	case told.State == jobs.Disabled && j.state().Job.Properties.State == jobs.Enabled:
+		err = j.event(ctx, lifecycle.Disabled{Reason: jobs.CollectionDisabledReason(j.key)})
+	case told.State == jobs.Enabled && j.state().Job.Properties.State == jobs.Disabled:
+		def := j.state().Job
 		// An enabled job has nothing to explain (jobs.Job.Accept).
 		def.Properties.State, def.Properties.StateReason = jobs.Enabled, ""
-		if err := j.apply(ctx, definition{job: def}); err != nil {
+		if err := j.event(ctx, lifecycle.Defined{Job: def, At: creationTime(ctx)}); err != nil {
 			workflow.GetLogger(ctx).Error("enable job", "error", err)
 		}
 	}
@@ -158,29 +112,22 @@ func (j *job) onCollection(ctx workflow.Context, told jobs.CollectionChange) (st
 }
 
 func (j *job) query() (jobs.JobView, error) {
-	if j.state == nil {
+	if j.state() == nil {
 		return jobs.JobView{}, jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
-	return jobs.JobView{Job: j.view(), Deleted: j.local.deleted}, nil
+	return jobs.JobView{Job: j.m.View(), Deleted: j.m.Deleted()}, nil
 }
 
 // preview lists the job's next scheduled runs: from the next planned
 // occurrence on, as many as count and endTime leave. A query may compute
 // freely: it records nothing in history.
 func (j *job) preview(req jobs.PreviewRequest) ([]time.Time, error) {
-	if j.state == nil || j.local.deleted {
-		return nil, jobs.NotFound("job " + j.key.Job).ToApplicationError()
+	if err := j.m.IsDefined(); err != nil {
+		return nil, err.ToApplicationError()
 	}
-	times, _ := jobs.UpcomingStarts(j.key, j.state.Job, j.state.Created, j.state.Runs, j.state.Next, req.Count)
+	st := j.state()
+	times, _ := jobs.UpcomingStarts(j.key, st.Job, st.Created, st.Runs, st.Next, req.Count)
 	return times, nil
-}
-
-// view returns the job as the API shows it: status always present.
-func (j *job) view() jobs.Job {
-	job := j.state.Job
-	status := *j.status()
-	job.Properties.Status = &status
-	return job
 }
 
 // creationTime is C: the workflow's clock at the update, in whole seconds.
@@ -191,33 +138,33 @@ func creationTime(ctx workflow.Context) time.Time {
 // validatePut rejects bad definitions before they reach history, and any
 // change to a job that has ended: completed and faulted are final.
 func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
-	if err := j.exists(); err != nil {
-		return err
+	if err := j.m.Exists(); err != nil {
+		return wire(err)
 	}
-	if j.state == nil && j.graceLeft(ctx) == 0 {
+	if j.state() == nil && j.graceLeft(ctx) == 0 {
 		// Past its grace a job never defined is on its way out (plan.abandon):
 		// the API sends the PUT again, to the workflow that starts next.
 		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
 	}
-	if err := j.preconditions(req.Preconditions); err != nil {
-		return err
+	if err := j.m.Preconditions(req.Preconditions); err != nil {
+		return wire(err)
 	}
 	if err := req.Job.AcceptNew(j.key, creationTime(ctx)); err != nil {
 		return toWire(err)
 	}
 	// SameJob compares encoding/json's output, always the same for a value
 	// (workflowcheck takes its reflect and its caches for nondeterminism).
-	return req.Apply.Refusal(j.state != nil, func() bool { return jobs.SameJob(j.state.Job, req.Job) }, j.redefinable) //workflowcheck:ignore
+	return req.Apply.Refusal(j.state() != nil, func() bool { return jobs.SameJob(j.state().Job, req.Job) }, func() error { return wire(j.m.Redefinable()) }) //workflowcheck:ignore
 }
 
 // validatePatch is validatePut for a PATCH, which needs the job defined
 // as the API saw it.
 func (j *job) validatePatch(ctx workflow.Context, req jobs.PatchJobRequest) error {
-	if err := j.defined(); err != nil {
-		return err
+	if err := j.m.IsDefined(); err != nil {
+		return wire(err)
 	}
-	if err := j.based(req.Base); err != nil {
-		return err
+	if err := j.m.Based(req.Base); err != nil {
+		return wire(err)
 	}
 	if err := j.writable(req.Preconditions); err != nil {
 		return err
@@ -232,25 +179,15 @@ func (j *job) validatePatch(ctx workflow.Context, req jobs.PatchJobRequest) erro
 // writable refuses a write the preconditions refuse, and any to a job
 // that has ended.
 func (j *job) writable(p jobs.Preconditions) error {
-	if err := j.preconditions(p); err != nil {
-		return err
+	if err := j.m.Preconditions(p); err != nil {
+		return wire(err)
 	}
-	return j.redefinable()
-}
-
-// based refuses a patch merged by the API into a definition the job no
-// longer has.
-func (j *job) based(etag string) error {
-	if etag != j.etag() {
-		return (&jobs.Error{Code: jobs.CodeBaseChanged,
-			Message: "job " + j.key.Job + " was redefined while the PATCH was merged; send it again"}).ToApplicationError()
-	}
-	return nil
+	return wire(j.m.Redefinable())
 }
 
 // patched is the job's definition merged with patch, status left out.
 func (j *job) patched(patch []byte) (jobs.Job, error) {
-	current := j.state.Job
+	current := j.state().Job
 	current.Properties.Status = nil
 	// A pure function of the definition and the patch: the merge visits
 	// members in sorted order, and encoding/json's output for a value is
@@ -258,36 +195,6 @@ func (j *job) patched(patch []byte) (jobs.Job, error) {
 	// for nondeterminism).
 	def, err := jobs.PatchJob(current, patch) //workflowcheck:ignore
 	return def, toWire(err)
-}
-
-// redefinable refuses a new definition of a job that has ended.
-func (j *job) redefinable() error {
-	if j.state != nil {
-		if st := j.state.Job.Properties.State; st == jobs.Completed || st == jobs.Faulted {
-			return (&jobs.Error{Code: jobs.CodeConflict, Target: "properties.state",
-				Message: "job " + j.key.Job + " is " + string(st) + ", which is final: delete it and create it again"}).ToApplicationError()
-		}
-	}
-	return nil
-}
-
-// exists rejects messages to a deleted job.
-func (j *job) exists() error {
-	if j.local.deleted {
-		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
-	}
-	return nil
-}
-
-// defined rejects messages to a job deleted or never defined.
-func (j *job) defined() error {
-	if err := j.exists(); err != nil {
-		return err
-	}
-	if j.state == nil {
-		return jobs.NotFound("job " + j.key.Job).ToApplicationError()
-	}
-	return nil
 }
 
 // put defines or redefines the job once its collection has admitted the
@@ -336,95 +243,43 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 		return jobs.PutJobResult{}, err
 	}
 	// The job may have changed while its collection answered.
-	if err := j.exists(); err != nil {
-		return jobs.PutJobResult{}, err
+	if err := j.m.Exists(); err != nil {
+		return jobs.PutJobResult{}, wire(err)
 	}
 	if base != "" {
-		if err := j.based(base); err != nil {
-			return jobs.PutJobResult{}, err
+		if err := j.m.Based(base); err != nil {
+			return jobs.PutJobResult{}, wire(err)
 		}
 	}
 	if err := j.writable(p); err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	created := j.state == nil
-	if p := &def.Properties; collectionDisabled && !strings.EqualFold(string(p.State), string(jobs.Disabled)) {
-		// A disabled collection's jobs do not run, those defined into it
-		// included; enabling the collection enables them.
-		p.State, p.StateReason = jobs.Disabled, jobs.CollectionDisabledReason(j.key)
-	}
-	if err := j.apply(ctx, definition{job: def}); err != nil {
+	created := j.state() == nil
+	if err := j.event(ctx, lifecycle.Defined{Job: def, At: creationTime(ctx), CollectionDisabled: collectionDisabled}); err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	return jobs.PutJobResult{Job: j.view(), Created: created}, nil
-}
-
-// disable disables the job for reason: its collection disabled it
-// (apply), or its failures reached disableAfterFailures (countHealth).
-func (j *job) disable(reason string) {
-	p := &j.state.Job.Properties
-	p.State, p.StateReason = jobs.Disabled, reason
-	j.revise()
-}
-
-// define is apply's for a definition: def becomes the job's definition,
-// planned from now.
-func (j *job) define(ctx workflow.Context, def jobs.Job) error {
-	c := creationTime(ctx)
-	if j.state == nil {
-		j.state = &jobs.JobState{}
-	}
-	// A redefinition keeps the job's state (its status, the occurrences
-	// handled, buffered and queued, its revision) but what planning from
-	// a new C starts again: the runs counted toward count, and the next
-	// occurrence (set below). One that enables the job starts its failure
-	// streak anew: whoever enabled it meant it to run again.
-	st := j.state
-	status, was := st.Job.Properties.Status, st.Job.Properties.State
-	st.Job, st.Created, st.Runs = def, c, 0
-	st.Job.Properties.Status = status
-	if was != jobs.Enabled && def.Properties.State == jobs.Enabled {
-		j.restartStreak()
-	}
-	j.revise()
-	next, err := j.firstNominal(ctx, c)
-	if err != nil {
-		return err
-	}
-	j.local.ahead = ahead{}
-	j.setNext(next)
-	j.settle()
-	return nil
+	return jobs.PutJobResult{Job: j.m.View(), Created: created}, nil
 }
 
 func (j *job) validateRunNow(workflow.Context, jobs.RunNowRequest) error {
-	return j.defined()
+	return wire(j.m.IsDefined())
 }
 
 // validateDelete lets only the first of concurrent DELETEs through: the
 // others answer 404, as they would one after the other. A job never
 // defined is not found either: its workflow ends on its own.
 func (j *job) validateDelete(_ workflow.Context, req jobs.DeleteJobRequest) error {
-	if err := j.defined(); err != nil {
-		return err
+	if err := j.m.IsDefined(); err != nil {
+		return wire(err)
 	}
-	return j.preconditions(req.Preconditions)
-}
-
-// preconditions refuses a write whose If-Match or If-None-Match the job
-// fails.
-func (j *job) preconditions(p jobs.Preconditions) error {
-	if err := p.Check(j.etag(), "job "+j.key.Job); err != nil {
-		return err.ToApplicationError()
-	}
-	return nil
+	return wire(j.m.Preconditions(req.Preconditions))
 }
 
 // runNow runs the job once at once, outside its schedule: the loop starts
 // it in this task, before anything else (a DELETE that follows cancels it
 // as it cancels every run in flight).
 func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, error) {
-	return struct{}{}, j.apply(ctx, immediateRun{at: workflow.Now(ctx).UTC()})
+	return struct{}{}, j.event(ctx, lifecycle.RunNowAsked{At: workflow.Now(ctx).UTC()})
 }
 
 // delete deletes the job, and answers once its collection has the
@@ -432,7 +287,7 @@ func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, erro
 // though the collection admits new jobs ahead of their PUTs (an update,
 // which would come before a leave still on its way).
 func (j *job) delete(ctx workflow.Context, _ jobs.DeleteJobRequest) (struct{}, error) {
-	if err := j.apply(ctx, deletion{}); err != nil {
+	if err := j.event(ctx, lifecycle.Deleted{}); err != nil {
 		return struct{}{}, err
 	}
 	j.leave(ctx)

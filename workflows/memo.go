@@ -27,21 +27,21 @@ type memo struct {
 // upsert, with its rows.
 func (j *job) flush(ctx workflow.Context) {
 	j.describe(ctx)
-	if j.state == nil {
+	if j.state() == nil {
 		return
 	}
 	fields := map[string]any{}
-	view, status := j.state.Views(j.local.deleted)
+	view, status := j.state().Views(j.m.Deleted())
 	if enc, ok := changed(view, j.memo.job); ok {
 		fields[jobs.MemoJob], j.memo.job = view, enc
 	}
-	starting := j.running > 0 && len(j.pending.rows) == 0 && len(fields) == 0
+	starting := j.m.Running() > 0 && len(j.rows) == 0 && len(fields) == 0
 	if enc, ok := changed(status, j.memo.status); ok && !starting {
 		fields[jobs.MemoStatus], j.memo.status = status, enc
 	}
-	if len(j.pending.rows) > 0 {
-		fields[jobs.MemoRows] = j.pending.rows
-		j.pending.rows = nil
+	if len(j.rows) > 0 {
+		fields[jobs.MemoRows] = j.rows
+		j.rows = nil
 	}
 	if len(fields) > 0 {
 		if err := workflow.UpsertMemo(ctx, fields); err != nil {
@@ -58,11 +58,12 @@ func (j *job) flush(ctx workflow.Context) {
 func (j *job) upsertAttributes(ctx workflow.Context) {
 	current := workflow.GetTypedSearchAttributes(ctx)
 	var updates []temporal.SearchAttributeUpdate
-	if st, ok := current.GetKeyword(jobs.AttrState); !ok || st != string(j.state.Job.Properties.State) {
-		updates = append(updates, jobs.AttrState.ValueSet(string(j.state.Job.Properties.State)))
+	state, outcome := j.state().Job.Properties.State, j.m.Outcome()
+	if st, ok := current.GetKeyword(jobs.AttrState); !ok || st != string(state) {
+		updates = append(updates, jobs.AttrState.ValueSet(string(state)))
 	}
-	if o, ok := current.GetKeyword(jobs.AttrStatus); j.local.outcome != "" && (!ok || o != string(j.local.outcome)) {
-		updates = append(updates, jobs.AttrStatus.ValueSet(string(j.local.outcome)))
+	if o, ok := current.GetKeyword(jobs.AttrStatus); outcome != "" && (!ok || o != string(outcome)) {
+		updates = append(updates, jobs.AttrStatus.ValueSet(string(outcome)))
 	}
 	updates = append(updates, j.healthAttributes(current)...)
 	if len(updates) == 0 {

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/lifecycle"
 )
 
 // Series the job workflow emits through workflow.GetMetricsHandler, which
@@ -32,16 +33,6 @@ const (
 	OutcomeCancelled = "cancelled" // its job was deleted while it ran
 )
 
-// notRun says why an occurrence is recorded as Postponed instead of run,
-// which decides the series that counts it and the job's count of it
-// (postponedCount, missedCount: countNotRun).
-type notRun int
-
-const (
-	overlapped notRun = iota // a run still ran: MetricPostponed
-	missed                   // past its catch-up window: MetricMissed
-)
-
 // observeStart counts an occurrence whose action is about to run and how
 // late it starts: after the start its jitter gave it, which is on time,
 // not after its nominal time. A backfill runs past occurrences on purpose
@@ -49,8 +40,8 @@ const (
 func observeStart(ctx workflow.Context, o occurrence) {
 	m := workflow.GetMetricsHandler(ctx)
 	m.Counter(MetricOccurrences).Inc(1)
-	if o.kind != backfill {
-		m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.due), 0))
+	if o.Kind != lifecycle.Backfill {
+		m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.Due), 0))
 	}
 }
 
@@ -69,19 +60,19 @@ func observeEnd(ctx workflow.Context, o occurrence, r jobs.RunResult) {
 	if r.Faulted {
 		m.Counter(MetricFaults).Inc(1)
 	}
-	occurrenceLogger(ctx, o.key, o.id, o.nominal).Info("occurrence ran", "status", r.Status, "attempts", r.Attempts, "httpStatus", r.HTTPStatus)
+	occurrenceLogger(ctx, o.key, o.ID, o.Nominal).Info("occurrence ran", "status", r.Status, "attempts", r.Attempts, "httpStatus", r.HTTPStatus)
 }
 
 // observeCancelled counts a run its job's deletion cancelled.
 func observeCancelled(ctx workflow.Context, o occurrence) {
 	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"outcome": OutcomeCancelled}).Counter(MetricRuns).Inc(1)
-	occurrenceLogger(ctx, o.key, o.id, o.nominal).Info("occurrence cancelled: its job was deleted")
+	occurrenceLogger(ctx, o.key, o.ID, o.Nominal).Info("occurrence cancelled: its job was deleted")
 }
 
 // observePostponed counts an occurrence recorded as Postponed, as
 // postponed or missed as why says.
-func observePostponed(ctx workflow.Context, k jobs.Key, nominal time.Time, why notRun, reason string) {
-	if why == missed {
+func observePostponed(ctx workflow.Context, k jobs.Key, nominal time.Time, why lifecycle.Why, reason string) {
+	if why == lifecycle.Missed {
 		observeMissed(ctx, 1)
 	} else {
 		workflow.GetMetricsHandler(ctx).Counter(MetricPostponed).Inc(1)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/lifecycle"
 )
 
 // acts names the activities in workflow code: the SDK takes a method of a
@@ -30,59 +31,33 @@ var acts *activities.Activities
 // end or the task's heartbeat (BENCHMARKS.md, "Local activity or
 // activity").
 type occurrence struct {
-	key     jobs.Key
-	id      string // the occurrence ID, every attempt's idempotency key
-	nominal time.Time
-	due     time.Time // when it was meant to start: a scheduled one's nominal time plus its jitter offset
-	action  jobs.Action
-	repeat  int     // the job's runs so far, this one included
-	kind    runKind // why it runs
-	started time.Time
-}
-
-// lateness is how late the occurrence started against when it was meant
-// to (due).
-func (o occurrence) lateness() time.Duration { return max(o.started.Sub(o.due), 0) }
-
-// runKind says why an occurrence runs.
-type runKind int
-
-const (
-	scheduled runKind = iota // its nominal time came
-	runNow                   // POST .../run, outside the schedule
-	backfill                 // POST .../backfill, a past occurrence
-)
-
-// ended is an occurrence whose actions have ended.
-type ended struct {
-	occurrence
-	result    jobs.RunResult
-	rows      []jobs.HistoryRow // the main action's, then the error action's
-	cancelled bool              // by the job's deletion: no result, no rows
+	lifecycle.Run
+	key    jobs.Key
+	action jobs.Action
 }
 
 // run runs the occurrence. A run cancelled (its job was deleted) ends at
 // once with no result: the attempt in flight may still reach its target,
 // but nothing more is sent, the error action included.
-func (o occurrence) run(ctx workflow.Context) ended {
+func (o occurrence) run(ctx workflow.Context) lifecycle.Ended {
 	observeStart(ctx, o)
 	result, row := o.act(ctx, o.action.ActionSpec, jobs.MainAction)
 	if ctx.Err() != nil {
 		observeCancelled(ctx, o)
-		return ended{occurrence: o, cancelled: true}
+		return lifecycle.Ended{Run: o.Run, Cancelled: true}
 	}
 	observeEnd(ctx, o, result)
-	if o.kind == scheduled {
-		row.Lateness = jobs.DurationOf(o.lateness())
+	if o.Kind == lifecycle.Scheduled {
+		row.Lateness = jobs.DurationOf(o.Lateness())
 	}
-	e := ended{occurrence: o, result: result, rows: []jobs.HistoryRow{row}}
+	e := lifecycle.Ended{Run: o.Run, Result: result, Rows: []jobs.HistoryRow{row}}
 	if result.Status == jobs.ExecutionFailed && o.action.ErrorAction != nil {
 		spec := *o.action.ErrorAction
 		if spec.RetryPolicy == nil {
 			spec.RetryPolicy = o.action.RetryPolicy
 		}
 		_, row := o.act(ctx, spec, jobs.ErrorAction)
-		e.rows = append(e.rows, row)
+		e.Rows = append(e.Rows, row)
 	}
 	return e
 }
@@ -96,7 +71,7 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 	attempts := 1
 	retries, err := spec.RetryPolicy.Resolve("retryPolicy")
 	if err == nil {
-		opts := activityOptions(spec, retries, jobs.OccurrenceSummary(o.key, o.nominal, name, spec))
+		opts := activityOptions(spec, retries, jobs.OccurrenceSummary(o.key, o.Nominal, name, spec))
 		resp, attempts, err = o.perform(ctx, spec, name, opts)
 	}
 	message := resp.Status
@@ -121,9 +96,9 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 	result.HTTPStatus, result.Message, result.Attempts = resp.StatusCode, message, attempts
 	end := workflow.Now(ctx)
 	return result, jobs.HistoryRow{
-		StartTime: &started, EndTime: &end, ExpectedExecutionTime: o.nominal, ActionName: name,
-		Status: result.Status, Message: message, RetryCount: result.Attempts - 1, RepeatCount: o.repeat,
-		Backfill: o.kind == backfill,
+		StartTime: &started, EndTime: &end, ExpectedExecutionTime: o.Nominal, ActionName: name,
+		Status: result.Status, Message: message, RetryCount: result.Attempts - 1, RepeatCount: o.Repeat,
+		Backfill: o.Kind == lifecycle.Backfill,
 	}
 }
 
@@ -174,13 +149,13 @@ func (o occurrence) first(ctx workflow.Context, spec jobs.ActionSpec, name strin
 	in := jobs.FirstAttemptInput{}
 	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
 		in.HTTP = &jobs.HTTPRequestInput{
-			ActionName: name, Request: *spec.Request, OccurrenceID: o.id,
-			Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
+			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID,
+			Key: o.key, Nominal: o.Nominal, Timeout: spec.AttemptTimeout(),
 		}
 	} else {
 		in.Action = &jobs.ActionInput{
-			ActionName: name, Spec: spec, OccurrenceID: o.id,
-			Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
+			ActionName: name, Spec: spec, OccurrenceID: o.ID,
+			Key: o.key, Nominal: o.Nominal, Timeout: spec.AttemptTimeout(),
 		}
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
@@ -262,13 +237,13 @@ func (o occurrence) lostAgain(ctx workflow.Context, spec jobs.ActionSpec, name s
 func (o occurrence) activity(ctx workflow.Context, spec jobs.ActionSpec, name string) workflow.Future {
 	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
 		return workflow.ExecuteActivity(ctx, acts.HTTP, jobs.HTTPRequestInput{
-			ActionName: name, Request: *spec.Request, OccurrenceID: o.id,
-			Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
+			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID,
+			Key: o.key, Nominal: o.Nominal, Timeout: spec.AttemptTimeout(),
 		})
 	}
 	in := jobs.ActionInput{
-		ActionName: name, Spec: spec, OccurrenceID: o.id,
-		Key: o.key, Nominal: o.nominal, Timeout: spec.AttemptTimeout(),
+		ActionName: name, Spec: spec, OccurrenceID: o.ID,
+		Key: o.key, Nominal: o.Nominal, Timeout: spec.AttemptTimeout(),
 	}
 	if p, ok := activities.PerformerOf(spec.Type); ok {
 		return workflow.ExecuteActivity(ctx, p.Name, in)

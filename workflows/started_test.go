@@ -11,12 +11,13 @@ import (
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/lifecycle"
 	"github.com/recurhq/recur/worker"
 )
 
 // TestAJobStartedDefinedRunsWithoutAskingItsCollection: a job whose
 // workflow the API started with its definition and its collection's
-// admission (jobs.NewJob) runs its occurrences from its first task, names
+// admission (lifecycle.NewState) runs its occurrences from its first task, names
 // its ETags by the API's origin, knows its collection's terms from the
 // admission (a redefinition asks the collection nothing), and asks to be
 // forgotten when it is deleted. Started while its collection is disabled,
@@ -37,7 +38,7 @@ func TestAJobStartedDefinedRunsWithoutAskingItsCollection(t *testing.T) {
 			}).Maybe()
 		def := hourly(start, 2)
 		require.NoError(t, def.AcceptNew(key, c))
-		st, ok := jobs.NewJob(key, def, c, "origin", disabled)
+		st, ok := lifecycle.NewState(key, def, c, "origin", disabled)
 		require.True(t, ok)
 		env.RegisterDelayedCallback(func() { update(t, env, jobs.UpdatePutJob, jobs.PutJobRequest{Job: hourly(start, 2)}) }, 10*time.Minute)
 		var view jobs.JobView

@@ -23,6 +23,7 @@ import (
 	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/metrics"
+	"github.com/recurhq/recur/store"
 	"github.com/recurhq/recur/temporalserver"
 	"github.com/recurhq/recur/worker"
 )
@@ -84,7 +85,7 @@ func dial(ctx context.Context, address, namespace string, conn temporalConn, dc 
 		HostPort:          address,
 		Namespace:         namespace,
 		Logger:            sdklog.NewStructuredLogger(log.With("component", "temporal-client")),
-		ConnectionOptions: client.ConnectionOptions{TLS: conn.tls, GrpcCompression: conn.compression, DialOptions: []grpc.DialOption{api.LeanLists()}},
+		ConnectionOptions: client.ConnectionOptions{TLS: conn.tls, GrpcCompression: conn.compression, DialOptions: []grpc.DialOption{store.LeanLists()}},
 		Credentials:       conn.credentials,
 		PayloadLimits:     client.PayloadLimitOptions{MemoSizeWarning: temporalserver.MemoSizeWarning},
 	})

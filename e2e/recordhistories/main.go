@@ -38,10 +38,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/recurhq/recur/activities"
-	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
+	"github.com/recurhq/recur/store"
 )
 
 // finishedRetention is how long the recorded finished jobs are kept.
@@ -416,7 +416,7 @@ func startDefined(ctx context.Context, c client.Client, k jobs.Key, def jobs.Job
 	if err := def.AcceptNew(k, created); err != nil {
 		return "", err
 	}
-	opts, in, ok := api.NewJobStart(k, def, created, adm)
+	opts, in, ok := store.NewJobStart(k, def, created, adm)
 	if !ok {
 		return "", fmt.Errorf("job %s has no occurrence to come", k.Job)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/recurhq/recur/egress"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/metrics"
+	"github.com/recurhq/recur/store"
 	"github.com/recurhq/recur/temporalserver"
 	recurworker "github.com/recurhq/recur/worker"
 )
@@ -103,7 +104,7 @@ func StartWith(cfg Config) (*Stack, error) {
 	}
 	set := metrics.New(logger)
 	base := client.Options{MetricsHandler: set.Temporal,
-		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{api.LeanLists()}}}
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{store.LeanLists()}}}
 	if cfg.Logger != nil {
 		base.Logger = sdklog.NewStructuredLogger(cfg.Logger)
 	}

@@ -1,0 +1,94 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	commonpb "go.temporal.io/api/common/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// JobsAcross returns a page of the jobs of every collection of the scope
+// (a subscription, or a resource group of one) that the filter keeps,
+// after the job after (when set): the top after the first skip, sorted by
+// resource group, collection and name, the key of the page's last job,
+// and whether more follow.
+//
+// No name list narrows it, as a collection's memo narrows a collection's:
+// it reads every job the filter's search attributes select (all of the
+// scope's for a filter without one) and sorts them, as a list of
+// collections does. The SQL visibility stores take no ORDER BY, and a
+// range of workflow IDs compares as the database's collation does, which
+// need not be Go's.
+func (s *Store) JobsAcross(ctx context.Context, scope jobs.Key, filter JobFilter, after *jobs.Key, skip, top int) (page []jobs.JobView, last jobs.Key, more bool, err error) {
+	found, err := s.jobsAcross(ctx, scope, filter, after)
+	if err != nil {
+		return nil, last, false, err
+	}
+	for _, f := range found {
+		var view jobs.JobView
+		switch err := s.jobMemo(f.memo, &view); {
+		case errors.Is(err, errNoView):
+			continue
+		case err != nil:
+			return nil, last, false, fmt.Errorf("the public view of job %s: %w", f.key.JobWorkflowID(), err)
+		case view.Deleted || !filter.Keep(view):
+			continue
+		case skip > 0:
+			skip--
+			continue
+		case len(page) == top:
+			return page, last, true, nil
+		}
+		page = append(page, view)
+		last = f.key
+	}
+	return page, last, false, nil
+}
+
+// listedJob is a job a list across collections found: its key and memo.
+type listedJob struct {
+	key  jobs.Key
+	memo *commonpb.Memo
+}
+
+// jobsAcross returns the running jobs of the scope that the filter's
+// visibility conditions select, after the job after (when set), sorted by
+// compareKeys.
+func (s *Store) jobsAcross(ctx context.Context, scope jobs.Key, filter JobFilter, after *jobs.Key) ([]listedJob, error) {
+	seen := map[string]bool{}
+	var found []listedJob
+	query := jobs.ScopeQuery(jobs.KindJob, scope, append([]string{running}, filter.Conditions()...)...)
+	err := s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
+		id := e.GetExecution().GetWorkflowId()
+		// The newest run comes first when a continue-as-new shows two.
+		if seen[id] {
+			return true
+		}
+		seen[id] = true
+		k, err := keyOf(e)
+		if err != nil {
+			s.log.WarnContext(ctx, "skip workflow with unreadable search attributes", "workflowID", id, "error", err)
+			return true
+		}
+		if after == nil || compareKeys(k, *after) > 0 {
+			found = append(found, listedJob{k, e.GetMemo()})
+		}
+		return true
+	})
+	slices.SortFunc(found, func(a, b listedJob) int { return compareKeys(a.key, b.key) })
+	return found, err
+}
+
+// compareKeys orders jobs of one subscription by resource group,
+// collection and name.
+func compareKeys(a, b jobs.Key) int {
+	return cmp.Or(strings.Compare(a.ResourceGroup, b.ResourceGroup), strings.Compare(a.Collection, b.Collection),
+		strings.Compare(a.Job, b.Job))
+}
