@@ -662,10 +662,11 @@ var admissionSeeds = []struct {
 		{admPutByName, admArg(0, 'b', 3), 30 * time.Second}}},
 	// A process dies with d started on its lease unclaimed; another starts
 	// e on a lease of its own just before the dead one's is looked at. The
-	// visibility store lists e first, and the look took no more names than
-	// the dead lease's one slot: e, whose claim was on its way, and not d,
-	// which ran uncounted, so that the collection admitted a sixth job into
-	// a quota of 5 (adoptOrphans now takes up to every slot leased).
+	// visibility store lists e first. A look that takes no more names than
+	// the dead lease's one slot (one recorded before versionAdoptOrphans)
+	// takes e, whose claim is on its way, and not d, which runs uncounted,
+	// and the collection admits a sixth job into a quota of 5; the look
+	// takes up to every slot leased.
 	{"a dead process's orphan beside another process's claim on its way", 5, []admEvent{
 		{admPutLeased, admArg(0, 'a', 0), 0}, {admPutLeased, admArg(0, 'b', 0), 0}, {admPutLeased, admArg(0, 'c', 0), 0},
 		{admSend, admArg(0, 'a', 0), time.Second}, {admPutLeased, admArg(0, 'd', 0), time.Second}, {admKill, admArg(0, 'a', 0), 500 * time.Millisecond},

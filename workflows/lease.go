@@ -114,7 +114,9 @@ func (c *collection) tellStale(ctx workflow.Context, h *jobs.HeldLease, names ..
 // and it lists the newest first: the look takes up to every slot leased,
 // h's and the others', so that none of h's jobs is left out for another
 // lease's. A job of another lease then counts twice until that lease is
-// given back or looked at, which keeps the count within the quota.
+// given back or looked at, which keeps the count within the quota. The
+// looks of histories recorded before versionAdoptOrphans took up to h's
+// slots alone, and replay so.
 func (c *collection) adoptOrphans(ctx workflow.Context, h jobs.HeldLease, found []string) {
 	l := &c.ledger
 	var orphans []string
@@ -122,6 +124,9 @@ func (c *collection) adoptOrphans(ctx workflow.Context, h jobs.HeldLease, found 
 		if _, held := slices.BinarySearch(l.Jobs, name); !held && !slices.Contains(orphans, name) {
 			orphans = append(orphans, name)
 		}
+	}
+	if len(orphans) > h.Slots && workflow.GetVersion(ctx, versionAdoptOrphans, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		orphans = orphans[:h.Slots]
 	}
 	orphans = orphans[:min(len(orphans), l.leasedSlots())] // h's slots among them: h is still held
 	if len(orphans) == 0 {
