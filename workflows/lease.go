@@ -103,22 +103,32 @@ func (c *collection) tellStale(ctx workflow.Context, h *jobs.HeldLease, names ..
 	c.tellJobs(ctx, names, jobs.CollectionChange{State: jobs.JobsState(c.ledger.Collection.Properties.State), Terms: &terms})
 }
 
-// adoptOrphans takes in the jobs found started on lease h that the
-// collection does not hold, at most its slots not claimed: each becomes a
-// reservation due now, so that the collection looks at its job's workflow
-// at once and keeps the name only if it runs. A deleted collection tells
-// them they are deleted instead (apply's).
+// adoptOrphans takes in the jobs found started while lease h was held
+// that the collection does not hold: each becomes a reservation due now,
+// so that the collection looks at its job's workflow at once and keeps the
+// name only if it runs. A deleted collection tells them they are deleted
+// instead (apply's).
+//
+// The visibility store cannot tell the jobs started on h from those
+// started meanwhile on another lease, whose claims may be on their way,
+// and it lists the newest first: the look takes up to every slot leased,
+// h's and the others', so that none of h's jobs is left out for another
+// lease's. A job of another lease then counts twice until that lease is
+// given back or looked at, which keeps the count within the quota. The
+// looks of histories recorded before versionAdoptOrphans took up to h's
+// slots alone, and replay so.
 func (c *collection) adoptOrphans(ctx workflow.Context, h jobs.HeldLease, found []string) {
 	l := &c.ledger
 	var orphans []string
 	for _, name := range found {
-		if len(orphans) == h.Slots {
-			break
-		}
 		if _, held := slices.BinarySearch(l.Jobs, name); !held && !slices.Contains(orphans, name) {
 			orphans = append(orphans, name)
 		}
 	}
+	if len(orphans) > h.Slots && workflow.GetVersion(ctx, versionAdoptOrphans, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		orphans = orphans[:h.Slots]
+	}
+	orphans = orphans[:min(len(orphans), l.leasedSlots())] // h's slots among them: h is still held
 	if len(orphans) == 0 {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
@@ -177,6 +178,68 @@ func TestALeaseNotGivenBackIsLookedAtOnceItRunsOut(t *testing.T) {
 	require.Equal(t, []string{"a", "x"}, view.Jobs)
 	require.NotNil(t, after.Grant)
 	require.Equal(t, 3, after.Grant.Slots)
+}
+
+// TestALookAtALeaseTakesInTheJobsOfEverySlotLeased: in a collection of
+// at most 2 jobs, two API processes hold a lease of one slot each. The
+// first dies after starting d on its lease; the second starts e on its
+// own, and its claim is on its way when the first lease is looked at. The
+// visibility store lists e first (the newest): the look takes in both
+// names, e counted twice until its claim comes and its lease is given
+// back, and the collection is full. A look recorded before
+// versionAdoptOrphans (GetVersion's default) takes no more names than the
+// dead lease's one slot: e alone, and d runs uncounted beside a lease
+// granted into the slot it holds.
+func TestALookAtALeaseTakesInTheJobsOfEverySlotLeased(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before bool
+		held   []string
+	}{
+		{"now", false, []string{"d", "e"}},
+		{"a look recorded before the change", true, []string{"e"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			worker.Register(env, &activities.Activities{})
+			if tc.before {
+				// The collection has no other change: every version at its default.
+				env.OnGetVersion(mock.Anything, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			env.OnActivity(acts.LeasedJobs, mock.Anything, mock.Anything).Return([]string{"e", "d"}, nil)
+			env.OnActivity(acts.JobPresence, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, ids []string) ([]jobs.JobPresence, error) {
+					out := make([]jobs.JobPresence, len(ids))
+					for i := range out {
+						out[i] = jobs.JobPresence{Running: true, Defined: true}
+					}
+					return out, nil
+				})
+			env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).Return(nil).Maybe()
+			var dead, living, claimed, after jobs.LeaseAnswer
+			exchangeAt(t, env, time.Second, jobs.LeaseRequest{Want: 1}, &dead)
+			exchangeAt(t, env, 2*time.Second, jobs.LeaseRequest{Want: 1}, &living)
+			// The dead lease is looked at at 51 s (its end, 31 s, and the
+			// grace); the living one would be at 52 s.
+			exchangeAt(t, env, 51*time.Second+500*time.Millisecond, jobs.LeaseRequest{Claims: claims(2, "e"), Release: []int{2}}, &claimed)
+			exchangeAt(t, env, 52*time.Second, jobs.LeaseRequest{Want: 1}, &after)
+			var view jobs.CollectionView
+			env.RegisterDelayedCallback(func() { view = collectionOf(t, env) }, 53*time.Second)
+			giveBackAndDeleteAt(t, env, 3, 54*time.Second)
+			runCollection(t, env, 2)
+
+			require.Equal(t, 1, dead.Grant.Slots)
+			require.Equal(t, 1, living.Grant.Slots)
+			require.Nil(t, claimed.Answers[0].Error)
+			require.Equal(t, 0, claimed.Leased)
+			require.Equal(t, tc.held, view.Jobs)
+			if tc.before {
+				require.NotNil(t, after.Grant, "d runs uncounted")
+				return
+			}
+			require.Nil(t, after.Grant, "d and e fill the quota")
+		})
+	}
 }
 
 // TestADeletedCollectionTellsTheJobsOfALeaseNotGivenBack: a collection

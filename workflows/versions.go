@@ -14,4 +14,9 @@ const (
 	// not started, when the run ends while the job (or its collection) is
 	// disabled: a disabled job ran it and called its target.
 	versionDisabledBuffered = "2026-11-27-disabled-buffered"
+	// A look at a lease not given back takes in up to every slot leased of
+	// the jobs it finds, not up to that lease's slots: the visibility store
+	// lists first the jobs of other leases whose claims are on their way,
+	// and the lease's own job ran uncounted (adoptOrphans).
+	versionAdoptOrphans = "2026-11-27-adopt-orphans"
 )

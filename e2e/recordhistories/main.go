@@ -24,6 +24,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,7 +49,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json and job-buffered-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json, job-buffered-TAG.json and collection-dead-lease-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -113,6 +114,8 @@ func record(dir, tag string) error {
 	go func() {
 		buffered <- recordBuffered(ctx, c, dir, tag, target.URL, bufferedHolding, bufferedRelease)
 	}()
+	deadLease := make(chan error, 1)
+	go func() { deadLease <- recordDeadLease(ctx, c, dir, tag, target.URL) }()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
@@ -355,6 +358,9 @@ func record(dir, tag string) error {
 	if err := <-buffered; err != nil {
 		return fmt.Errorf("the job disabled while an occurrence was buffered: %w", err)
 	}
+	if err := <-deadLease; err != nil {
+		return fmt.Errorf("the collection whose lease outlived its process: %w", err)
+	}
 	files := map[string]string{
 		"collection":     k.CollectionWorkflowID(),
 		"job":            k.JobWorkflowID(),
@@ -372,10 +378,14 @@ func record(dir, tag string) error {
 	return nil
 }
 
+// leaseGrace is how long after a lease's end the collection looks at the
+// lease not given back: workflows.leaseGrace.
+const leaseGrace = 20 * time.Second
+
 // leaseLooked is how long after a lease's end the collection has looked
-// at the lease not given back and at the names it found: workflows.leaseGrace,
-// reservationBatch, and a margin.
-const leaseLooked = 28 * time.Second
+// at the lease not given back and at the names it found: leaseGrace,
+// workflows.reservationBatch, and a margin.
+const leaseLooked = leaseGrace + 8*time.Second
 
 // updateInto sends an update to a running workflow and decodes its result
 // into result.
@@ -763,6 +773,99 @@ func recordBuffered(ctx context.Context, c client.Client, dir, tag, target strin
 		return err
 	}
 	return save(ctx, c, k.JobWorkflowID(), dir, "job-buffered", tag)
+}
+
+// recordDeadLease records collection-dead-lease.json: a collection that
+// leases a slot to each of two API processes, each of which starts a job
+// on it. The first dies before its claim; the second's claim is on its way
+// when the first lease is looked at, which finds both jobs, more than the
+// lease's slot, and takes in both. The claim comes then, with its lease
+// given back, and the collection's DELETE ends it and its jobs.
+func recordDeadLease(ctx context.Context, c client.Client, dir, tag, target string) error {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "leases"}
+	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
+		jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: jobs.Collection{}}); err != nil {
+		return err
+	}
+	job := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(24 * time.Hour)),
+		Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/dead-lease", Method: "POST"}}}}}
+	stranded, claimed := k, k
+	stranded.Job, claimed.Job = "stranded", "claimed"
+	dead, err := leaseOne(ctx, c, k)
+	if err != nil {
+		return err
+	}
+	if _, err := startDefined(ctx, c, stranded, job, dead.Admission()); err != nil {
+		return err
+	}
+	// The second lease runs out well after the first is looked at, so
+	// that its claim comes in between.
+	time.Sleep(15 * time.Second)
+	living, err := leaseOne(ctx, c, k)
+	if err != nil {
+		return err
+	}
+	run, err := startDefined(ctx, c, claimed, job, living.Admission())
+	if err != nil {
+		return err
+	}
+	if err := waitHeld(ctx, c, k, stranded.Job, claimed.Job); err != nil {
+		return err
+	}
+	if time.Now().After(living.Until.Add(leaseGrace)) {
+		return fmt.Errorf("both jobs were taken in after the second lease was looked at, not by the look at the first")
+	}
+	var answer jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{
+		Claims: []jobs.MembershipRequest{{Job: claimed.Job, Lease: living.ID, Run: run}}, Release: []int{living.ID}}, &answer); err != nil {
+		return err
+	}
+	if len(answer.Answers) != 1 || answer.Answers[0].Error != nil {
+		return fmt.Errorf("the claim of job claimed: %+v", answer)
+	}
+	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}); err != nil {
+		return err
+	}
+	for _, id := range []string{k.CollectionWorkflowID(), stranded.JobWorkflowID(), claimed.JobWorkflowID()} {
+		if err := c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+			return fmt.Errorf("%s never ended with its collection: %w", id, err)
+		}
+	}
+	return save(ctx, c, k.CollectionWorkflowID(), dir, "collection-dead-lease", tag)
+}
+
+// leaseOne asks collection k for a lease of one slot.
+func leaseOne(ctx context.Context, c client.Client, k jobs.Key) (jobs.Lease, error) {
+	var answer jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, jobs.LeaseRequest{Want: 1}, &answer); err != nil {
+		return jobs.Lease{}, err
+	}
+	if answer.Grant == nil || answer.Grant.Slots != 1 {
+		return jobs.Lease{}, fmt.Errorf("the collection did not lease a slot: %+v", answer)
+	}
+	return *answer.Grant, nil
+}
+
+// waitHeld waits until collection k holds every name of names.
+func waitHeld(ctx context.Context, c client.Client, k jobs.Key, names ...string) error {
+	for {
+		v, err := c.QueryWorkflow(ctx, k.CollectionWorkflowID(), "", jobs.QueryCollection)
+		if err != nil {
+			return err
+		}
+		var view jobs.CollectionView
+		if err := v.Get(&view); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(names, func(n string) bool { return !slices.Contains(view.Jobs, n) }) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("collection %s never held %v (it holds %v): %w", k.Collection, names, view.Jobs, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // lostIdentity is the identity of the worker recordLost loses.
