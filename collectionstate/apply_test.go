@@ -11,6 +11,11 @@ import (
 
 var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 
+// direct is the World that answers at once, with every behaviour.
+type direct struct{}
+
+func (direct) Has(Behaviour) bool { return true }
+
 // asked is a World that answers has and counts the questions.
 type asked struct {
 	has bool
@@ -38,7 +43,7 @@ func admit(t *testing.T, l *Ledger, name string, until time.Time) {
 }
 
 func TestDeleteHoldsOutstandingReservationsAndTellsTheRest(t *testing.T) {
-	l, fx := defined(t, 5, Direct{})
+	l, fx := defined(t, 5, direct{})
 	require.Equal(t, []Effect{
 		Publish{View: jobs.CollectionView{Collection: l.Collection()}},
 		UpsertState{State: jobs.CollectionEnabled},
@@ -57,7 +62,7 @@ func TestDeleteHoldsOutstandingReservationsAndTellsTheRest(t *testing.T) {
 }
 
 func TestGrantTakesTheRoomLeftAndAdmitRefusesPastIt(t *testing.T) {
-	l, _ := defined(t, 3, Direct{})
+	l, _ := defined(t, 3, direct{})
 	admit(t, l, "a", t0.Add(ReservationGrace))
 
 	out, fx := l.Apply(Grant{Want: 5}, t0)

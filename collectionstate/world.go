@@ -3,8 +3,7 @@ package collectionstate
 // World answers what the ledger asks while it applies an edit: which of
 // its behaviours hold. The collection workflow records each answer in
 // history (a version marker), so that a later fix never changes a running
-// collection's history and a history replays as it was recorded; Direct
-// answers at once.
+// collection's history and a history replays as it was recorded.
 type World interface {
 	// Has reports whether the workflow runs with behaviour b: one whose
 	// history was recorded before b was made keeps the behaviour it had.
@@ -21,9 +20,3 @@ const (
 	// slots alone (adoptOrphans).
 	AdoptUpToLeased Behaviour = iota
 )
-
-// Direct is the World that answers at once, with every behaviour: the
-// tests'.
-type Direct struct{}
-
-func (Direct) Has(Behaviour) bool { return true }
