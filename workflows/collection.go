@@ -13,12 +13,12 @@ package workflows
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/recurhq/recur/collectionstate"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -32,21 +32,22 @@ const maxCollectionUpdates = 500
 // request (MembershipRequest), one at a time, so quota checks are atomic
 // under concurrent PUTs.
 //
-// Its state is one struct, the ledger, which one function changes
-// (apply): a message's handler, its validator passed, hands apply an edit
-// of a few kinds, and apply makes it and what follows from it (the memo,
+// Its state is a collectionstate.Ledger, which alone changes it: a
+// message's handler, its validator passed, hands apply an edit, and apply
+// has the ledger make it and carries out the effects it returns (the memo,
 // the messages to the jobs, the search attribute of the state). The
 // coroutines that carry those out (tell the jobs, write the names, look at
-// the reservations, answer the admissions) keep their own plumbing and
-// change the ledger only through apply too.
+// the reservations and the leases, answer the admissions) keep their own
+// plumbing and change the ledger only through apply too.
 func Collection(ctx workflow.Context, in jobs.CollectionInput) error {
-	c := &collection{ledger: ledger{CollectionInput: in}, firstRun: workflow.GetInfo(ctx).FirstRunID}
+	c := &collection{}
+	c.ledger = collectionstate.New(in, workflow.GetInfo(ctx).FirstRunID, &c.world)
 	return c.run(ctx)
 }
 
 type collection struct {
-	ledger   ledger
-	firstRun string // the first run ID of the workflow's chain, for ETags
+	ledger *collectionstate.Ledger // the collection's state, which only its Apply changes
+	world  ledgerWorld             // what ledger asks while it applies an edit
 
 	// The plumbing of the run, each part written by the code that owns it.
 	updates    int                     // messages taken, toward continuing as new
@@ -62,7 +63,8 @@ type collection struct {
 	// enable after it reach each job in that order.
 	tells []tell
 	// checkNow wakes checkReservations before its time: a job never
-	// defined left while its name's reservation was due (editForget).
+	// defined left while its name's reservation was due, or jobs found on
+	// a lease were taken in (collectionstate.LookNow).
 	checkNow bool
 	checking bool // checkReservations waits for its activity
 	holding  int  // holds of a deleted collection's reservations on their way (hold)
@@ -84,7 +86,7 @@ func (c *collection) run(ctx workflow.Context) error {
 		return err
 	}
 	err := workflow.Await(ctx, func() bool {
-		return c.ledger.deleted || c.updates >= maxCollectionUpdates || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+		return c.ledger.Deleted() || c.updates >= maxCollectionUpdates || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 	})
 	if err != nil {
 		return err
@@ -102,7 +104,7 @@ func (c *collection) run(ctx workflow.Context) error {
 			// A deleted collection ends once its leases are given back or
 			// looked at: a job started on one is told of the deletion.
 			return workflow.AllHandlersFinished(ctx) && c.answering == 0 && len(c.tells) == 0 && len(c.namesChanged) == 0 && c.holding == 0 &&
-				(!c.ledger.deleted || len(c.ledger.Leases) == 0)
+				(!c.ledger.Deleted() || !c.ledger.Leasing())
 		}); err != nil {
 			return err
 		}
@@ -110,10 +112,10 @@ func (c *collection) run(ctx workflow.Context) error {
 			break
 		}
 	}
-	if c.ledger.deleted {
+	if c.ledger.Deleted() {
 		return nil
 	}
-	return workflow.NewContinueAsNewError(ctx, jobs.CollectionWorkflowName, c.ledger.CollectionInput)
+	return workflow.NewContinueAsNewError(ctx, jobs.CollectionWorkflowName, c.ledger.Input())
 }
 
 // register sets the collection's message handlers and starts its
@@ -124,10 +126,10 @@ func (c *collection) run(ctx workflow.Context) error {
 func (c *collection) register(ctx workflow.Context) error {
 	c.membership = workflow.GetSignalChannel(ctx, jobs.SignalMembership)
 	if err := workflow.SetQueryHandler(ctx, jobs.QueryCollection, func() (jobs.CollectionView, error) {
-		if !c.ledger.exists() {
-			return jobs.CollectionView{}, jobs.NotFound("job collection " + c.ledger.Key.Collection).ToApplicationError()
+		if !c.ledger.Exists() {
+			return jobs.CollectionView{}, jobs.NotFound("job collection " + c.ledger.Key().Collection).ToApplicationError()
 		}
-		return jobs.CollectionView{Collection: *c.ledger.Collection, Jobs: c.ledger.Jobs}, nil
+		return jobs.CollectionView{Collection: c.ledger.Collection(), Jobs: c.ledger.Jobs()}, nil
 	}); err != nil {
 		return err
 	}
@@ -166,14 +168,14 @@ func (c *collection) register(ctx workflow.Context) error {
 func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
 	c.updates++
 	if req.Leave {
-		c.apply(ctx, edit{kind: editForget, member: req})
+		c.apply(ctx, collectionstate.Forget{Member: req})
 		return
 	}
-	answer := jobs.AdmitAnswer{Seq: req.Seq, Error: c.apply(ctx, edit{kind: editAdmit, member: req}).refused}
+	answer := jobs.AdmitAnswer{Seq: req.Seq, Error: c.apply(ctx, collectionstate.Admit{Member: req}).Refused}
 	if answer.Error == nil {
-		answer.Terms = c.ledger.terms()
+		answer.Terms = c.ledger.Terms()
 	}
-	k := c.ledger.Key
+	k := c.ledger.Key()
 	k.Job = req.Job
 	c.answering++
 	f := workflow.SignalExternalWorkflow(ctx, k.JobWorkflowID(), "", jobs.SignalAdmitted, answer)
@@ -192,19 +194,19 @@ func (c *collection) handle(ctx workflow.Context, req jobs.MembershipRequest) {
 // collection again, from a PATCH, which may not: the API retries a PUT
 // until the workflow has ended.
 func (c *collection) validatePut(_ workflow.Context, req jobs.PutCollectionRequest) error {
-	if c.ledger.deleted {
-		return jobs.NotFound("job collection " + c.ledger.Key.Collection).ToApplicationError()
+	if c.ledger.Deleted() {
+		return jobs.NotFound("job collection " + c.ledger.Key().Collection).ToApplicationError()
 	}
 	if err := c.preconditions(req.Preconditions); err != nil {
 		return err
 	}
-	if err := req.Collection.Accept(c.ledger.Key); err != nil {
+	if err := req.Collection.Accept(c.ledger.Key()); err != nil {
 		return toWire(err)
 	}
 	// SameCollection compares encoding/json's output, always the same for
 	// a value (workflowcheck takes its reflect and its caches for
 	// nondeterminism).
-	return req.Apply.Refusal(c.ledger.exists(), func() bool { return jobs.SameCollection(*c.ledger.Collection, req.Collection) }, //workflowcheck:ignore
+	return req.Apply.Refusal(c.ledger.Exists(), func() bool { return jobs.SameCollection(c.ledger.Collection(), req.Collection) }, //workflowcheck:ignore
 		func() error { return nil })
 }
 
@@ -216,8 +218,8 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 	if err != nil {
 		return jobs.PutResult{}, err
 	}
-	a := c.apply(ctx, edit{kind: editDefine, collection: def})
-	return jobs.PutResult{Collection: *c.ledger.Collection, Created: a.created}, a.err
+	a := c.apply(ctx, collectionstate.Define{Collection: def})
+	return jobs.PutResult{Collection: c.ledger.Collection(), Created: a.Created}, a.err
 }
 
 // accept returns def accepted (normalized and validated) once, in a side
@@ -225,7 +227,7 @@ func (c *collection) put(ctx workflow.Context, req jobs.PutCollectionRequest) (j
 // refuses today before they reach history.
 func (c *collection) accept(ctx workflow.Context, def jobs.Collection) (jobs.Collection, error) {
 	return acceptOnce(ctx, func(workflow.Context) (jobs.Collection, error) {
-		err := def.Accept(c.ledger.Key) // normalizes def
+		err := def.Accept(c.ledger.Key()) // normalizes def
 		return def, err
 	})
 }
@@ -233,15 +235,15 @@ func (c *collection) accept(ctx workflow.Context, def jobs.Collection) (jobs.Col
 // preconditions refuses a write whose If-Match or If-None-Match the
 // collection fails.
 func (c *collection) preconditions(p jobs.Preconditions) error {
-	if err := p.Check(c.ledger.etag(), "job collection "+c.ledger.Key.Collection); err != nil {
+	if err := p.Check(c.ledger.ETag(), "job collection "+c.ledger.Key().Collection); err != nil {
 		return err.ToApplicationError()
 	}
 	return nil
 }
 
 func (c *collection) validateExists(_ workflow.Context, req jobs.DeleteCollectionRequest) error {
-	if !c.ledger.exists() {
-		return jobs.NotFound("job collection " + c.ledger.Key.Collection).ToApplicationError()
+	if !c.ledger.Exists() {
+		return jobs.NotFound("job collection " + c.ledger.Key().Collection).ToApplicationError()
 	}
 	return c.preconditions(req.Preconditions)
 }
@@ -259,7 +261,7 @@ func (c *collection) validateSetState(ctx workflow.Context, req jobs.CollectionS
 // setState enables or disables the collection and tells every job.
 func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequest) (struct{}, error) {
 	c.updates++
-	a := c.apply(ctx, edit{kind: editState, state: req.State})
+	a := c.apply(ctx, collectionstate.SetState{State: req.State})
 	if a.err != nil {
 		return struct{}{}, a.err
 	}
@@ -271,20 +273,19 @@ func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequ
 // delete deletes every job of the collection, then the collection: its
 // workflow ends once this update has answered.
 func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest) (struct{}, error) {
-	a := c.apply(ctx, edit{kind: editDelete})
+	a := c.apply(ctx, collectionstate.Delete{})
 	if err := a.told.Get(ctx, nil); err != nil {
 		return struct{}{}, err
 	}
 	return struct{}{}, a.held.Get(ctx, nil)
 }
 
-// tellJobs queues change for the jobs named, behind the changes queued
-// before it, and returns a future set once each job shows it. It keeps its
-// own copy of names: the collection's list changes in place (apply)
-// while the jobs are told.
+// tellJobs queues change for the jobs named (a collectionstate.Tell's own
+// names), behind the changes queued before it, and returns a future set
+// once each job shows it.
 func (c *collection) tellJobs(ctx workflow.Context, names []string, change jobs.CollectionChange) workflow.Future {
 	f, done := workflow.NewFuture(ctx)
-	c.tells = append(c.tells, tell{names: slices.Clone(names), change: change, done: done})
+	c.tells = append(c.tells, tell{names: names, change: change, done: done})
 	return f
 }
 
@@ -311,7 +312,7 @@ func (c *collection) sendTells(ctx workflow.Context) {
 		}
 		t := c.tells[0]
 		if len(t.names) > 0 {
-			req := jobs.TellJobsRequest{Collection: c.ledger.Key, Jobs: t.names, Change: t.change,
+			req := jobs.TellJobsRequest{Collection: c.ledger.Key(), Jobs: t.names, Change: t.change,
 				UpdateID: fmt.Sprintf("%s.%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, n)}
 			if err := workflow.ExecuteActivity(ctx, acts.TellJobs, req).Get(ctx, nil); err != nil {
 				// It is retried until it succeeds: only the end of the run

@@ -1,12 +1,12 @@
 package workflows
 
 import (
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/recurhq/recur/collectionstate"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -21,11 +21,6 @@ import (
 // on the collection while it was held become reservations, which the
 // collection looks at as it does those of its admissions ahead.
 
-// leaseTerm is how long a lease lasts: the API starts jobs on it until
-// three admission margins before its end, and a job's workflow started on
-// it is running by its end, when the names claimed on it are looked at.
-const leaseTerm = 30 * time.Second
-
 // leaseGrace is how long after a lease's end a lease not given back is
 // looked at: the visibility store has indexed the jobs started on it by
 // then.
@@ -36,33 +31,13 @@ const leaseGrace = reservationGrace
 // the worker.
 const leaseWindowSlack = time.Minute
 
-// lease returns the lease of that ID the collection holds, nil for none.
-func (l *ledger) lease(id int) *jobs.HeldLease {
-	if id == 0 {
-		return nil
-	}
-	if i := slices.IndexFunc(l.Leases, func(h jobs.HeldLease) bool { return h.ID == id }); i >= 0 {
-		return &l.Leases[i]
-	}
-	return nil
-}
-
-// leasedSlots counts the slots of the leases held, not yet claimed.
-func (l *ledger) leasedSlots() int {
-	n := 0
-	for _, h := range l.Leases {
-		n += h.Slots
-	}
-	return n
-}
-
 // validateLease refuses a batch of admissions into a collection that does
 // not exist, before it reaches history. A deleted collection whose
 // workflow runs still takes them: the jobs started on its leases are told
-// they are deleted (apply's editAdmit), and a lease given back lets its
+// they are deleted (collectionstate.Admit), and a lease given back lets its
 // workflow end without looking at it.
 func (c *collection) validateLease(ctx workflow.Context, _ jobs.LeaseRequest) error {
-	if c.ledger.deleted {
+	if c.ledger.Deleted() {
 		return nil
 	}
 	return c.validateExists(ctx, jobs.DeleteCollectionRequest{})
@@ -77,75 +52,18 @@ func (c *collection) exchange(ctx workflow.Context, req jobs.LeaseRequest) (jobs
 		// The API gives a lease back once its claims are answered: none
 		// of them is in this batch, whose admissions by name the slots
 		// given back make room for.
-		c.apply(ctx, edit{kind: editRelease, release: req.Release})
+		c.apply(ctx, collectionstate.Release{Leases: req.Release})
 	}
 	answers, err := c.admitEach(ctx, req.Claims)
 	if err != nil {
 		return jobs.LeaseAnswer{}, err
 	}
 	out := jobs.LeaseAnswer{Answers: answers}
-	if req.Want > 0 && c.ledger.exists() {
-		out.Grant = c.apply(ctx, edit{kind: editGrant, want: req.Want}).granted
+	if req.Want > 0 && c.ledger.Exists() {
+		out.Grant = c.apply(ctx, collectionstate.Grant{Want: req.Want}).Granted
 	}
-	out.Leased = c.ledger.leasedSlots()
+	out.Leased = c.ledger.LeasedSlots()
 	return out, nil
-}
-
-// tellStale tells the job claimed on lease h the collection's state and
-// terms when they changed after the lease was granted: the job started
-// with those of the lease, and the collection told its jobs of the change
-// before it knew this one's name (apply's).
-func (c *collection) tellStale(ctx workflow.Context, h *jobs.HeldLease, names ...string) {
-	if h.Revision == c.ledger.Revision || len(names) == 0 {
-		return
-	}
-	terms := c.ledger.terms()
-	c.tellJobs(ctx, names, jobs.CollectionChange{State: jobs.JobsState(c.ledger.Collection.Properties.State), Terms: &terms})
-}
-
-// adoptOrphans takes in the jobs found started while lease h was held
-// that the collection does not hold: each becomes a reservation due now,
-// so that the collection looks at its job's workflow at once and keeps the
-// name only if it runs. A deleted collection tells them they are deleted
-// instead (apply's).
-//
-// The visibility store cannot tell the jobs started on h from those
-// started meanwhile on another lease, whose claims may be on their way,
-// and it lists the newest first: the look takes up to every slot leased,
-// h's and the others', so that none of h's jobs is left out for another
-// lease's. A job of another lease then counts twice until that lease is
-// given back or looked at, which keeps the count within the quota. The
-// looks of histories recorded before versionAdoptOrphans took up to h's
-// slots alone, and replay so.
-func (c *collection) adoptOrphans(ctx workflow.Context, h jobs.HeldLease, found []string) {
-	l := &c.ledger
-	var orphans []string
-	for _, name := range found {
-		if _, held := slices.BinarySearch(l.Jobs, name); !held && !slices.Contains(orphans, name) {
-			orphans = append(orphans, name)
-		}
-	}
-	if len(orphans) > h.Slots && workflow.GetVersion(ctx, versionAdoptOrphans, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		orphans = orphans[:h.Slots]
-	}
-	orphans = orphans[:min(len(orphans), l.leasedSlots())] // h's slots among them: h is still held
-	if len(orphans) == 0 {
-		return
-	}
-	if l.deleted {
-		c.tellJobs(ctx, orphans, jobs.CollectionChange{Deleted: true})
-		return
-	}
-	now := workflow.Now(ctx)
-	for _, name := range orphans {
-		i, _ := slices.BinarySearch(l.Jobs, name)
-		l.Jobs = slices.Insert(l.Jobs, i, name)
-		c.nameChanged(name)
-		l.Reservations++
-		l.Reserved = append(l.Reserved, jobs.Reservation{Job: name, Gen: l.Reservations, Until: now})
-	}
-	c.checkNow = true
-	c.tellStale(ctx, &h, orphans...)
 }
 
 // checkLeases looks at each lease not given back once it has run out, a
@@ -154,14 +72,13 @@ func (c *collection) adoptOrphans(ctx workflow.Context, h jobs.HeldLease, found 
 // activity.
 func (c *collection) checkLeases(ctx workflow.Context) {
 	for {
-		leases := c.ledger.Leases
-		if len(leases) == 0 {
-			if err := workflow.Await(ctx, func() bool { return len(c.ledger.Leases) > 0 }); err != nil {
+		if !c.ledger.Leasing() {
+			if err := workflow.Await(ctx, c.ledger.Leasing); err != nil {
 				return
 			}
 			continue
 		}
-		soonest := slices.MinFunc(leases, func(a, b jobs.HeldLease) int { return a.Until.Compare(b.Until) })
+		soonest := c.ledger.SoonestLease()
 		if wait := soonest.Until.Add(leaseGrace).Sub(workflow.Now(ctx)); wait > 0 {
 			edits := c.leaseEdits
 			if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return c.leaseEdits != edits }); err != nil {
@@ -177,18 +94,18 @@ func (c *collection) checkLeases(ctx workflow.Context) {
 
 // lookAtLease asks the visibility store, in an activity, for the jobs of
 // the collection started while lease h was held, and hands apply what it
-// found (editLeaseLooked). It returns an error once the workflow is
+// found (collectionstate.LeaseLooked). It returns an error once the workflow is
 // cancelled.
 func (c *collection) lookAtLease(ctx workflow.Context, h jobs.HeldLease) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	req := jobs.LeasedJobsRequest{Collection: c.ledger.Key,
+	req := jobs.LeasedJobsRequest{Collection: c.ledger.Key(),
 		Since: h.Granted.Add(-leaseWindowSlack), Until: h.Until.Add(leaseWindowSlack)}
 	var found []string
 	err := workflow.ExecuteActivity(actx, acts.LeasedJobs, req).Get(ctx, &found)
-	c.apply(ctx, edit{kind: editLeaseLooked, lease: h.ID, found: found, lookFailed: err != nil})
+	c.apply(ctx, collectionstate.LeaseLooked{Lease: h.ID, Found: found, Failed: err != nil})
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("look at the jobs started on a lease not given back; again later", "error", err)
 	}

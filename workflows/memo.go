@@ -77,11 +77,7 @@ func (j *job) upsertAttributes(ctx workflow.Context) {
 // publish writes the collection's public view to its memo when it
 // changed; its jobs' names have keys of their own (publishNames), so
 // that neither rewrites the other.
-func (c *collection) publish(ctx workflow.Context) {
-	if c.ledger.Collection == nil {
-		return
-	}
-	view := jobs.CollectionView{Collection: *c.ledger.Collection, Deleted: c.ledger.deleted}
+func (c *collection) publish(ctx workflow.Context, view jobs.CollectionView) {
 	enc, ok := changed(view, c.published)
 	if !ok {
 		return
@@ -106,7 +102,7 @@ func (c *collection) publishNames(ctx workflow.Context) {
 		for _, key := range c.namesChanged {
 			fields[key] = []string{}
 		}
-		for _, name := range c.ledger.Jobs {
+		for _, name := range c.ledger.Jobs() {
 			key := jobs.JobNamesKey(name)
 			if names, ok := fields[key]; ok {
 				fields[key] = append(names.([]string), name)

@@ -1,12 +1,12 @@
 package workflows
 
 import (
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/recurhq/recur/collectionstate"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -24,12 +24,9 @@ import (
 // collection admitted by signal does.
 
 // reservationGrace is how long a name admitted ahead of its PUT is held
-// before the collection looks whether its job holds it: longer than the
-// API takes from the admission to starting the job's workflow, which a job
-// that takes the admission checks (admissionMargin), and short enough that
-// a PUT whose caller died in between frees its slot well within a new job's
-// grace (e2e/stall).
-const reservationGrace = 20 * time.Second
+// before the collection looks whether its job holds it
+// (collectionstate.ReservationGrace).
+const reservationGrace = collectionstate.ReservationGrace
 
 // reservationBatch is how long the collection lets reservations lapse
 // before it looks at their jobs, so that one activity looks at those
@@ -47,9 +44,9 @@ const reservationBatch = 5 * time.Second
 func (c *collection) admitEach(ctx workflow.Context, reqs []jobs.MembershipRequest) ([]jobs.AdmitAnswer, error) {
 	answers := make([]jobs.AdmitAnswer, len(reqs))
 	for i, r := range reqs {
-		admit := edit{kind: editAdmit, member: r, reserveUntil: workflow.Now(ctx).Add(reservationGrace)}
+		admit := collectionstate.Admit{Member: r, ReserveUntil: workflow.Now(ctx).Add(reservationGrace)}
 		a := c.apply(ctx, admit)
-		if a.refused != nil && a.refused.Code == jobs.CodeQuotaExceeded && c.freeing() {
+		if a.Refused != nil && a.Refused.Code == jobs.CodeQuotaExceeded && c.freeing() {
 			// A job's leave received, or a reservation being looked at,
 			// may free a slot: the API's update may come before a leave
 			// that was sent before it.
@@ -58,9 +55,9 @@ func (c *collection) admitEach(ctx workflow.Context, reqs []jobs.MembershipReque
 			}
 			a = c.apply(ctx, admit)
 		}
-		answers[i] = jobs.AdmitAnswer{Seq: i, Error: a.refused, Admission: a.admitted}
-		if a.refused == nil {
-			answers[i].Terms = c.ledger.terms()
+		answers[i] = jobs.AdmitAnswer{Seq: i, Error: a.Refused, Admission: a.Admitted}
+		if a.Refused == nil {
+			answers[i].Terms = c.ledger.Terms()
 		}
 	}
 	return answers, nil
@@ -80,17 +77,17 @@ func (c *collection) freeing() bool {
 func (c *collection) checkReservations(ctx workflow.Context) {
 	for {
 		now := workflow.Now(ctx)
-		lapsed := c.ledger.lapsed(now)
+		lapsed := c.ledger.Lapsed(now)
 		switch {
-		case len(c.ledger.Reserved) == 0:
-			if err := workflow.Await(ctx, func() bool { return len(c.ledger.Reserved) > 0 }); err != nil {
+		case !c.ledger.Reserving():
+			if err := workflow.Await(ctx, c.ledger.Reserving); err != nil {
 				return
 			}
-		case len(lapsed) == 0 || (!c.checkNow && c.ledger.soonest().Add(reservationBatch).After(now)):
+		case len(lapsed) == 0 || (!c.checkNow && c.ledger.Soonest().Add(reservationBatch).After(now)):
 			// With nothing lapsed, a leave's wish to look at once is spent: the
 			// look it asked for has been.
 			c.checkNow = false
-			wait := c.ledger.soonest().Add(reservationBatch).Sub(now)
+			wait := c.ledger.Soonest().Add(reservationBatch).Sub(now)
 			if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return c.checkNow }); err != nil {
 				return
 			}
@@ -104,13 +101,13 @@ func (c *collection) checkReservations(ctx workflow.Context) {
 }
 
 // look asks, in one activity, whether the jobs of the reservations lapsed run
-// and are defined, and hands apply what it found (editLooked); a look that
+// and are defined, and hands apply what it found (collectionstate.Looked); a look that
 // fails is tried again after the grace. It returns an error once the
 // workflow is cancelled.
 func (c *collection) look(ctx workflow.Context, lapsed []jobs.Reservation) error {
 	ids := make([]string, len(lapsed))
 	for i, r := range lapsed {
-		k := c.ledger.Key
+		k := c.ledger.Key()
 		k.Job = r.Job
 		ids[i] = k.JobWorkflowID()
 	}
@@ -131,42 +128,11 @@ func (c *collection) look(ctx workflow.Context, lapsed []jobs.Reservation) error
 	if err != nil {
 		presence = nil
 	}
-	c.apply(ctx, edit{kind: editLooked, looked: lapsed, presence: presence})
+	c.apply(ctx, collectionstate.Looked{Reservations: lapsed, Presence: presence})
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("look at the jobs of reserved names; again later", "error", err)
 	}
 	return ctx.Err()
-}
-
-// lapsed returns the reservations whose Until has passed.
-func (l *ledger) lapsed(now time.Time) []jobs.Reservation {
-	var lapsed []jobs.Reservation
-	for _, r := range l.Reserved {
-		if !r.Until.After(now) {
-			lapsed = append(lapsed, r)
-		}
-	}
-	return lapsed
-}
-
-// soonest returns the soonest Until of the reservations: a look puts those
-// it could not settle after the others.
-func (l *ledger) soonest() time.Time {
-	soonest := l.Reserved[0].Until
-	for _, r := range l.Reserved[1:] {
-		if r.Until.Before(soonest) {
-			soonest = r.Until
-		}
-	}
-	return soonest
-}
-
-// outstanding returns the reservations whose admissions a PUT may still
-// carry: a job takes an admission until admissionMargin before its Until,
-// by its own clock, which the margin allows to be that far ahead of the
-// collection's or behind it.
-func (l *ledger) outstanding(now time.Time) []jobs.Reservation {
-	return slices.DeleteFunc(slices.Clone(l.Reserved), func(r jobs.Reservation) bool { return !r.Until.After(now) })
 }
 
 // hold tells the jobs of a deleted collection's reservations rs that they
@@ -190,7 +156,7 @@ func (c *collection) hold(ctx workflow.Context, rs []jobs.Reservation) workflow.
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 10 * time.Second},
 	})
-	held := workflow.ExecuteActivity(actx, acts.HoldReservedNames, jobs.HoldRequest{Collection: c.ledger.Key, Jobs: rs,
+	held := workflow.ExecuteActivity(actx, acts.HoldReservedNames, jobs.HoldRequest{Collection: c.ledger.Key(), Jobs: rs,
 		UpdateID: workflow.GetInfo(ctx).WorkflowExecution.RunID + ".hold"})
 	c.holding++
 	workflow.Go(ctx, func(ctx workflow.Context) {

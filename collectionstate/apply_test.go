@@ -1,0 +1,116 @@
+package collectionstate
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// direct is the World that answers at once, with every behaviour.
+type direct struct{}
+
+func (direct) Has(Behaviour) bool { return true }
+
+// asked is a World that answers has and counts the questions.
+type asked struct {
+	has bool
+	n   int
+}
+
+func (w *asked) Has(Behaviour) bool { w.n++; return w.has }
+
+// defined returns the ledger of a collection defined with a quota of
+// limit jobs, and the effects of its definition.
+func defined(t *testing.T, limit int, w World) (*Ledger, []Effect) {
+	t.Helper()
+	l := New(jobs.CollectionInput{Key: jobs.Key{Collection: "c"}}, "run", w)
+	def := jobs.Collection{Properties: jobs.CollectionProperties{State: jobs.CollectionEnabled, Quota: &jobs.Quota{MaxJobCount: &limit}}}
+	out, fx := l.Apply(Define{Collection: def}, t0)
+	require.True(t, out.Created)
+	return l, fx
+}
+
+// admit admits name ahead of its PUT, reserved until until.
+func admit(t *testing.T, l *Ledger, name string, until time.Time) {
+	t.Helper()
+	out, _ := l.Apply(Admit{Member: jobs.MembershipRequest{Job: name}, ReserveUntil: until}, t0)
+	require.Nil(t, out.Refused)
+}
+
+func TestDeleteHoldsOutstandingReservationsAndTellsTheRest(t *testing.T) {
+	l, fx := defined(t, 5, direct{})
+	require.Equal(t, []Effect{
+		Publish{View: jobs.CollectionView{Collection: l.Collection()}},
+		UpsertState{State: jobs.CollectionEnabled},
+	}, fx)
+	admit(t, l, "due", t0)                        // its admission has lapsed
+	admit(t, l, "held", t0.Add(ReservationGrace)) // a PUT may still carry it
+
+	_, fx = l.Apply(Delete{}, t0)
+	require.True(t, l.Deleted())
+	require.Empty(t, l.Jobs())
+	require.Equal(t, []Effect{
+		Publish{View: jobs.CollectionView{Collection: l.Collection(), Deleted: true}},
+		Hold{Reservations: []jobs.Reservation{{Job: "held", Gen: 2, Until: t0.Add(ReservationGrace)}}},
+		Tell{Names: []string{"due"}, Change: jobs.CollectionChange{Deleted: true}},
+	}, fx)
+}
+
+func TestGrantTakesTheRoomLeftAndAdmitRefusesPastIt(t *testing.T) {
+	l, _ := defined(t, 3, direct{})
+	admit(t, l, "a", t0.Add(ReservationGrace))
+
+	out, fx := l.Apply(Grant{Want: 5}, t0)
+	require.Equal(t, 2, out.Granted.Slots)
+	require.Equal(t, []Effect{LeasesChanged{}}, fx)
+	require.Equal(t, 2, l.LeasedSlots())
+
+	out, _ = l.Apply(Admit{Member: jobs.MembershipRequest{Job: "b"}}, t0)
+	require.Equal(t, jobs.CodeQuotaExceeded, out.Refused.Code)
+	out, _ = l.Apply(Grant{Want: 1}, t0)
+	require.Nil(t, out.Granted)
+}
+
+// A look at a lease not given back that finds more jobs than the lease's
+// slots asks the world whether it takes up to every slot leased: a
+// history recorded before AdoptUpToLeased keeps the lease's slots alone.
+func TestLeaseLookedAsksTheWorldOnlyPastTheLeasesSlots(t *testing.T) {
+	for _, has := range []bool{false, true} {
+		w := &asked{has: has}
+		l, _ := defined(t, 4, w)
+		first, _ := l.Apply(Grant{Want: 1}, t0)
+		l.Apply(Grant{Want: 2}, t0)
+
+		_, fx := l.Apply(LeaseLooked{Lease: first.Granted.ID, Found: []string{"x", "y", "z"}}, t0)
+		require.Equal(t, 1, w.n)
+		adopted := []string{"x"}
+		if has {
+			adopted = []string{"x", "y", "z"}
+		}
+		require.Equal(t, adopted, l.Jobs())
+		require.Equal(t, LeasesChanged{}, fx[0])
+		require.Equal(t, LookNow{}, fx[len(fx)-1])
+		require.Len(t, fx, len(adopted)+2) // a NameChanged each
+		require.Equal(t, adopted, names(l.Lapsed(t0)))
+	}
+
+	w := &asked{}
+	l, _ := defined(t, 4, w)
+	first, _ := l.Apply(Grant{Want: 2}, t0)
+	l.Apply(LeaseLooked{Lease: first.Granted.ID, Found: []string{"x"}}, t0)
+	require.Zero(t, w.n)
+	require.Equal(t, []string{"x"}, l.Jobs())
+}
+
+func names(rs []jobs.Reservation) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Job)
+	}
+	return out
+}
