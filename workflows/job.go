@@ -11,10 +11,6 @@ import (
 	"github.com/recurhq/recur/lifecycle"
 )
 
-// maxOccurrencesPerRun bounds a job workflow run's history: after that
-// many occurrences it continues as new (lifecycle.Job.Over).
-const maxOccurrencesPerRun = lifecycle.MaxOccurrencesPerRun
-
 // Job is the workflow of one job. It sleeps on a durable timer until the
 // next occurrence and runs the job's action as activities of its own,
 // the error action after it when it fails for good; each occurrence writes
