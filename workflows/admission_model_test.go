@@ -17,6 +17,7 @@ import (
 
 	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
+	lt "github.com/recurhq/recur/lifecycle/lifecycletest"
 	"github.com/recurhq/recur/worker"
 )
 
@@ -88,17 +89,11 @@ const admNames = 7
 // batches gather for half a second, and two events at one instant run in
 // the order the sequence gives.
 func decodeAdmission(data []byte) (int, []admEvent) {
-	next := func() byte {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return b
-	}
+	in := lt.Input(data)
+	next := in.Next
 	quota := 2 + int(next()%4)
 	var events []admEvent
-	for len(data) >= 3 && len(events) < 32 {
+	for len(in) >= 3 && len(events) < 32 {
 		kind, arg, gap := admKind(next()%byte(admKinds)), next(), next()
 		events = append(events, admEvent{kind: kind, arg: arg, after: time.Duration(gap%64) * 500 * time.Millisecond})
 	}

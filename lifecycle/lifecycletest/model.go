@@ -66,17 +66,26 @@ func (e Event) String() string { return fmt.Sprintf("%s after %s", e.Kind, e.Aft
 // MaxEvents bounds a sequence.
 const MaxEvents = 24
 
+// Input is a fuzz input that a decoder reads a byte at a time: the model
+// tests' sequences (this package's and the admission model's) are both
+// decoded from one.
+type Input []byte
+
+// Next takes the next byte, 0 past the input's end.
+func (in *Input) Next() byte {
+	if len(*in) == 0 {
+		return 0
+	}
+	b := (*in)[0]
+	*in = (*in)[1:]
+	return b
+}
+
 // Decode reads a configuration and at most MaxEvents events from data.
 // Events come 7 s to 150 s apart.
 func Decode(data []byte) (Config, []Event) {
-	next := func() byte {
-		if len(data) == 0 {
-			return 0
-		}
-		b := data[0]
-		data = data[1:]
-		return b
-	}
+	in := Input(data)
+	next := in.Next
 	c := Config{Seed: next()}
 	switch o := next() % 4; o {
 	case 0:
@@ -96,7 +105,7 @@ func Decode(data []byte) (Config, []Event) {
 	c.DisableAfter = int(f/3) % 3 // 0, 1 or 2
 	c.MaxFaults = int(f/9) % 3
 	var events []Event
-	for len(data) >= 2 && len(events) < MaxEvents {
+	for len(in) >= 2 && len(events) < MaxEvents {
 		kind, gap := Kind(next()%byte(kinds)), next()
 		events = append(events, Event{Kind: kind, After: time.Duration(7+2*int(gap%72)) * time.Second})
 		if kind == Delete {
