@@ -23,7 +23,10 @@ import (
 func (j *job) healthAttributes(current temporal.SearchAttributes) []temporal.SearchAttributeUpdate {
 	var updates []temporal.SearchAttributeUpdate
 	since, ok := current.GetTime(jobs.AttrFailingSince)
-	st := j.m.View().Properties.Status
+	st := j.state().Job.Properties.Status
+	if st == nil {
+		st = &jobs.Status{}
+	}
 	switch want := j.state().FailingSince; {
 	case want == nil && ok:
 		updates = append(updates, jobs.AttrFailingSince.ValueUnset())
