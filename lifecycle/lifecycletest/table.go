@@ -59,6 +59,9 @@ var tableEvents = []tableEvent{
 	{"the collection is disabled", func(s *sim) { s.event(Event{Kind: CollectionDisabled}) }},
 	{"the collection is enabled", func(s *sim) { s.event(Event{Kind: CollectionEnabled}) }},
 	{"DELETE", func(s *sim) { s.event(Event{Kind: Delete}) }},
+	{"its retention passes", func(s *sim) {
+		s.until(s.now.Sub(at(0)) + jobs.DefaultFinishedRetention + time.Hour)
+	}},
 }
 
 // at is hour h of Start's day.
@@ -139,6 +142,9 @@ func cell(state tableState, event tableEvent) string {
 	before := s.tableSnapshot()
 	if strings.HasPrefix(event.name, "a run") && len(s.inFlight) == 0 {
 		return "—" // no run in flight
+	}
+	if finished := before.state == jobs.Completed || before.state == jobs.Faulted; strings.HasPrefix(event.name, "its retention") && (!finished || before.deleted) {
+		return "—" // only a finished job has a retention
 	}
 	s.refused = nil
 	event.do(s)
