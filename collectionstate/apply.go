@@ -126,7 +126,7 @@ func (l *Ledger) Apply(e Edit, now time.Time) (Outcome, []Effect) {
 	case Delete:
 		l.delete(now, &fx)
 	case Admit:
-		out.Refused, out.Admitted = l.admit(e, &fx)
+		out.Refused, out.Admitted = l.admit(e, now, &fx)
 	case Forget:
 		l.forget(e.Member, now, &fx)
 	case Looked:
@@ -203,7 +203,7 @@ func (l *Ledger) delete(now time.Time, fx *effects) {
 }
 
 // admit admits the job of e.Member, or says why not.
-func (l *Ledger) admit(e Admit, fx *effects) (*jobs.Error, *jobs.Admission) {
+func (l *Ledger) admit(e Admit, now time.Time, fx *effects) (*jobs.Error, *jobs.Admission) {
 	if h := l.lease(e.Member.Lease); h != nil && e.Member.Run != "" {
 		if i := slices.Index(h.Left, e.Member.Run); i >= 0 {
 			h.Left = slices.Delete(h.Left, i, i+1)
@@ -220,6 +220,7 @@ func (l *Ledger) admit(e Admit, fx *effects) (*jobs.Error, *jobs.Admission) {
 	}
 	i, found := slices.BinarySearch(l.in.Jobs, e.Member.Job)
 	if found {
+		l.renew(e, now)
 		return nil, nil
 	}
 	l.in.Jobs = slices.Insert(l.in.Jobs, i, e.Member.Job)
@@ -237,6 +238,23 @@ func (l *Ledger) admit(e Admit, fx *effects) (*jobs.Error, *jobs.Admission) {
 	l.in.Reservations++
 	l.in.Reserved = append(l.in.Reserved, jobs.Reservation{Job: e.Member.Job, Gen: l.in.Reservations, Until: e.ReserveUntil})
 	return nil, &jobs.Admission{Terms: l.Terms(), Until: e.ReserveUntil, Gen: l.in.Reservations}
+}
+
+// renew keeps a reserved name for the claim e of it for a grace from now:
+// the claim's job's workflow has started, or a PUT starts it, while a look
+// at the reservation, begun before, may find none. Such a look finds the
+// reservation renewed, and leaves it be (looked); the next look finds the
+// job.
+func (l *Ledger) renew(e Admit, now time.Time) {
+	until := e.ReserveUntil
+	if until.IsZero() {
+		until = now.Add(ReservationGrace) // a job's own claim
+	}
+	i := slices.IndexFunc(l.in.Reserved, func(r jobs.Reservation) bool { return r.Job == e.Member.Job })
+	if i < 0 || !l.in.Reserved[i].Until.Before(until) || !l.world.Has(RenewClaimedNames) {
+		return
+	}
+	l.in.Reserved[i].Until = until
 }
 
 // forget has the job of m leave.
@@ -274,13 +292,17 @@ func (l *Ledger) forget(m jobs.MembershipRequest, now time.Time, fx *effects) {
 // looked takes what a look at reservations found. A name whose job's
 // workflow does not run is given up; one whose job is defined is the
 // job's; one whose job runs undefined, or that the look could not tell,
-// is looked at again after the grace.
+// is looked at again after the grace. A reservation its job left, or that
+// a claim renewed, while the look was on its way is left as it is: what
+// the look found of it may be stale.
 func (l *Ledger) looked(e Looked, now time.Time, fx *effects) {
 	later := now.Add(ReservationGrace)
 	for i, r := range e.Reservations {
-		j := slices.IndexFunc(l.in.Reserved, func(x jobs.Reservation) bool { return x.Job == r.Job && x.Gen == r.Gen })
+		j := slices.IndexFunc(l.in.Reserved, func(x jobs.Reservation) bool {
+			return x.Job == r.Job && x.Gen == r.Gen && x.Until.Equal(r.Until)
+		})
 		if j < 0 {
-			continue // its job asked, or left, meanwhile
+			continue
 		}
 		switch {
 		case e.Presence == nil:

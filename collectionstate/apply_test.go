@@ -114,3 +114,40 @@ func names(rs []jobs.Reservation) []string {
 	}
 	return out
 }
+
+// A look at a lapsed reservation that began before a claim of the name
+// (the PUT's job's workflow not started yet) finds no workflow; it must not
+// give the name up once the claim was answered as the collection's. A
+// history recorded before RenewClaimedNames keeps giving it up.
+func TestALookBegunBeforeAClaimDoesNotGiveTheNameUp(t *testing.T) {
+	for _, has := range []bool{false, true} {
+		for _, claim := range []Admit{
+			{Member: jobs.MembershipRequest{Job: "a"}, ReserveUntil: t0.Add(time.Minute)}, // the API's, by name
+			{Member: jobs.MembershipRequest{Job: "a", Seq: 1}},                            // the job's own, by signal
+		} {
+			w := &asked{has: has}
+			l, _ := defined(t, 2, w)
+			admit(t, l, "a", t0)
+			look := l.Lapsed(t0)
+			require.Equal(t, []string{"a"}, names(look))
+
+			out, _ := l.Apply(claim, t0.Add(time.Second))
+			require.Nil(t, out.Refused)
+			require.Nil(t, out.Admitted, "a name held is answered without an admission")
+			require.Equal(t, 1, w.n)
+
+			l.Apply(Looked{Reservations: look, Presence: []jobs.JobPresence{{}}}, t0.Add(2*time.Second))
+			if !has {
+				require.Empty(t, l.Jobs())
+				continue
+			}
+			require.Equal(t, []string{"a"}, l.Jobs())
+			require.Empty(t, l.Lapsed(t0.Add(2*time.Second)), "renewed for a grace")
+			next := l.Lapsed(t0.Add(time.Minute + ReservationGrace))
+			require.Equal(t, []string{"a"}, names(next))
+			l.Apply(Looked{Reservations: next, Presence: []jobs.JobPresence{{Running: true, Defined: true}}}, t0.Add(2*time.Minute))
+			require.Equal(t, []string{"a"}, l.Jobs())
+			require.False(t, l.Reserving())
+		}
+	}
+}

@@ -19,4 +19,8 @@ const (
 	// every slot leased of the jobs it finds, not up to that lease's
 	// slots alone (adoptOrphans).
 	AdoptUpToLeased Behaviour = iota
+	// RenewClaimedNames: a claim of a name reserved renews the
+	// reservation, so that a look begun before the claim does not give
+	// the name up (renew).
+	RenewClaimedNames
 )

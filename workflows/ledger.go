@@ -55,7 +55,8 @@ type ledgerWorld struct {
 // ledgerBehaviours are the versions that bring each of the ledger's
 // behaviours.
 var ledgerBehaviours = map[collectionstate.Behaviour]string{
-	collectionstate.AdoptUpToLeased: versionAdoptOrphans,
+	collectionstate.AdoptUpToLeased:   versionAdoptOrphans,
+	collectionstate.RenewClaimedNames: versionRenewClaimedNames,
 }
 
 func (w *ledgerWorld) Has(b collectionstate.Behaviour) bool {

@@ -19,4 +19,9 @@ const (
 	// lists first the jobs of other leases whose claims are on their way,
 	// and the lease's own job ran uncounted (adoptOrphans).
 	versionAdoptOrphans = "2026-11-27-adopt-orphans"
+	// A claim of a name the collection holds reserved renews the
+	// reservation: a look at it begun before the claim found no workflow,
+	// gave the name up after the claim was answered, and the job whose PUT
+	// the claim was ran uncounted (collectionstate renew).
+	versionRenewClaimedNames = "2026-11-27-renew-claimed-names"
 )

@@ -39,6 +39,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/recurhq/recur/activities"
+	"github.com/recurhq/recur/collectionstate"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
@@ -49,7 +50,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json, job-buffered-TAG.json and collection-dead-lease-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json, job-buffered-TAG.json, collection-dead-lease-TAG.json and collection-renewed-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -116,6 +117,8 @@ func record(dir, tag string) error {
 	}()
 	deadLease := make(chan error, 1)
 	go func() { deadLease <- recordDeadLease(ctx, c, dir, tag, target.URL) }()
+	renewed := make(chan error, 1)
+	go func() { renewed <- recordRenewed(ctx, c, dir, tag, target.URL) }()
 
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
 	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
@@ -360,6 +363,9 @@ func record(dir, tag string) error {
 	}
 	if err := <-deadLease; err != nil {
 		return fmt.Errorf("the collection whose lease outlived its process: %w", err)
+	}
+	if err := <-renewed; err != nil {
+		return fmt.Errorf("the collection whose reservation a claim renewed: %w", err)
 	}
 	files := map[string]string{
 		"collection":     k.CollectionWorkflowID(),
@@ -832,6 +838,53 @@ func recordDeadLease(ctx context.Context, c client.Client, dir, tag, target stri
 		}
 	}
 	return save(ctx, c, k.CollectionWorkflowID(), dir, "collection-dead-lease", tag)
+}
+
+// recordRenewed records collection-renewed.json: a collection admits a
+// name ahead of its PUT, and the claim of it comes again, as the API sends
+// a batch again whose answer was lost: the second claim renews the
+// reservation and is answered without an admission. The job is then
+// started without one, and asks its collection itself; the look at the
+// reservation after its grace finds the job, and the collection keeps the
+// name until its DELETE ends it and the job.
+func recordRenewed(ctx context.Context, c client.Client, dir, tag, target string) error {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "renewed", Job: "late"}
+	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
+		jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: jobs.Collection{}}); err != nil {
+		return err
+	}
+	claim := jobs.LeaseRequest{Claims: []jobs.MembershipRequest{{Job: k.Job}}}
+	var first, again jobs.LeaseAnswer
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, claim, &first); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	if err := updateInto(ctx, c, k.CollectionWorkflowID(), jobs.UpdateLease, claim, &again); err != nil {
+		return err
+	}
+	if len(first.Answers) != 1 || first.Answers[0].Admission == nil || len(again.Answers) != 1 || again.Answers[0].Error != nil || again.Answers[0].Admission != nil {
+		return fmt.Errorf("the collection did not admit job late once, then hold it: %+v, %+v", first, again)
+	}
+	job := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(24 * time.Hour)),
+		Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/renewed", Method: "POST"}}}}}
+	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
+		return err
+	}
+	// The renewed reservation lapses a grace after the second claim, and
+	// is looked at a batch later.
+	time.Sleep(collectionstate.ReservationGrace + 8*time.Second)
+	if err := waitHeld(ctx, c, k, k.Job); err != nil {
+		return err
+	}
+	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}); err != nil {
+		return err
+	}
+	for _, id := range []string{k.CollectionWorkflowID(), k.JobWorkflowID()} {
+		if err := c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+			return fmt.Errorf("%s never ended with its collection: %w", id, err)
+		}
+	}
+	return save(ctx, c, k.CollectionWorkflowID(), dir, "collection-renewed", tag)
 }
 
 // leaseOne asks collection k for a lease of one slot.
