@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -51,17 +53,14 @@ func notWritten(err error) (string, bool) {
 // with err: 200 with the outcome the PUT would have, and the resource as it
 // is when unchanged (current), else the definition it would store,
 // accepted, without ETag or status (proposed). A resource without a
-// workflow would be created if exists, which checks what the PUT needs
-// (its collection, for a job), says so; the preconditions of a creation
-// are checked here. Quotas are not asked: a what-if PUT that would create
-// a job can still be refused its admission.
-func whatIf(c *gin.Context, err error, cond jobs.Preconditions, what string, exists, current func() error, proposed func()) error {
+// workflow would be created; the preconditions of a creation are checked
+// here. check checks what a PUT that creates or updates needs beyond its
+// resource's word (a job's collection, its quota and terms), as the PUT
+// would.
+func whatIf(c *gin.Context, err error, cond jobs.Preconditions, what string, check func(outcome string) error, current func() error, proposed func()) error {
 	if store.IsNotFound(err) {
 		if e := cond.Check("", what); e != nil {
 			return e
-		}
-		if err := exists(); err != nil {
-			return err
 		}
 		err = jobs.NotWritten(jobs.OutcomeCreated)
 	}
@@ -70,6 +69,9 @@ func whatIf(c *gin.Context, err error, cond jobs.Preconditions, what string, exi
 	case ok && outcome == jobs.OutcomeUnchanged:
 		return current()
 	case ok:
+		if err := check(outcome); err != nil {
+			return err
+		}
 		writeOutcome(c, outcome)
 		proposed()
 		return nil
@@ -81,23 +83,35 @@ func whatIf(c *gin.Context, err error, cond jobs.Preconditions, what string, exi
 	return err
 }
 
-// whatIfJob answers a PUT of job with Recur-Apply: what-if.
-func (s *Server) whatIfJob(ctx context.Context, c *gin.Context, k jobs.Key, job jobs.Job, cond jobs.Preconditions) error {
+// whatIfJob answers a PUT of job, accepted at created, with Recur-Apply:
+// what-if. A job that would be created or updated is checked against its
+// collection as its admission would check it, and the answer says in
+// Recur-Collection-Jobs how many jobs the collection holds.
+func (s *Server) whatIfJob(ctx context.Context, c *gin.Context, k jobs.Key, job jobs.Job, created time.Time, cond jobs.Preconditions) error {
 	err := s.store.WhatIfJob(ctx, k, job, cond)
-	return whatIf(c, err, cond, store.JobNamed(k), func() error {
-		_, err := s.store.Collection(ctx, k)
-		if store.IsNotFound(err) {
-			return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}
+	return whatIf(c, err, cond, store.JobNamed(k), func(outcome string) error {
+		held, err := s.store.WouldAdmit(ctx, k, job, created, outcome == jobs.OutcomeCreated)
+		if err == nil {
+			c.Header(headerCollectionJobs, strconv.Itoa(held))
 		}
 		return err
 	}, func() error { return s.unchangedJob(ctx, c, k) }, func() { writeJob(c, http.StatusOK, job) })
 }
 
+// headerCollectionJobs is the answer header of a job's what-if PUT that
+// counts its collection's jobs.
+const headerCollectionJobs = "Recur-Collection-Jobs"
+
 // whatIfCollection answers a PUT of coll with Recur-Apply: what-if.
 func (s *Server) whatIfCollection(ctx context.Context, c *gin.Context, k jobs.Key, coll jobs.Collection, cond jobs.Preconditions) error {
 	err := s.store.WhatIfCollection(ctx, k, coll, cond)
 	return whatIf(c, err, cond, store.CollectionNamed(k),
-		func() error { return s.store.CollectionRoom(ctx, k) },
+		func(outcome string) error {
+			if outcome == jobs.OutcomeCreated {
+				return s.store.CollectionRoom(ctx, k)
+			}
+			return nil
+		},
 		func() error { return s.unchangedCollection(ctx, c, k) },
 		func() { writeCollection(c, http.StatusOK, coll) })
 }

@@ -147,7 +147,7 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 		return err
 	}
 	if apply == jobs.ApplyWhatIf {
-		return s.whatIfJob(ctx, c, k, job, cond)
+		return s.whatIfJob(ctx, c, k, job, created, cond)
 	}
 	res, err := s.store.PutJob(ctx, k, job, created, cond, apply)
 	if _, unchanged := notWritten(err); unchanged {

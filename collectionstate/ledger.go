@@ -16,7 +16,6 @@ package collectionstate
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -98,7 +97,7 @@ func (l *Ledger) Terms() jobs.CollectionTerms {
 // often than it allows. A job it holds already does not count twice.
 func (l *Ledger) refusal(req jobs.MembershipRequest) *jobs.Error {
 	if !l.Exists() {
-		return &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + l.in.Key.Collection + " was not found"}
+		return jobs.CollectionMissing(l.in.Key.Collection)
 	}
 	if h := l.lease(req.Lease); h != nil && h.Slots > 0 {
 		// The job started on the lease's slot with the lease's terms; if
@@ -116,9 +115,7 @@ func (l *Ledger) refusal(req jobs.MembershipRequest) *jobs.Error {
 		return nil
 	}
 	if l.room() == 0 {
-		limit := l.in.Collection.MaxJobs()
-		return &jobs.Error{Code: jobs.CodeQuotaExceeded, Target: "properties.quota.maxJobCount",
-			Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", l.in.Key.Collection, limit)}
+		return jobs.CollectionFull(l.in.Key.Collection, l.in.Collection.MaxJobs())
 	}
 	return nil
 }

@@ -17,6 +17,13 @@ import (
 // and returns the status, the Recur-Outcome and ETag headers, and the body.
 func (s *stack) putApplying(t *testing.T, path string, body any, apply string) (status int, outcome, etag string, out map[string]any) {
 	t.Helper()
+	status, header, out := s.putWithHeaders(t, path, body, apply)
+	return status, header.Get("Recur-Outcome"), header.Get("ETag"), out
+}
+
+// putWithHeaders is putApplying with every header of the answer.
+func (s *stack) putWithHeaders(t *testing.T, path string, body any, apply string) (status int, header http.Header, out map[string]any) {
+	t.Helper()
 	data, err := json.Marshal(body)
 	require.NoError(t, err)
 	req, err := http.NewRequest(http.MethodPut, s.api.URL+path+"?api-version=2016-03-01", bytes.NewReader(data))
@@ -29,7 +36,7 @@ func (s *stack) putApplying(t *testing.T, path string, body any, apply string) (
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, resp.Header.Get("Recur-Outcome"), resp.Header.Get("ETag"), out
+	return resp.StatusCode, resp.Header, out
 }
 
 // TestRecurApplyWritesOnlyWhatChanged: a PUT with Recur-Apply: if-changed
@@ -132,4 +139,56 @@ func TestRecurApplyWritesOnlyWhatChanged(t *testing.T) {
 	status, _, _, body = s.putApplying(t, jobPath, withPassword("second secret"), "sometimes")
 	require.Equal(t, http.StatusBadRequest, status, body)
 	require.Equal(t, "Recur-Apply", path(body, "error", "target"))
+}
+
+// TestWhatIfChecksTheCollectionAsTheAdmissionWould: a what-if PUT of a job
+// answers what the PUT itself would, the collection's quotas included: a
+// job that runs more often than the collection's maxRecurrence is refused,
+// so is a new job in a full collection, and the answer counts the
+// collection's jobs (Recur-Collection-Jobs), so that a client adding many
+// jobs (recur import) checks the quota for them all.
+func TestWhatIfChecksTheCollectionAsTheAdmissionWould(t *testing.T) {
+	s := newStack(t)
+	coll := map[string]any{"properties": map[string]any{"sku": map[string]any{"name": "Standard"},
+		"quota": map[string]any{"maxJobCount": 1, "maxRecurrence": map[string]any{"frequency": "Hour", "interval": 1}}}}
+	status, _, _, body := s.putApplying(t, collectionPath, coll, "")
+	require.Equal(t, http.StatusCreated, status, body)
+	hourly := httpJob("https://example.com/", map[string]any{"frequency": "Hour"})
+	everyMinute := httpJob("https://example.com/", map[string]any{"frequency": "Minute"})
+
+	whatIf := func(job string, body any) (int, string, string, map[string]any) {
+		t.Helper()
+		status, header, out := s.putWithHeaders(t, collectionPath+"/jobs/"+job, body, "what-if")
+		return status, header.Get("Recur-Outcome"), header.Get("Recur-Collection-Jobs"), out
+	}
+
+	status, _, _, body = whatIf("often", everyMinute)
+	require.Equal(t, http.StatusConflict, status, body)
+	require.Equal(t, jobs.CodeQuotaExceeded, path(body, "error", "code"))
+	require.Equal(t, "properties.recurrence", path(body, "error", "target"))
+	status, real := s.do(t, http.MethodPut, collectionPath+"/jobs/often", everyMinute)
+	require.Equal(t, http.StatusConflict, status, "the PUT itself is refused the same way: %v", real)
+	require.Equal(t, path(body, "error"), path(real, "error"))
+
+	status, outcome, held, body := whatIf("first", hourly)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, jobs.OutcomeCreated, outcome)
+	require.Equal(t, "0", held)
+	status, _ = s.do(t, http.MethodPut, collectionPath+"/jobs/first", hourly)
+	require.Equal(t, http.StatusCreated, status)
+
+	status, _, _, body = whatIf("second", hourly)
+	require.Equal(t, http.StatusConflict, status, body)
+	require.Equal(t, "properties.quota.maxJobCount", path(body, "error", "target"))
+	status, real = s.do(t, http.MethodPut, collectionPath+"/jobs/second", hourly)
+	require.Equal(t, http.StatusConflict, status, "the PUT itself is refused the same way: %v", real)
+	require.Equal(t, path(body, "error"), path(real, "error"))
+
+	changed := httpJob("https://example.com/changed", map[string]any{"frequency": "Hour"})
+	status, outcome, held, body = whatIf("first", changed)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, jobs.OutcomeUpdated, outcome, "a job the full collection holds is updated")
+	require.Equal(t, "1", held)
+	status, _, _, body = whatIf("first", everyMinute)
+	require.Equal(t, http.StatusConflict, status, "a redefinition is held to maxRecurrence too: %v", body)
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"errors"
+	"fmt"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -43,6 +44,18 @@ func (e *Error) Error() string { return e.Message }
 // NotFound returns the error for a missing resource.
 func NotFound(what string) *Error {
 	return &Error{Code: CodeNotFound, Message: what + " was not found"}
+}
+
+// CollectionMissing refuses a job whose collection does not exist.
+func CollectionMissing(collection string) *Error {
+	return &Error{Code: CodeCollectionMissing, Message: "job collection " + collection + " was not found"}
+}
+
+// CollectionFull refuses a new job of a collection that holds limit jobs,
+// its quota.
+func CollectionFull(collection string, limit int) *Error {
+	return &Error{Code: CodeQuotaExceeded, Target: "properties.quota.maxJobCount",
+		Message: fmt.Sprintf("job collection %s already has its maximum of %d jobs", collection, limit)}
 }
 
 // ToApplicationError wraps e for the wire: workflows return it from update

@@ -221,7 +221,7 @@ func (b *admitBatch) add(req jobs.MembershipRequest) int {
 func (b *admitBatch) outcome(k jobs.Key, i int) (jobs.AdmitAnswer, int, error) {
 	switch {
 	case IsNotFound(b.err):
-		return jobs.AdmitAnswer{Error: &jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + k.Collection + " was not found"}}, 0, nil
+		return jobs.AdmitAnswer{Error: jobs.CollectionMissing(k.Collection)}, 0, nil
 	case b.err != nil:
 		return jobs.AdmitAnswer{}, 0, b.err
 	}

@@ -42,12 +42,7 @@ func (s *Store) Jobs(ctx context.Context, k jobs.Key, after string, filter JobFi
 	if err := viewFound(err, coll.Deleted, CollectionNamed(k)); err != nil {
 		return nil, false, err
 	}
-	names := coll.Jobs
-	if claiming := s.admissions.pendingClaims(k); len(claiming) > 0 {
-		// Jobs this process created a moment ago, whose names are on
-		// their way to the collection.
-		names = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(names), claiming...))))
-	}
+	names := s.withClaims(k, coll.Jobs)
 	if after != "" {
 		i, found := slices.BinarySearch(names, after)
 		if found {
@@ -56,6 +51,16 @@ func (s *Store) Jobs(ctx context.Context, k jobs.Key, after string, filter JobFi
 		names = names[i:]
 	}
 	return s.jobsPage(ctx, k, names, filter, skip, top)
+}
+
+// withClaims returns the names of k's collection with those this process
+// claims on their way: jobs it created a moment ago, whose names the
+// collection's memo does not show yet.
+func (s *Store) withClaims(k jobs.Key, names []string) []string {
+	if claiming := s.admissions.pendingClaims(k); len(claiming) > 0 {
+		names = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(names), claiming...))))
+	}
+	return names
 }
 
 // maxJobsChunk bounds how many jobs one visibility call of a list reads.

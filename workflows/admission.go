@@ -114,7 +114,7 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 		}
 		if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
 			// No collection workflow runs: there is no such collection.
-			return false, (&jobs.Error{Code: jobs.CodeCollectionMissing, Message: "job collection " + j.key.Collection + " was not found"}).ToApplicationError()
+			return false, jobs.CollectionMissing(j.key.Collection).ToApplicationError()
 		}
 		if !sent {
 			sent = true
