@@ -67,13 +67,15 @@ func NotWritten(outcome string) *Error {
 // SameJob reports whether a new accepted definition is the stored one:
 // the same properties, secrets included, whatever their status. A job
 // that ran its course (Completed, Faulted) holds the definition it was
-// given enabled: its state and its reason are the scheduler's doing, not
-// another definition.
+// given, enabled, disabled (as recur export writes a faulted job, so that
+// it runs nowhere) or completed: its state and its reason are the
+// scheduler's doing, not another definition.
 func SameJob(stored, accepted Job) bool {
 	s, a := stored.Properties, accepted.Properties
 	s.Status, a.Status = nil, nil
-	if (s.State == Completed || s.State == Faulted) && a.State == Enabled {
-		s.State, s.StateReason = Enabled, ""
+	if (s.State == Completed || s.State == Faulted) && (a.State == Enabled || a.State == Disabled || a.State == s.State) {
+		s.State, s.StateReason = a.State, ""
+		a.StateReason = ""
 	}
 	return sameJSON(s, a)
 }

@@ -78,6 +78,22 @@ func TestSameJobComparesSecretsNotStatus(t *testing.T) {
 		stored := job("a", 1)
 		stored.Properties.State, stored.Properties.StateReason = ended, "it ran its course"
 		require.True(t, SameJob(stored, job("a", 1)), "a %s job holds the definition it was given enabled", ended)
-		require.False(t, SameJob(stored, b), "a %s job was not given a disabled definition", ended)
+		// recur export writes a faulted job disabled, so that it runs
+		// nowhere it is imported; imported back where it came from, it is
+		// the job's definition.
+		exported := b
+		exported.Properties.StateReason = "exported"
+		require.True(t, SameJob(stored, exported), "a %s job holds the definition recur export writes disabled", ended)
+		given := job("a", 1)
+		given.Properties.State = ended
+		require.True(t, SameJob(stored, given), "a %s job holds the definition given %s", ended, ended)
+		other := job("b", 1)
+		other.Properties.State = Disabled
+		require.False(t, SameJob(stored, other), "a secret is part of the definition, whatever the state")
 	}
+	faulted := job("a", 1)
+	faulted.Properties.State = Faulted
+	completed := job("a", 1)
+	completed.Properties.State = Completed
+	require.False(t, SameJob(faulted, completed), "a faulted job did not complete")
 }

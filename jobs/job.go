@@ -268,11 +268,11 @@ func (j *Job) normalize(k Key, created time.Time) error {
 	j.ID, j.Type, j.Name = k.JobID(), "Microsoft.Scheduler/jobCollections/jobs", k.Collection+"/"+k.Job
 	p := &j.Properties
 	p.Status = nil
-	switch state, ok := canonical(string(p.State), []string{string(Enabled), string(Disabled)}); {
+	switch state, ok := canonical(string(p.State), []string{string(Enabled), string(Disabled), string(Completed)}); {
 	case p.State == "":
 		p.State = Enabled
 	case !ok:
-		return invalidf("properties.state", "state %q is not Enabled or Disabled", p.State)
+		return invalidf("properties.state", "state %q is not Enabled, Disabled or Completed", p.State)
 	default:
 		p.State = State(state)
 	}

@@ -295,11 +295,17 @@ func (j *Job) define(def jobs.Job, c time.Time) error {
 		j.restartStreak()
 	}
 	j.revise()
+	j.local.ahead = Ahead{}
+	if def.Properties.State == jobs.Completed {
+		// A job created completed (one that ran its course where it was
+		// imported from) has nothing to run.
+		j.setNext(nil)
+		return nil
+	}
 	next, err := j.world.First(def.Properties.Schedule(), c)
 	if err != nil {
 		return err
 	}
-	j.local.ahead = Ahead{}
 	j.setNext(next)
 	j.settle()
 	return nil

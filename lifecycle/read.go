@@ -18,7 +18,8 @@ import (
 // as it takes it: the API then sends the PUT as an update.
 func NewState(k jobs.Key, def jobs.Job, c time.Time, origin string, collectionDisabled bool) (st *jobs.JobState, ok bool) {
 	j := New(k, origin, time.Time{}, nil, Direct{})
-	if _, err := j.Apply(Defined{Job: def, At: c, CollectionDisabled: collectionDisabled}); err != nil || j.state.Next == nil {
+	if _, err := j.Apply(Defined{Job: def, At: c, CollectionDisabled: collectionDisabled}); err != nil ||
+		j.state.Next == nil && j.state.Job.Properties.State != jobs.Completed {
 		return nil, false
 	}
 	return j.state, true
@@ -28,7 +29,7 @@ func NewState(k jobs.Key, def jobs.Job, c time.Time, origin string, collectionDi
 // collection's jobs do not run, those defined into it included; enabling
 // the collection enables them.
 func disabledBy(k jobs.Key, def jobs.Job, collectionDisabled bool) jobs.Job {
-	if p := &def.Properties; collectionDisabled && !strings.EqualFold(string(p.State), string(jobs.Disabled)) {
+	if p := &def.Properties; collectionDisabled && strings.EqualFold(string(p.State), string(jobs.Enabled)) {
 		p.State, p.StateReason = jobs.Disabled, jobs.CollectionDisabledReason(k)
 	}
 	return def
@@ -104,6 +105,18 @@ func (j *Job) Redefinable() *jobs.Error {
 			return &jobs.Error{Code: jobs.CodeConflict, Target: "properties.state",
 				Message: "job " + j.key.Job + " is " + string(st) + ", which is final: delete it and create it again"}
 		}
+	}
+	return nil
+}
+
+// Takes refuses def, a job's new definition, when it is Completed and the
+// job is defined already: a job is given Completed only as it is created
+// (an import of a job that ran its course elsewhere); after that,
+// completing it is the scheduler's doing.
+func (j *Job) Takes(def jobs.Job) *jobs.Error {
+	if j.state != nil && def.Properties.State == jobs.Completed {
+		return &jobs.Error{Code: jobs.CodeConflict, Target: "properties.state",
+			Message: "job " + j.key.Job + " exists: a job is written Completed only as it is created"}
 	}
 	return nil
 }

@@ -63,9 +63,10 @@ type ExportOptions struct {
 // the members recur's answers never show, and the values that GET shows
 // but that are credentials all the same (a credential header, a URI with
 // a credential in its query: CredentialHeader, CredentialQuery).
-// A completed or faulted job is written disabled: a PUT takes only
-// Enabled or Disabled, and a job that ran its course should not run again
-// because it moved.
+// A completed job is written completed, which a PUT takes as it creates a
+// job, and a faulted job disabled: a job that ran its course should not
+// run again because it moved. Every state is spelled as Azure's enums
+// have it (Enabled, Disabled), collections' as jobs'.
 func ForExport(r Resource, answer json.RawMessage, o ExportOptions) (Exported, error) {
 	var def map[string]any
 	if err := json.Unmarshal(answer, &def); err != nil {
@@ -76,12 +77,11 @@ func ForExport(r Resource, answer json.RawMessage, o ExportOptions) (Exported, e
 	}
 	e := Exported{Resource: r, Definition: def}
 	props, _ := def["properties"].(map[string]any)
+	if state, ok := props["state"].(string); ok {
+		props["state"] = exportedState(state)
+	}
 	if r.Kind == Job && props != nil {
 		delete(props, "status")
-		switch state, _ := props["state"].(string); {
-		case strings.EqualFold(state, "Completed"), strings.EqualFold(state, "Faulted"):
-			props["state"] = "Disabled"
-		}
 		if action, ok := props["action"].(map[string]any); ok {
 			e.Secrets = append(e.Secrets, actionSecrets(action, Secret{"properties", "action"}, o)...)
 			if errorAction, ok := action["errorAction"].(map[string]any); ok {
@@ -95,6 +95,21 @@ func ForExport(r Resource, answer json.RawMessage, o ExportOptions) (Exported, e
 	}
 	e.Body = body
 	return e, nil
+}
+
+// exportedState is how an export spells a collection's or a job's state:
+// a faulted job is disabled, and every state is spelled as Azure's enums
+// have it, whatever the case recur's answer used.
+func exportedState(state string) string {
+	if strings.EqualFold(state, "Faulted") {
+		return "Disabled"
+	}
+	for _, s := range []string{"Enabled", "Disabled", "Completed", "Suspended"} {
+		if strings.EqualFold(state, s) {
+			return s
+		}
+	}
+	return state
 }
 
 // authSecrets are the secret members of each type of HTTP authentication.

@@ -60,3 +60,22 @@ func TestCredentialQueryNamesTheParameter(t *testing.T) {
 		require.Equal(t, want, CredentialQuery(uri), uri)
 	}
 }
+
+// TestExportSpellsStatesAsAzure: a collection's state (which recur's
+// answers spell in lower case, as Azure's did) and a job's are spelled
+// alike in one file; a completed job stays completed, which a PUT takes as
+// it creates the job, and a faulted one is disabled, so that neither runs
+// again because it moved.
+func TestExportSpellsStatesAsAzure(t *testing.T) {
+	state := func(kind Kind, answer string) any {
+		t.Helper()
+		e, err := ForExport(Resource{Kind: kind, ResourceGroup: "rg", Collection: "c", Job: "j"}, json.RawMessage(answer), ExportOptions{})
+		require.NoError(t, err)
+		return e.Definition["properties"].(map[string]any)["state"]
+	}
+	require.Equal(t, "Enabled", state(Collection, `{"properties": {"state": "enabled"}}`))
+	require.Equal(t, "Suspended", state(Collection, `{"properties": {"state": "Suspended"}}`))
+	for answer, want := range map[string]string{"Enabled": "Enabled", "disabled": "Disabled", "Completed": "Completed", "Faulted": "Disabled"} {
+		require.Equal(t, want, state(Job, `{"properties": {"state": "`+answer+`", "status": {"executionCount": 1}}}`), answer)
+	}
+}

@@ -154,7 +154,12 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	}
 	// SameJob compares encoding/json's output, always the same for a value
 	// (workflowcheck takes its reflect and its caches for nondeterminism).
-	return req.Apply.Refusal(j.state() != nil, func() bool { return jobs.SameJob(j.state().Job, req.Job) }, func() error { return wire(j.m.Redefinable()) }) //workflowcheck:ignore
+	return req.Apply.Refusal(j.state() != nil, func() bool { return jobs.SameJob(j.state().Job, req.Job) }, func() error { //workflowcheck:ignore
+		if err := j.m.Redefinable(); err != nil {
+			return wire(err)
+		}
+		return wire(j.m.Takes(req.Job))
+	})
 }
 
 // validatePatch is validatePut for a PATCH, which needs the job defined
@@ -173,7 +178,10 @@ func (j *job) validatePatch(ctx workflow.Context, req jobs.PatchJobRequest) erro
 	if err != nil {
 		return err
 	}
-	return toWire(def.Accept(j.key, creationTime(ctx)))
+	if err := def.Accept(j.key, creationTime(ctx)); err != nil {
+		return toWire(err)
+	}
+	return wire(j.m.Takes(def))
 }
 
 // writable refuses a write the preconditions refuse, and any to a job

@@ -54,11 +54,12 @@ const (
 	RunNow                         // POST .../run
 	Backfill                       // POST .../backfill of three minutes, five minutes ago
 	Delete                         // the sequence's last event: the events after it are dropped
+	Complete                       // a PUT of the definition, completed (as an import writes a job that ran elsewhere)
 	kinds
 )
 
 func (k Kind) String() string {
-	return [...]string{"enable", "disable", "collection disabled", "collection enabled", "run now", "backfill", "delete"}[k]
+	return [...]string{"enable", "disable", "collection disabled", "collection enabled", "run now", "backfill", "delete", "complete"}[k]
 }
 
 func (e Event) String() string { return fmt.Sprintf("%s after %s", e.Kind, e.After) }

@@ -164,10 +164,13 @@ func (s *sim) failf(format string, args ...any) {
 // handlers do.
 func (s *sim) event(e Event) {
 	switch e.Kind {
-	case Enable, Disable:
+	case Enable, Disable, Complete:
 		d := s.def
-		if e.Kind == Disable {
+		switch e.Kind {
+		case Disable:
 			d.Properties.State = jobs.Disabled
+		case Complete:
+			d.Properties.State = jobs.Completed
 		}
 		s.put(d)
 	case CollectionDisabled, CollectionEnabled:
@@ -212,7 +215,7 @@ func (s *sim) put(def jobs.Job) {
 	st := s.m.State()
 	same := func() bool { return jobs.SameJob(st.Job, def) }
 	writable := func() error {
-		if !s.refuse(s.m.Redefinable()) {
+		if !s.refuse(s.m.Redefinable()) || !s.refuse(s.m.Takes(def)) {
 			return s.refused
 		}
 		return nil

@@ -54,6 +54,7 @@ var tableEvents = []tableEvent{
 	{"a run fails for good", func(s *sim) { s.endFirst(true) }},
 	{"PUT, enabled", func(s *sim) { s.event(Event{Kind: Enable}) }},
 	{"PUT, disabled", func(s *sim) { s.event(Event{Kind: Disable}) }},
+	{"PUT, completed", func(s *sim) { s.event(Event{Kind: Complete}) }},
 	{"run now", func(s *sim) { s.event(Event{Kind: RunNow}) }},
 	{"backfill", func(s *sim) { s.backfill(at(12), at(14)) }},
 	{"the collection is disabled", func(s *sim) { s.event(Event{Kind: CollectionDisabled}) }},
