@@ -43,10 +43,13 @@ func runModel(t *testing.T, c lt.Config, events []lt.Event) lt.Outcome {
 	for i, e := range events {
 		var refused error // the machine's model says which are refused
 		switch e.Kind {
-		case lt.Enable, lt.Disable:
+		case lt.Enable, lt.Disable, lt.Complete:
 			d := def
-			if e.Kind == lt.Disable {
+			switch e.Kind {
+			case lt.Disable:
 				d.Properties.State = jobs.Disabled
+			case lt.Complete:
+				d.Properties.State = jobs.Completed
 			}
 			h.at(at[i], func() { updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: d}, &refused) })
 		case lt.CollectionDisabled, lt.CollectionEnabled:
