@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,11 +11,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"time"
 
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/migrate"
@@ -41,6 +39,9 @@ type importOptions struct {
 	varFiles       listFlag
 	vars, sets     assignFlag
 	dryRun         bool
+	partial        bool // write what passes its check, whatever fails
+	disabled       bool // write every job disabled, for a cutover
+	runPast        bool // write a one-time job whose time has passed as it is: it runs at once
 	concurrency    int
 	files          []string
 }
@@ -80,6 +81,9 @@ func importFlags(o *importOptions) *flag.FlagSet {
 	fs.Var(&o.varFiles, "var-file", "a Terraform variables `FILE` (.tfvars); may be given many times, the last wins")
 	fs.Var(o.sets, "set", "a value the files leave to you, `NAME=VALUE` with NAME as the report gives it; may be given many times")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print what an import would do; write nothing")
+	fs.BoolVar(&o.partial, "partial", false, "write every resource that passes its check, though others fail (by default an import writes all or nothing)")
+	fs.BoolVar(&o.disabled, "disabled", false, "write every job disabled, so that nothing runs until the cutover (the same import without --disabled enables them)")
+	fs.BoolVar(&o.runPast, "run-past", false, "write a one-time job whose time has passed as the files define it, to run at once (by default it is written completed: it ran where it came from)")
 	fs.IntVar(&o.concurrency, "concurrency", 8, "how many PUTs to send at once, `N` from 1 to 64")
 	return fs
 }
@@ -126,7 +130,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "recur import: %v\n", err)
 		return 2
 	}
-	im := importer{client: newClient(server, o.token, stderr), subscription: o.addr.subscription, dryRun: o.dryRun, concurrency: o.concurrency}
+	im := importer{client: newClient(server, o.token, stderr), subscription: o.addr.subscription, dryRun: o.dryRun, partial: o.partial,
+		disabled: o.disabled, runPast: o.runPast, concurrency: o.concurrency}
 	// A server that cannot be reached, or refuses the token, fails the
 	// import once, before its first write, rather than in every row.
 	if _, err := im.client.do(ctx, http.MethodGet, o.addr.collections(), nil, nil); err != nil {
@@ -203,6 +208,19 @@ type importItem struct {
 	migrate.Resource
 	outcome string
 	detail  string
+	plan    plan
+	// cutover says how the import changed the job's state for a cutover;
+	// "" when it did not.
+	cutover string
+}
+
+// cutoverNote is what the import says of the state it wrote for a
+// cutover, for a resource whose PUT had outcome.
+func (it importItem) cutoverNote(outcome string) string {
+	if outcome == jobs.OutcomeUnchanged {
+		return ""
+	}
+	return it.cutover
 }
 
 // done reports whether the item is where the files say it should be (or,
@@ -217,15 +235,17 @@ func (it importItem) done() bool {
 
 // importer PUTs resources into one subscription of a recur API.
 type importer struct {
-	client       *apiClient
-	subscription string
-	dryRun       bool
-	concurrency  int
-	bar          *progressBar // nil without a terminal
+	client            *apiClient
+	subscription      string
+	dryRun, partial   bool
+	disabled, runPast bool
+	concurrency       int
+	bar               *progressBar // nil without a terminal
 }
 
-// run imports rs, collections first: a job is written only once its
-// collection is, when the files define that too.
+// run checks rs, then imports them, collections first: a job is written
+// only once its collection is, when the files define that too. Nothing is
+// written when any fails its check, unless partial.
 func (im *importer) run(ctx context.Context, rs []migrate.Resource) []importItem {
 	items := make([]importItem, len(rs))
 	for i, r := range rs {
@@ -243,8 +263,31 @@ func (im *importer) run(ctx context.Context, rs []migrate.Resource) []importItem
 			jobItems = append(jobItems, it)
 		}
 	}
-	im.each(ctx, collections, nil)
-	im.each(ctx, jobItems, func(it *importItem) *importItem { return byName[it.ResourceGroup+"/"+it.Collection] })
+	collectionOf := func(it *importItem) *importItem { return byName[it.ResourceGroup+"/"+it.Collection] }
+	im.checkAll(ctx, collections, jobItems, collectionOf)
+	failing := 0
+	for i := range items {
+		if items[i].plan.outcome == "" {
+			failing++
+		}
+	}
+	switch {
+	case im.dryRun:
+		for i := range items {
+			if it := &items[i]; it.plan.outcome != "" {
+				it.outcome, it.detail = it.plan.outcome, it.cutoverNote(it.plan.outcome)
+			}
+		}
+	case failing > 0 && !im.partial:
+		for i := range items {
+			if it := &items[i]; it.plan.outcome != "" {
+				it.outcome, it.detail = outcomeHeld, "not written: the import writes all or nothing (--partial writes what passes)"
+			}
+		}
+	default:
+		im.each(ctx, collections, nil, im.write)
+		im.each(ctx, jobItems, collectionOf, im.write)
+	}
 	if im.bar != nil {
 		im.bar.clear()
 	}
@@ -277,10 +320,10 @@ func failDuplicates(items []importItem) {
 	}
 }
 
-// each imports items, at most im.concurrency at once. collectionOf, when
-// not nil, returns a job's collection item, nil when the files do not
+// each does step to items, at most im.concurrency at once. collectionOf,
+// when not nil, returns a job's collection item, nil when the files do not
 // define it.
-func (im *importer) each(ctx context.Context, items []*importItem, collectionOf func(*importItem) *importItem) {
+func (im *importer) each(ctx context.Context, items []*importItem, collectionOf func(*importItem) *importItem, step func(ctx context.Context, it, coll *importItem)) {
 	slots := make(chan struct{}, im.concurrency)
 	var wg sync.WaitGroup
 	for _, it := range items {
@@ -301,9 +344,7 @@ func (im *importer) each(ctx context.Context, items []*importItem, collectionOf 
 			if collectionOf != nil {
 				coll = collectionOf(it)
 			}
-			if it.outcome == "" {
-				it.outcome, it.detail = im.one(ctx, it.Resource, coll)
-			}
+			step(ctx, it, coll)
 			if im.bar != nil {
 				im.bar.step()
 			}
@@ -312,61 +353,26 @@ func (im *importer) each(ctx context.Context, items []*importItem, collectionOf 
 	wg.Wait()
 }
 
-// one imports r, whose collection's item is coll (nil for a collection,
-// or a job whose collection the files do not define), and returns the
-// outcome and what it has to say of it.
-func (im *importer) one(ctx context.Context, r migrate.Resource, coll *importItem) (outcome, detail string) {
+// write writes an item that passed its check, whose collection's item is
+// coll (nil for a collection, or a job whose collection the files do not
+// define).
+func (im *importer) write(ctx context.Context, it, coll *importItem) {
 	switch {
-	case len(r.Missing) > 0:
-		return outcomeSkipped, needsSummary(r.Missing)
-	case r.ResourceGroup == "":
-		return outcomeSkipped, "the file names no resource group: give --resource-group"
+	case it.plan.outcome == "":
+		return // it failed its check, which says why
 	case coll != nil && !coll.done():
-		return outcomeSkipped, "its collection " + coll.Collection + " was not imported"
-	case im.dryRun && coll != nil && coll.outcome == jobs.OutcomeCreated:
-		// Its collection does not exist yet: a what-if PUT would find no
-		// collection, so the job is checked here, as the API would.
-		return planNewJob(r)
+		it.outcome, it.detail = outcomeSkipped, "its collection "+coll.Collection+" was not imported"
+		return
 	}
-	apply := jobs.ApplyIfChanged
-	if im.dryRun {
-		apply = jobs.ApplyWhatIf
-	}
-	a := address{subscription: im.subscription, resourceGroup: r.ResourceGroup, collection: r.Collection, job: r.Job}
-	path := a.collectionPath()
-	if r.Kind == migrate.Job {
-		path = a.jobPath()
-	}
-	outcome, err := im.client.putApplying(ctx, path, r.Body, apply)
+	answer, err := im.client.putApplying(ctx, im.path(it.Resource), it.Body, jobs.ApplyIfChanged)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return outcomeStopped, "interrupted while its PUT was in flight: recur may have written it"
+		it.outcome, it.detail = outcomeStopped, "interrupted while its PUT was in flight: recur may have written it"
 	case err != nil:
-		return outcomeFailed, err.Error()
+		it.outcome, it.detail = outcomeFailed, err.Error()
+	default:
+		it.outcome, it.detail = answer.outcome, it.cutoverNote(answer.outcome)
 	}
-	return outcome, ""
-}
-
-// planNewJob checks a job to be created in a collection that a dry run
-// would create, as the API checks a PUT's definition.
-func planNewJob(r migrate.Resource) (outcome, detail string) {
-	var job jobs.Job
-	err := jobs.CheckMembers(r.Body, reflect.TypeFor[jobs.Job]())
-	if err == nil {
-		err = json.Unmarshal(r.Body, &job)
-	}
-	k := jobs.Key{Subscription: "dry-run", ResourceGroup: r.ResourceGroup, Collection: r.Collection, Job: r.Job}
-	if err == nil {
-		err = job.Accept(k, time.Now().UTC())
-	}
-	if err != nil {
-		var e *jobs.Error
-		if errors.As(err, &e) {
-			return outcomeFailed, (&armError{Code: e.Code, Message: e.Message, Target: e.Target}).Error()
-		}
-		return outcomeFailed, err.Error()
-	}
-	return jobs.OutcomeCreated, "in the collection the import creates (its quotas are not checked)"
 }
 
 // needsSummary names what a resource lacks, each once, for its row of
@@ -383,27 +389,33 @@ func needsSummary(missing []migrate.Missing) string {
 	return "needs " + strings.Join(names, ", ")
 }
 
-// putApplying PUTs body with Recur-Apply: apply and returns the answer's
-// Recur-Outcome.
-func (c *apiClient) putApplying(ctx context.Context, path string, body []byte, apply jobs.Apply) (string, error) {
+// putAnswer is the answer to a PUT with Recur-Apply.
+type putAnswer struct {
+	outcome string // its Recur-Outcome
+	header  http.Header
+	body    []byte
+}
+
+// putApplying PUTs body with Recur-Apply: apply and returns the answer.
+func (c *apiClient) putApplying(ctx context.Context, path string, body []byte, apply jobs.Apply) (putAnswer, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.server.String()+path+"?"+withVersion(url.Values{}).Encode(), strings.NewReader(string(body)))
 	if err != nil {
-		return "", err
+		return putAnswer{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Recur-Apply", string(apply))
 	resp, data, err := c.exchange(req)
 	if err != nil {
-		return "", err
+		return putAnswer{}, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", answerError(resp.Status, data)
+		return putAnswer{}, answerError(resp.Status, data)
 	}
 	outcome := resp.Header.Get("Recur-Outcome")
 	if outcome == "" {
-		return "", errors.New("the server's answer has no Recur-Outcome: is it a recur older than this command?")
+		return putAnswer{}, errors.New("the server's answer has no Recur-Outcome: is it a recur older than this command?")
 	}
-	return outcome, nil
+	return putAnswer{outcome: outcome, header: resp.Header, body: data}, nil
 }
 
 // dryRunWords are the outcomes as a dry run says them: what an import
@@ -456,6 +468,7 @@ func printImport(w io.Writer, items []importItem, dryRun bool, read []string) er
 	if len(needs) > 0 {
 		fmt.Fprintf(w, "\nWhat the files leave to you:\n%s\n", strings.Join(needs, "\n"))
 	}
+	printAtOnce(w, items, dryRun)
 	if len(read) > 0 {
 		fmt.Fprintf(w, "\nFiles read:\n  %s\n", strings.Join(read, "\n  "))
 	}
@@ -469,9 +482,39 @@ func printImport(w io.Writer, items []importItem, dryRun bool, read []string) er
 		summary = fmt.Sprintf("interrupted: %s, %d stopped", summary, counts[outcomeStopped])
 	case dryRun:
 		summary = "dry run, nothing written: " + summary
+	case counts[outcomeHeld] > 0:
+		summary = fmt.Sprintf("nothing written, all or nothing: %s, %d held (--partial writes what passes)", summary, counts[outcomeHeld])
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", summary)
 	return err
+}
+
+// maxAtOnce is how many jobs that run at once a report lists.
+const maxAtOnce = 100
+
+// printAtOnce lists the jobs whose first run comes as soon as they are
+// written (for a dry run, would be): a cutover must not call a target by
+// surprise.
+func printAtOnce(w io.Writer, items []importItem, dryRun bool) {
+	var lines []string
+	for _, it := range items {
+		if it.plan.atOnce == "" || !(it.done() || it.outcome == outcomeHeld) {
+			continue
+		}
+		if len(lines) == maxAtOnce {
+			lines = append(lines, "  and more: --disabled writes every job disabled")
+			break
+		}
+		lines = append(lines, fmt.Sprintf("  job %s: %s", migrate.Shorten(it.Name()), it.plan.atOnce))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	verb := "run"
+	if dryRun || slices.ContainsFunc(items, func(it importItem) bool { return it.outcome == outcomeHeld }) {
+		verb = "would run"
+	}
+	fmt.Fprintf(w, "\nJobs that %s as soon as they are written:\n%s\n", verb, strings.Join(lines, "\n"))
 }
 
 // progressBar draws how far an import is on one line of a terminal.

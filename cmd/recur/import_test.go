@@ -120,6 +120,19 @@ func TestImportWritesOnlyWhatChanged(t *testing.T) {
 	got := recurCLI(t, "", "collections", "get", "reports", "--server", st.API.URL, "--subscription", "sub1", "--resource-group", "rg1")
 	require.Equal(t, 1, got.code, "the dry run created nothing: %s", got)
 
+	// All or nothing: what passes its check is held while others fail.
+	res = recurCLI(t, "", args...)
+	require.Equal(t, 1, res.code, "%s", res)
+	rows = byName(t, res)
+	require.Equal(t, "held", rows["reports"]["RESULT"], "%s", res)
+	require.Equal(t, "held", rows["reports/nightly"]["RESULT"], "%s", res)
+	require.Equal(t, "skipped", rows["reports/needy"]["RESULT"], "%s", res)
+	require.Equal(t, "failed", rows["reports/broken"]["RESULT"], "%s", res)
+	require.Equal(t, "nothing written, all or nothing: 0 created, 0 updated, 0 unchanged, 1 skipped, 3 failed, 2 held (--partial writes what passes)", summaryLine(res))
+	got = recurCLI(t, "", "collections", "get", "reports", "--server", st.API.URL, "--subscription", "sub1", "--resource-group", "rg1")
+	require.Equal(t, 1, got.code, "the import wrote nothing: %s", got)
+
+	args = append(args, "--partial")
 	res = recurCLI(t, "", args...)
 	require.Equal(t, 1, res.code, "%s", res)
 	rows = byName(t, res)
@@ -361,7 +374,7 @@ func TestImportTheAzurermExample(t *testing.T) {
 	require.Equal(t, "tfex-job_collection", rows["tfex-scheduler-job-collection"]["RESOURCE GROUP"], "the variable's default")
 	require.Contains(t, res.stdout, `needs file("cert.pfx"): the file `)
 	require.Contains(t, res.stdout, "(supply it with --set '"+key+"=VALUE')")
-	require.Equal(t, "6 created, 0 updated, 0 unchanged, 2 skipped, 0 failed", summaryLine(res))
+	require.Equal(t, "nothing written, all or nothing: 0 created, 0 updated, 0 unchanged, 2 skipped, 0 failed, 6 held (--partial writes what passes)", summaryLine(res))
 
 	writePFX(t, filepath.Join(v011, "cert.pfx"), "terraform")
 	pfx, err := os.ReadFile(filepath.Join(v011, "cert.pfx"))
@@ -369,7 +382,7 @@ func TestImportTheAzurermExample(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(v012, "cert.pfx"), pfx, 0o600))
 	res = recurCLI(t, "", append([]string{"import", v011, "--set", key + "=?sv=2019-02-02&sig=a2V5"}, at...)...)
 	require.Equal(t, 0, res.code, "%s", res)
-	require.Equal(t, "2 created, 0 updated, 6 unchanged, 0 skipped, 0 failed", summaryLine(res))
+	require.Equal(t, "8 created, 0 updated, 0 unchanged, 0 skipped, 0 failed", summaryLine(res))
 	job := recurCLI(t, "", "jobs", "get", "tfex-web-recurring_weekly-auth_cert", "-o", "json", "--resource-group", "tfex-job_collection",
 		"--collection", "tfex-scheduler-job-collection", "--server", st.API.URL, "--subscription", "sub1")
 	require.Equal(t, 0, job.code, "%s", job)
