@@ -139,7 +139,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	if im.client.progress != nil {
-		im.bar = &progressBar{w: im.client.progress, total: len(resources)}
+		// A step for each resource's check, and one for its write.
+		steps := 2 * len(resources)
+		if o.dryRun {
+			steps = len(resources)
+		}
+		im.bar = &progressBar{w: im.client.progress, total: steps}
 	}
 	items := im.run(ctx, placed(resources, o.addr.resourceGroup))
 	var read []string
