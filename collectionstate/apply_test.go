@@ -151,3 +151,27 @@ func TestALookBegunBeforeAClaimDoesNotGiveTheNameUp(t *testing.T) {
 		}
 	}
 }
+
+// A job started on a lease took the terms the lease carried; when the
+// collection changed its state or terms after the grant (another API
+// process's lease, which that process's flush did not retire), the claim
+// of its name tells the job the collection's state and terms of now.
+func TestAClaimOnALeaseGrantedBeforeAChangeTellsTheJob(t *testing.T) {
+	l, _ := defined(t, 5, direct{})
+	granted, _ := l.Apply(Grant{Want: 2}, t0)
+	lease := granted.Granted.ID
+	claim := func(job string) []Effect {
+		out, fx := l.Apply(Admit{Member: jobs.MembershipRequest{Job: job, Lease: lease, Run: "run-" + job}}, t0)
+		require.Nil(t, out.Refused)
+		return fx
+	}
+	require.Equal(t, []Effect{NameChanged{Name: "early"}}, claim("early"), "the lease's terms are the collection's")
+
+	l.Apply(SetState{State: jobs.CollectionDisabled}, t0)
+	terms := l.Terms()
+	require.True(t, terms.Disabled)
+	require.Equal(t, []Effect{
+		NameChanged{Name: "late"},
+		Tell{Names: []string{"late"}, Change: jobs.CollectionChange{State: jobs.Disabled, Terms: &terms}},
+	}, claim("late"), "the job started enabled: the collection tells it it is disabled")
+}
