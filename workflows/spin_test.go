@@ -49,9 +49,17 @@ func newEnvWith(t *testing.T, mh client.MetricsHandler, more ...interceptor.Work
 		suite.SetMetricsHandler(mh)
 	}
 	env := suite.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(sdkworker.Options{Interceptors: append([]interceptor.WorkerInterceptor{&spinGuard{t: t}}, more...)})
+	env.SetWorkerOptions(sdkworker.Options{Interceptors: append([]interceptor.WorkerInterceptor{&spinGuard{t: t}}, more...),
+		DeadlockDetectionTimeout: deadlockDetection})
 	return env
 }
+
+// deadlockDetection is how long a workflow task may run without yielding
+// before the test environment calls it a deadlock: a workflow that blocks
+// blocks for good, while a task of a few milliseconds on a machine whose
+// two cores run fuzzers and builds beside it was once starved past the
+// SDK's default of a second.
+const deadlockDetection = 10 * time.Second
 
 // spinLog fails the test when the job's loop reports no progress.
 type spinLog struct {
