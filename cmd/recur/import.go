@@ -599,7 +599,8 @@ var readImportFiles = func(o importOptions) ([]migrate.Resource, []string, error
 		rs = append(rs, read...)
 	}
 	if len(configs) > 0 {
-		read, err := terraform.Read(configs, terraform.Options{Vars: o.vars, VarFiles: o.varFiles, Set: o.sets, Budget: budget})
+		read, err := terraform.Read(configs, terraform.Options{Vars: o.vars, VarFiles: o.varFiles, Set: o.sets,
+			ResourceGroup: o.addr.resourceGroup, Budget: budget})
 		if err != nil {
 			return nil, nil, err
 		}
