@@ -409,3 +409,48 @@ variable "env" {
 		assert.Equal(t, "ops", rs[0].ResourceGroup, "%+v", opts)
 	}
 }
+
+// TestReportsNameWhatHasNoName names a resource whose name is not known
+// by its address, which the user finds in the files, not by a "/".
+func TestReportsNameWhatHasNoName(t *testing.T) {
+	dir := write(t, map[string]string{"main.tf": `
+resource "azurerm_scheduler_job_collection" "ops" {
+  name                = var.collection
+  resource_group_name = "rg"
+  location            = "westeurope"
+  sku                 = "standard"
+}
+
+resource "azurerm_scheduler_job" "nightly" {
+  name                = "nightly-${var.env}"
+  resource_group_name = "rg"
+  job_collection_name = azurerm_scheduler_job_collection.ops.name
+
+  action_web {
+    url = "https://x.example"
+  }
+}
+
+resource "azurerm_scheduler_job" "weekly" {
+  name                = "weekly"
+  resource_group_name = "rg"
+  job_collection_name = "ops"
+  count               = 2
+
+  action_web {
+    url = "https://x.example"
+  }
+}
+
+variable "collection" {}
+variable "env" {}
+`})
+	rs, err := Read([]string{dir}, Options{})
+	require.NoError(t, err)
+	var names []string
+	for _, r := range rs {
+		require.NotEmpty(t, r.Missing, r.Source.Path)
+		names = append(names, r.Name())
+	}
+	assert.Equal(t, []string{"azurerm_scheduler_job_collection.ops", "azurerm_scheduler_job.nightly", "ops/weekly"}, names)
+}
