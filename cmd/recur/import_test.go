@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -41,7 +42,7 @@ func startRecur(t *testing.T) *recurtest.Stack {
 // tests of the import itself, apart from its readers.
 func withResources(t *testing.T, rs func() []migrate.Resource) {
 	read := readImportFiles
-	readImportFiles = func(importOptions) ([]migrate.Resource, []string, error) { return rs(), nil, nil }
+	readImportFiles = func(context.Context, importOptions) ([]migrate.Resource, []string, error) { return rs(), nil, nil }
 	t.Cleanup(func() { readImportFiles = read })
 }
 
