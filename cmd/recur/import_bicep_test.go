@@ -131,10 +131,11 @@ func TestImportBuildsBicep(t *testing.T) {
 	require.Contains(t, env, "export PATH=")
 	require.NotContains(t, env, "RECUR_", "recur's own variables are not the CLI's")
 
-	// With az alone on PATH, az builds it: nothing changes.
+	// With az alone on PATH, az builds it: nothing changes. The file
+	// named and found in its directory named is built once.
 	t.Setenv("PATH", t.TempDir())
 	standIn = bicepStandIn(t, "az", printsTemplate(t))
-	res = recurCLI(t, "", append([]string{"import", filepath.Dir(file)}, at...)...)
+	res = recurCLI(t, "", append([]string{"import", filepath.Dir(file), file}, at...)...)
 	require.Equal(t, 0, res.code, "%s", res)
 	require.Equal(t, "0 created, 0 updated, 3 unchanged, 0 skipped, 0 failed", summaryLine(res))
 	require.Equal(t, []string{"bicep", "build", "--file", file, "--stdout", "--no-restore"}, lines(t, filepath.Join(standIn, "args")))

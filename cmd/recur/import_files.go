@@ -43,7 +43,7 @@ func sortImportFiles(paths []string) (importFiles, error) {
 		case ext == ".json":
 			f.templates = append(f.templates, p)
 		case ext == ".bicep":
-			f.bicep = append(f.bicep, p)
+			f.addBicep(p)
 		default:
 			return f, fmt.Errorf("%s: recur import reads ARM templates (.json), Bicep files (.bicep) and Terraform files (.tf, or a directory of them)", p)
 		}
@@ -74,7 +74,7 @@ func (f *importFiles) addDir(dir string) error {
 			return fmt.Errorf("%s: it is not a regular file, and recur import builds only the regular .bicep files of a directory: name it to build it",
 				filepath.Join(dir, name))
 		case strings.HasSuffix(name, ".bicep"):
-			f.bicep = append(f.bicep, filepath.Join(dir, name))
+			f.addBicep(filepath.Join(dir, name))
 			bicepFiles++
 		default:
 			others[cmp.Or(filepath.Ext(name), "extensionless")]++
@@ -88,6 +88,14 @@ func (f *importFiles) addDir(dir string) error {
 			dir, describe(others))
 	}
 	return nil
+}
+
+// addBicep adds the Bicep file path, once: a file named and found in a
+// directory named is one template.
+func (f *importFiles) addBicep(path string) {
+	if !slices.ContainsFunc(f.bicep, func(b string) bool { return filepath.Clean(b) == filepath.Clean(path) }) {
+		f.bicep = append(f.bicep, path)
+	}
 }
 
 // describe says what others, a count of files by extension, are.

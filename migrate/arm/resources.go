@@ -197,8 +197,9 @@ func (r *reader) job(n *node, o *object, path string, par *parent) {
 	}
 }
 
-// unknownName is how reports name a resource whose name, written raw,
-// the reader could not make name of: raw; "" when name is known.
+// unknownName is the Label of a resource whose name is raw in the file
+// and name once evaluated: raw when name is not known, else "" (reports
+// show name).
 func unknownName(name, raw string) string {
 	if name != "" {
 		return ""
@@ -206,11 +207,15 @@ func unknownName(name, raw string) string {
 	return raw
 }
 
-// joinName is how reports name a nested job: coll/job, with either
-// left out when the file has no text for it.
+// joinName is the Label of a nested job: coll/job, job alone when the
+// file has no text for its collection's name, and "" (reports show
+// where it is) when it has none for its own.
 func joinName(coll, job string) string {
-	if coll == "" || job == "" {
-		return coll + job
+	switch {
+	case job == "":
+		return ""
+	case coll == "":
+		return job
 	}
 	return coll + "/" + job
 }

@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -178,14 +179,18 @@ func quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// headBuffer keeps the first max bytes written to it.
+// headBuffer keeps the first max bytes written to it. A CLI's child may
+// still write to it after Wait gave up on it (WaitDelay).
 type headBuffer struct {
+	mu  sync.Mutex
 	buf bytes.Buffer
 	max int
 	cut bool
 }
 
 func (h *headBuffer) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if room := h.max - h.buf.Len(); len(p) > room {
 		h.buf.Write(p[:room])
 		h.cut = true
@@ -199,6 +204,8 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 // control characters but newlines and tabs taken out, as they could
 // rewrite the user's terminal.
 func (h *headBuffer) said() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	text := strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
 			return -1
