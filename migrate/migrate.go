@@ -50,17 +50,30 @@ type Resource struct {
 	// secrets the files give, so it is never printed.
 	Body   json.RawMessage
 	Source Source
+	// Label is how the file writes the resource's name, for reports when
+	// the reader could not evaluate it: the template string of an ARM
+	// name ("[concat(parameters('prefix'), '-nightly')]"); "" for the
+	// readers whose Source.Path says it (a Terraform address).
+	Label string
 	// Missing lists what the resource needs from the user; a resource
 	// with any is skipped.
 	Missing []Missing
 }
 
-// Name is how reports name r: "coll" or "coll/job".
+// Name is how reports name r: "coll" or "coll/job". When the file's name
+// for it is not known (the reader could not evaluate it, or it is of the
+// wrong shape), it is Label, or else where r is defined (Source.Path: a
+// Terraform address), rather than a "/" the user cannot place.
 func (r Resource) Name() string {
-	if r.Kind == Collection {
+	switch {
+	case r.Kind == Collection && r.Collection != "":
 		return r.Collection
+	case r.Kind == Job && r.Collection != "" && r.Job != "":
+		return r.Collection + "/" + r.Job
+	case r.Label != "":
+		return r.Label
 	}
-	return r.Collection + "/" + r.Job
+	return r.Source.Path
 }
 
 // Source is where a resource is defined.

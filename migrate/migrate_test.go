@@ -26,3 +26,19 @@ func TestMissingIsShortInReports(t *testing.T) {
 	require.Contains(t, s, "… (800005 bytes)")
 	require.Contains(t, s, "too long to give with --set")
 }
+
+func TestNameOfWhatHasNoName(t *testing.T) {
+	at := Source{File: "main.tf", Path: "azurerm_scheduler_job.web"}
+	for _, c := range []struct {
+		r    Resource
+		want string
+	}{
+		{Resource{Kind: Collection, Collection: "ops", Source: at}, "ops"},
+		{Resource{Kind: Job, Collection: "ops", Job: "nightly", Source: at}, "ops/nightly"},
+		{Resource{Kind: Job, Collection: "ops", Source: at}, "azurerm_scheduler_job.web"},
+		{Resource{Kind: Job, Job: "nightly", Source: at, Label: "[parameters('c')]/nightly"}, "[parameters('c')]/nightly"},
+		{Resource{Kind: Collection, Source: at}, "azurerm_scheduler_job.web"},
+	} {
+		require.Equal(t, c.want, c.r.Name(), "%+v", c.r)
+	}
+}

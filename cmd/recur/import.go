@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -28,7 +26,7 @@ import (
 // that importing the same files again writes nothing; --dry-run sends
 // what-if PUTs, which write nothing at all.
 
-const importSynopsis = "usage: recur import [flags] FILE...   (ARM templates: .json; Terraform: .tf, or a directory of them)"
+const importSynopsis = "usage: recur import [flags] FILE...   (ARM templates: .json; Bicep: .bicep; Terraform: .tf, or a directory of them)"
 
 // importOptions are the flags and files of recur import.
 type importOptions struct {
@@ -43,6 +41,7 @@ type importOptions struct {
 	disabled       bool // write every job disabled, for a cutover
 	runPast        bool // write a one-time job whose time has passed as it is: it runs at once
 	concurrency    int
+	bicep          bicepMode
 	files          []string
 }
 
@@ -85,6 +84,8 @@ func importFlags(o *importOptions) *flag.FlagSet {
 	fs.BoolVar(&o.disabled, "disabled", false, "write every job disabled, so that nothing runs until the cutover (the same import without --disabled enables them)")
 	fs.BoolVar(&o.runPast, "run-past", false, "write a one-time job whose time has passed as the files define it, to run at once (by default it is written completed: it ran where it came from)")
 	fs.IntVar(&o.concurrency, "concurrency", 8, "how many PUTs to send at once, `N` from 1 to 64")
+	o.bicep = bicepAuto
+	fs.Var(&o.bicep, "bicep", "`auto`: build .bicep files with the Bicep CLI on PATH (bicep, else az); off: run none, and refuse them")
 	return fs
 }
 
@@ -562,7 +563,7 @@ func readFiles(ctx context.Context, o importOptions) ([]migrate.Resource, []stri
 	}
 	done := make(chan read, 1)
 	go func() {
-		rs, files, err := readImportFiles(o)
+		rs, files, err := readImportFiles(ctx, o)
 		done <- read{rs, files, err}
 	}()
 	select {
@@ -574,41 +575,41 @@ func readFiles(ctx context.Context, o importOptions) ([]migrate.Resource, []stri
 }
 
 // readImportFiles reads the files of an import, each with its reader: a
-// .json file is an ARM template; a .tf file, or a directory of them, is
-// Terraform. It returns the resources and every file it read. The
-// readers share one budget of migrate.DefaultLimits. A variable, so that
-// tests of the writing can give resources of their own.
-var readImportFiles = func(o importOptions) ([]migrate.Resource, []string, error) {
-	var templates, configs []string
-	for _, f := range o.files {
-		info, err := os.Stat(f)
-		switch {
-		case err != nil:
-			return nil, nil, err
-		case info.IsDir() || strings.EqualFold(filepath.Ext(f), ".tf"):
-			configs = append(configs, f)
-		case strings.EqualFold(filepath.Ext(f), ".json"):
-			templates = append(templates, f)
-		default:
-			return nil, nil, fmt.Errorf("%s: recur import reads ARM templates (.json) and Terraform files (.tf, or a directory of them)", f)
-		}
+// .json file is an ARM template; a .bicep file is one once the Bicep CLI
+// has built it; a .tf file, or a directory of them, is Terraform. It
+// returns the resources and every file it read; files that define none
+// are an error. The readers share one budget of migrate.DefaultLimits. A
+// variable, so that tests of the writing can give resources of their
+// own.
+var readImportFiles = func(ctx context.Context, o importOptions) ([]migrate.Resource, []string, error) {
+	files, err := sortImportFiles(o.files)
+	if err != nil {
+		return nil, nil, err
 	}
 	budget := migrate.NewBudget(migrate.DefaultLimits)
+	built, err := buildBicep(ctx, files.bicep, o.bicep, budget)
+	if err != nil {
+		return nil, nil, err
+	}
 	var rs []migrate.Resource
-	if len(templates) > 0 {
-		read, err := arm.Read(templates, arm.Options{ParameterFiles: o.parameterFiles, Set: o.sets,
+	if templates := append(files.templates, files.bicep...); len(templates) > 0 {
+		read, err := arm.Read(templates, arm.Options{ParameterFiles: o.parameterFiles, Set: o.sets, Built: built,
 			Subscription: o.addr.subscription, ResourceGroup: o.addr.resourceGroup, Location: o.location, Budget: budget})
 		if err != nil {
 			return nil, nil, err
 		}
 		rs = append(rs, read...)
 	}
-	if len(configs) > 0 {
-		read, err := terraform.Read(configs, terraform.Options{Vars: o.vars, VarFiles: o.varFiles, Set: o.sets, Budget: budget})
+	if len(files.configs) > 0 {
+		read, err := terraform.Read(files.configs, terraform.Options{Vars: o.vars, VarFiles: o.varFiles, Set: o.sets,
+			ResourceGroup: o.addr.resourceGroup, Budget: budget})
 		if err != nil {
 			return nil, nil, err
 		}
 		rs = append(rs, read...)
+	}
+	if len(rs) == 0 {
+		return nil, nil, fmt.Errorf("%w: read %s", errNothingToImport, strings.Join(budget.Files(), ", "))
 	}
 	return rs, budget.Files(), nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -41,7 +42,7 @@ func startRecur(t *testing.T) *recurtest.Stack {
 // tests of the import itself, apart from its readers.
 func withResources(t *testing.T, rs func() []migrate.Resource) {
 	read := readImportFiles
-	readImportFiles = func(importOptions) ([]migrate.Resource, []string, error) { return rs(), nil, nil }
+	readImportFiles = func(context.Context, importOptions) ([]migrate.Resource, []string, error) { return rs(), nil, nil }
 	t.Cleanup(func() { readImportFiles = read })
 }
 
@@ -410,4 +411,104 @@ func TestImportProgressBar(t *testing.T) {
 	b.step()
 	b.clear()
 	require.Equal(t, "\r[#######.......................] 1/4\r[###############...............] 2/4\r"+strings.Repeat(" ", 36)+"\r", term.String())
+}
+
+// TestImportTerraformPatterns imports the Terraform patterns of real
+// configurations (migrate/terraform/testdata/patterns011 and
+// patterns012: blocks written as attributes, monthly_occurrences as a
+// list of maps and as repeated blocks, a PFX read with
+// base64encode(file()) and with filebase64()) into a real recur: the
+// 0.11 configuration creates every resource, with its fields as written,
+// and the 0.12 one finds them all unchanged.
+func TestImportTerraformPatterns(t *testing.T) {
+	st := startRecur(t)
+	at := []string{"--server", st.API.URL, "--subscription", "sub1"}
+	testdata := filepath.Join("..", "..", "migrate", "terraform", "testdata")
+	v011, v012 := copyDir(t, filepath.Join(testdata, "patterns011")), copyDir(t, filepath.Join(testdata, "patterns012"))
+	writePFX(t, filepath.Join(v011, "client.pfx"), "client-pa55")
+	pfx, err := os.ReadFile(filepath.Join(v011, "client.pfx"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(v012, "client.pfx"), pfx, 0o600))
+
+	res := recurCLI(t, "", append([]string{"import", v011}, at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "4 created, 0 updated, 0 unchanged, 0 skipped, 0 failed", summaryLine(res))
+	rows := byName(t, res)
+	for _, name := range []string{"pat-collection", "pat-collection/billing-export", "pat-collection/partner-sync", "pat-collection/queue-drain"} {
+		require.Equal(t, "created", rows[name]["RESULT"], "%s: %s", name, res)
+		require.Equal(t, "pat-jobs", rows[name]["RESOURCE GROUP"], "%s", name)
+	}
+	res = recurCLI(t, "", append([]string{"import", v012}, at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "0 created, 0 updated, 4 unchanged, 0 skipped, 0 failed", summaryLine(res), "the 0.12 configuration says the same, secrets included")
+
+	got := definitions(t, append(at, "--resource-group", "pat-jobs"), "pat-collection", 3)
+	props := func(name string) map[string]any { return got[name]["properties"].(map[string]any) }
+	member := func(v any, path ...string) any {
+		for _, p := range path {
+			v = v.(map[string]any)[p]
+		}
+		return v
+	}
+	billing := props("pat-collection/billing-export")
+	require.Equal(t, []any{map[string]any{"day": "monday", "occurrence": 1.0}, map[string]any{"day": "friday", "occurrence": -1.0}},
+		member(billing, "recurrence", "schedule", "monthlyOccurrences"), "days as Azure's answers write them")
+	require.Equal(t, map[string]any{"storageAccount": "paterrors", "queueName": "billing-failures", "message": "billing export failed"},
+		member(billing, "action", "errorAction", "queueMessage"), "the SAS token is a secret the API never shows")
+	require.Equal(t, map[string]any{"retryType": "fixed", "retryInterval": "00:01:00", "retryCount": 3.0}, member(billing, "action", "retryPolicy"))
+	partner := props("pat-collection/partner-sync")
+	require.Equal(t, "CN=scheduler client", member(partner, "action", "request", "authentication", "certificateSubjectName"), "the certificate is the file's")
+	require.Equal(t, "contoso.onmicrosoft.com", member(partner, "action", "errorAction", "request", "authentication", "tenant"))
+	require.Equal(t, []any{1.0, 15.0, -1.0}, member(props("pat-collection/queue-drain"), "recurrence", "schedule", "monthDays"))
+}
+
+// TestImportNamesWhatTheFilesLeaveOut imports a Terraform job whose
+// resource group is an azurerm_resource_group the files do not declare
+// and whose name needs a variable: the report names the job by its
+// address and says which --set gives the resource group; supplied, the
+// job is created.
+func TestImportNamesWhatTheFilesLeaveOut(t *testing.T) {
+	st := startRecur(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(`
+resource "azurerm_scheduler_job_collection" "ops" {
+  name                = "ops"
+  resource_group_name = azurerm_resource_group.shared.name
+  location            = "westeurope"
+  sku                 = "standard"
+}
+
+resource "azurerm_scheduler_job" "nightly" {
+  name                = "nightly-${var.env}"
+  resource_group_name = azurerm_resource_group.shared.name
+  job_collection_name = azurerm_scheduler_job_collection.ops.name
+  start_time          = "2030-01-01T00:00:00Z"
+
+  action_web {
+    url = "https://example.com/nightly"
+  }
+}
+
+variable "env" {}
+`), 0o600))
+	at := []string{"--server", st.API.URL, "--subscription", "sub1"}
+	res := recurCLI(t, "", append([]string{"import", dir, "--dry-run"}, at...)...)
+	require.Equal(t, 1, res.code, "%s", res)
+	rows := byName(t, res)
+	require.Equal(t, "skip", rows["ops"]["RESULT"], "%s", res)
+	require.Equal(t, "needs azurerm_resource_group.shared.name", rows["ops"]["DETAIL"])
+	require.Equal(t, "skip", rows["azurerm_scheduler_job.nightly"]["RESULT"], "named by its address: %s", res)
+	require.Equal(t, "needs azurerm_resource_group.shared.name, var.env", rows["azurerm_scheduler_job.nightly"]["DETAIL"])
+	require.Contains(t, res.stdout, "job azurerm_scheduler_job.nightly: resource_group_name needs azurerm_resource_group.shared.name: "+
+		"azurerm_resource_group.shared is not in the files read (or give every resource its group with --resource-group) "+
+		"(supply it with --set 'azurerm_resource_group.shared.name=VALUE')")
+	require.NotContains(t, res.stdout, "no resource group")
+
+	for _, given := range [][]string{{"--set", "azurerm_resource_group.shared.name=ops-rg"}, {"--resource-group", "ops-rg"}} {
+		res = recurCLI(t, "", append(append([]string{"import", dir, "--set", "var.env=prod"}, given...), at...)...)
+		require.Equal(t, 0, res.code, "%s", res)
+		rows = byName(t, res)
+		require.Equal(t, "ops-rg", rows["ops/nightly-prod"]["RESOURCE GROUP"], "%s", res)
+		require.Contains(t, []string{"created", "unchanged"}, rows["ops/nightly-prod"]["RESULT"], "%s", res)
+	}
 }

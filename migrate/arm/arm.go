@@ -48,6 +48,11 @@ type Options struct {
 	Subscription   string            // subscription().subscriptionId
 	ResourceGroup  string            // resourceGroup().name
 	Location       string            // resourceGroup().location
+	// Built holds templates already read, by the path Read is given:
+	// what a Bicep CLI built of a .bicep file (package migrate/bicep).
+	// Their resources' Source names the path without a line: the
+	// template's lines are not the file's.
+	Built map[string][]byte
 	// Budget is what reading may spend, shared by the readers of one
 	// import, and records the files read; nil for one of
 	// migrate.DefaultLimits.
@@ -93,9 +98,12 @@ func readFile(path string, budget *migrate.Budget) ([]byte, error) {
 }
 
 func readTemplate(path string, opts *Options, files map[string]fileValue) ([]migrate.Resource, error) {
-	data, err := readFile(path, opts.Budget)
-	if err != nil {
-		return nil, fmt.Errorf("read template: %w", err)
+	data, built := opts.Built[path]
+	if !built {
+		var err error
+		if data, err = readFile(path, opts.Budget); err != nil {
+			return nil, fmt.Errorf("read template: %w", err)
+		}
 	}
 	root, err := parseJSON(data)
 	if err != nil {
@@ -118,6 +126,11 @@ func readTemplate(path string, opts *Options, files map[string]fileValue) ([]mig
 	for _, e := range es {
 		if r.resource(e.n, e.path); r.t.err != nil {
 			return nil, r.t.err
+		}
+	}
+	if built {
+		for i := range r.out {
+			r.out[i].Source.Line = 0
 		}
 	}
 	return r.out, nil

@@ -254,7 +254,8 @@ func TestReadUnnamedCollection(t *testing.T) {
 	require.Len(t, rs, 3)
 	unset := migrate.Missing{Name: "collectionName", Path: "resources[0].name", Reason: "the parameter has no value: no --set, parameters file or defaultValue gives one"}
 	assert.Equal(t, migrate.Resource{Kind: migrate.Collection, Body: json.RawMessage(`{"location":"eastus","properties":{"sku":{"name":"Free"},"state":"Enabled"}}`),
-		Source: migrate.Source{File: "testdata/toplevel.json", Path: "resources[0]", Line: 19}, Missing: []migrate.Missing{unset}}, rs[0])
+		Source: migrate.Source{File: "testdata/toplevel.json", Path: "resources[0]", Line: 19}, Label: "[parameters('collectionName')]",
+		Missing: []migrate.Missing{unset}}, rs[0])
 	unset.Path = "resources[1].name"
 	assert.Equal(t, "", rs[1].Collection+rs[1].Job)
 	assert.Contains(t, rs[1].Missing, unset)

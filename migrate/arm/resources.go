@@ -2,6 +2,7 @@ package arm
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -107,6 +108,9 @@ func (r *reader) resource(n *node, path string) {
 // parent is a job's collection, as the collection's resource names it.
 type parent struct {
 	name string
+	// label is the text of name in the file, for reports, when the name
+	// is not known.
+	label string
 	// missing is what the collection's name lacks, which its jobs then
 	// lack too.
 	missing []migrate.Missing
@@ -123,14 +127,14 @@ func (r *reader) collection(n *node, o *object, path string) {
 		b.add(problem{nameOf(raw), "a collection's name has no /"}, member(path, "name"))
 		name = ""
 	}
-	par := &parent{name: name, missing: slices.Clone(b.missing)}
+	par := &parent{name: name, label: unknownName(name, raw), missing: slices.Clone(b.missing)}
 	deployed := b.deployed(o, path)
 	body := map[string]any{}
 	for _, k := range []string{"location", "properties", "tags"} {
 		b.member(body, o, path, k)
 	}
 	if deployed {
-		r.out = append(r.out, migrate.Resource{Kind: migrate.Collection, Collection: name,
+		r.out = append(r.out, migrate.Resource{Kind: migrate.Collection, Collection: name, Label: par.label,
 			Body: b.marshal(body, path), Source: r.source(n, path), Missing: b.missing})
 	}
 	for _, e := range nested(o, path) {
@@ -161,7 +165,8 @@ func (r *reader) job(n *node, o *object, path string, par *parent) {
 			b.add(problem{m.Name, m.Reason}, m.Path)
 		}
 	}
-	if name, raw, ok := b.name(o, path); ok {
+	name, raw, ok := b.name(o, path)
+	if ok {
 		coll, job, cut := strings.Cut(name, "/")
 		switch {
 		case par != nil && !cut:
@@ -176,6 +181,13 @@ func (r *reader) job(n *node, o *object, path string, par *parent) {
 			res.Collection, res.Job = coll, job
 		}
 	}
+	switch {
+	case res.Collection != "" && res.Job != "":
+	case par != nil:
+		res.Label = joinName(cmp.Or(par.name, par.label), cmp.Or(res.Job, raw))
+	default:
+		res.Label = raw
+	}
 	deployed := b.deployed(o, path)
 	body := map[string]any{}
 	b.member(body, o, path, "properties")
@@ -183,6 +195,29 @@ func (r *reader) job(n *node, o *object, path string, par *parent) {
 	if deployed {
 		r.out = append(r.out, res)
 	}
+}
+
+// unknownName is the Label of a resource whose name is raw in the file
+// and name once evaluated: raw when name is not known, else "" (reports
+// show name).
+func unknownName(name, raw string) string {
+	if name != "" {
+		return ""
+	}
+	return raw
+}
+
+// joinName is the Label of a nested job: coll/job, job alone when the
+// file has no text for its collection's name, and "" (reports show
+// where it is) when it has none for its own.
+func joinName(coll, job string) string {
+	switch {
+	case job == "":
+		return ""
+	case coll == "":
+		return job
+	}
+	return coll + "/" + job
 }
 
 // nameOf is the Name of a problem with a resource's name: its text when
@@ -234,10 +269,13 @@ func (r *reader) unevaluated(n *node, path string, m migrate.Missing, coll *stri
 	typ, _ := literalMember(o, "type")
 	typ = strings.ToLower(typ)
 	name, _ := literalMember(o, "name")
-	res := migrate.Resource{Kind: migrate.Job, Source: r.source(n, path), Missing: []migrate.Missing{m}}
+	res := migrate.Resource{Kind: migrate.Job, Source: r.source(n, path), Missing: []migrate.Missing{m}, Label: unknownName(name, rawName(o))}
 	switch {
 	case coll != nil && (typ == "jobs" || typ == jobType):
 		res.Collection, res.Job = *coll, name
+		if res.Label != "" {
+			res.Label = joinName(*coll, res.Label)
+		}
 	case coll != nil:
 		return
 	case typ == collectionType:
@@ -267,6 +305,16 @@ func (r *reader) unevaluated(n *node, path string, m migrate.Missing, coll *stri
 		return
 	}
 	r.out = append(r.out, res)
+}
+
+// rawName is the text of o's name, "" when it is not a string.
+func rawName(o *object) string {
+	n, ok := o.get("name")
+	if !ok {
+		return ""
+	}
+	s, _ := n.val.(string)
+	return s
 }
 
 // building gathers one resource's body and what it lacks.

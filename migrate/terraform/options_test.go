@@ -48,23 +48,34 @@ func byAddress(rs []migrate.Resource) map[string]migrate.Resource {
 func TestReadMissing(t *testing.T) {
 	rs, err := Read([]string{filepath.Join("testdata", "vars")}, Options{})
 	require.NoError(t, err)
+	const rg = "var.rg@resource_group_name"
 	assert.Equal(t, map[string][]string{
-		"azurerm_scheduler_job_collection.jobs": {},
-		"azurerm_scheduler_job.web":             {"var.url@action_web.url"},
-		"azurerm_scheduler_job.local":           {"timestamp()@action_web.body"},
-		"azurerm_scheduler_job.cert": {
+		"azurerm_scheduler_job_collection.jobs": {rg},
+		"azurerm_scheduler_job.web":             {rg, "var.url@action_web.url"},
+		"azurerm_scheduler_job.local":           {rg, "timestamp()@action_web.body"},
+		"azurerm_scheduler_job.cert": {rg,
 			`file("certs/missing.pfx")@action_web.authentication_certificate.pfx`,
 			"data.azurerm_key_vault_secret.pfx.value@action_web.authentication_certificate.password",
 		},
 		"azurerm_scheduler_job.counted": {"@count"},
 		"azurerm_scheduler_job.each":    {"@for_each"},
 	}, missing(rs))
-
-	got := byAddress(rs)
-	// An unset resource group is left to --resource-group, unsaid.
 	for _, r := range rs {
 		assert.Empty(t, r.ResourceGroup, r.Source.Path)
 	}
+
+	// --resource-group puts every resource in its group: the variable
+	// is needed no more.
+	placed, err := Read([]string{filepath.Join("testdata", "vars")}, Options{ResourceGroup: "ops"})
+	require.NoError(t, err)
+	for _, r := range placed {
+		assert.Equal(t, "ops", r.ResourceGroup, r.Source.Path)
+		for _, m := range r.Missing {
+			assert.NotEqual(t, "resource_group_name", m.Path, r.Source.Path)
+		}
+	}
+
+	got := byAddress(rs)
 	assert.JSONEq(t, `{"location": "westeurope", "properties": {"sku": {"name": "free"}, "state": "Enabled",
 		"quota": {"maxRecurrence": {"frequency": "hour", "interval": 2}}}}`, string(got["azurerm_scheduler_job_collection.jobs"].Body))
 	assert.Equal(t, "jobs", got["azurerm_scheduler_job.web"].Collection)
@@ -346,4 +357,100 @@ func TestReadErrors(t *testing.T) {
 	}
 	_, err := Read([]string{filepath.Join("testdata", "nowhere")}, Options{})
 	assert.Error(t, err)
+}
+
+// TestReadResourceGroupOfAnotherResource reads resource_group_name from
+// an azurerm_resource_group: one the files declare gives its name; one
+// they do not is a Missing that --set supplies by the reference's name,
+// as --resource-group does for every resource.
+func TestReadResourceGroupOfAnotherResource(t *testing.T) {
+	const job = `
+resource "azurerm_scheduler_job" "j" {
+  name                = "j"
+  resource_group_name = azurerm_resource_group.main.name
+  job_collection_name = "c"
+
+  action_web {
+    url = "https://x.example"
+  }
+}
+`
+	declared := write(t, map[string]string{"main.tf": job + `
+resource "azurerm_resource_group" "main" {
+  name     = "ops-${var.env}"
+  location = "westeurope"
+}
+
+variable "env" {
+  default = "prod"
+}
+`})
+	rs, err := Read([]string{declared}, Options{})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	assert.Empty(t, rs[0].Missing)
+	assert.Equal(t, "ops-prod", rs[0].ResourceGroup)
+
+	undeclared := write(t, map[string]string{"main.tf": job})
+	rs, err = Read([]string{undeclared}, Options{})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	assert.Empty(t, rs[0].ResourceGroup)
+	require.Len(t, rs[0].Missing, 1)
+	m := rs[0].Missing[0]
+	assert.Equal(t, migrate.Missing{Name: "azurerm_resource_group.main.name", Path: "resource_group_name",
+		Reason: "azurerm_resource_group.main is not in the files read (or give every resource its group with --resource-group)"}, m)
+	assert.Contains(t, m.String(), "(supply it with --set 'azurerm_resource_group.main.name=VALUE')")
+
+	for _, opts := range []Options{{Set: map[string]string{"azurerm_resource_group.main.name": "ops"}}, {ResourceGroup: "ops"}} {
+		rs, err = Read([]string{undeclared}, opts)
+		require.NoError(t, err)
+		assert.Empty(t, rs[0].Missing, "%+v", opts)
+		assert.Equal(t, "ops", rs[0].ResourceGroup, "%+v", opts)
+	}
+}
+
+// TestReportsNameWhatHasNoName names a resource whose name is not known
+// by its address, which the user finds in the files, not by a "/".
+func TestReportsNameWhatHasNoName(t *testing.T) {
+	dir := write(t, map[string]string{"main.tf": `
+resource "azurerm_scheduler_job_collection" "ops" {
+  name                = var.collection
+  resource_group_name = "rg"
+  location            = "westeurope"
+  sku                 = "standard"
+}
+
+resource "azurerm_scheduler_job" "nightly" {
+  name                = "nightly-${var.env}"
+  resource_group_name = "rg"
+  job_collection_name = azurerm_scheduler_job_collection.ops.name
+
+  action_web {
+    url = "https://x.example"
+  }
+}
+
+resource "azurerm_scheduler_job" "weekly" {
+  name                = "weekly"
+  resource_group_name = "rg"
+  job_collection_name = "ops"
+  count               = 2
+
+  action_web {
+    url = "https://x.example"
+  }
+}
+
+variable "collection" {}
+variable "env" {}
+`})
+	rs, err := Read([]string{dir}, Options{})
+	require.NoError(t, err)
+	var names []string
+	for _, r := range rs {
+		require.NotEmpty(t, r.Missing, r.Source.Path)
+		names = append(names, r.Name())
+	}
+	assert.Equal(t, []string{"azurerm_scheduler_job_collection.ops", "azurerm_scheduler_job.nightly", "ops/weekly"}, names)
 }

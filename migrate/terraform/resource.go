@@ -20,7 +20,7 @@ func (e *evaluator) resource(res *resource) migrate.Resource {
 	}
 	r := &reading{ev: e}
 	n := r.bodyNode("", res.body, s)
-	out.ResourceGroup = e.resourceGroup(n)
+	out.ResourceGroup = r.resourceGroup(n)
 	var body map[string]any
 	if out.Kind == migrate.Collection {
 		out.Collection = r.identity(res, n, "name")
@@ -46,7 +46,7 @@ func (e *evaluator) resource(res *resource) migrate.Resource {
 func (e *evaluator) repeated(res *resource, out migrate.Resource, s schema) migrate.Resource {
 	quiet := &reading{ev: e}
 	n := quiet.bodyNode("", res.body, s)
-	out.ResourceGroup, _ = quiet.str(n, "resource_group_name")
+	out.ResourceGroup = quiet.resourceGroup(n)
 	if out.Kind == migrate.Collection {
 		out.Collection, _ = quiet.str(n, "name")
 	} else {
@@ -58,10 +58,23 @@ func (e *evaluator) repeated(res *resource, out migrate.Resource, s schema) migr
 	return out
 }
 
-// resourceGroup evaluates resource_group_name. One the reader cannot
-// evaluate is "" and no Missing: recur import's --resource-group gives it.
-func (e *evaluator) resourceGroup(n *node) string {
-	rg, _ := (&reading{ev: e}).str(n, "resource_group_name")
+// resourceGroup is the resource's group: opts.ResourceGroup when it is
+// given (recur import's --resource-group puts every resource there),
+// else resource_group_name's value. What that needs (a variable, an
+// azurerm_resource_group the files do not declare) is Missing, and
+// --resource-group gives it as well as --set does.
+func (r *reading) resourceGroup(n *node) string {
+	if rg := r.ev.opts.ResourceGroup; rg != "" {
+		return rg
+	}
+	own := &reading{ev: r.ev}
+	rg, _ := own.str(n, "resource_group_name")
+	for _, m := range own.missing {
+		if m.Name != "" {
+			m.Reason += " (or give every resource its group with --resource-group)"
+		}
+		r.missing = append(r.missing, m)
+	}
 	return rg
 }
 

@@ -51,9 +51,11 @@
 // steps of the whole. A file() refused or a limit reached fails the
 // reading, naming where and which limit.
 //
-// A resource_group_name the reader cannot evaluate is not a Missing: the
-// resource's ResourceGroup is "" and recur import fills it from
-// --resource-group, as it does for ARM templates.
+// Options.ResourceGroup, recur import's --resource-group, puts every
+// resource in that group, resource_group_name unread. Without it, what
+// resource_group_name needs is a Missing like any other
+// (azurerm_resource_group.main.name, for a resource group the files do
+// not declare); a resource without one has the ResourceGroup "".
 //
 // Both resources may have recur_properties, an attribute the provider
 // never had, for what its schema cannot say: recur's extensions
@@ -94,6 +96,9 @@ type Options struct {
 	Vars     map[string]string // -var NAME=VALUE (wins over var files)
 	VarFiles []string          // --var-file FILE (.tfvars, HCL; later files win)
 	Set      map[string]string // --set NAME=VALUE: the value of a Missing.Name (var.x, a reference such as azurerm_storage_account.main.primary_access_key, file("cert.pfx"))
+	// ResourceGroup, when not "", is the group of every resource:
+	// resource_group_name is not read.
+	ResourceGroup string
 	// Budget is what reading may spend, shared by the readers of one
 	// import, and records the files read; nil for one of
 	// migrate.DefaultLimits.

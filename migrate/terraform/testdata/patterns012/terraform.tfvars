@@ -1,0 +1,5 @@
+billing_password = "billing-pa55"
+pfx_password     = "client-pa55"
+alerts_secret    = "alerts-secret"
+errors_sas       = "?sv=2017-04-17&sig=errors"
+work_sas         = "?sv=2017-04-17&sig=work"
