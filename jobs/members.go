@@ -91,6 +91,10 @@ const maxWalkDepth = 10000
 type walker struct {
 	dec   *json.Decoder
 	depth int
+	// prune, when not nil, makes the walk gather the members of unknown
+	// names instead of refusing the first, and pass over what else
+	// CheckMembers refuses (PruneUnknown).
+	prune *pruning
 }
 
 // value checks the value that comes next, at path, read into a t (nil:
@@ -112,7 +116,7 @@ func (w *walker) value(path jsonPath, t reflect.Type, exact bool) error {
 		}
 		return w.array(path, t, exact)
 	case nil:
-		if !exact && len(path) > 0 && path[len(path)-1].index >= 0 {
+		if !exact && w.prune == nil && len(path) > 0 && path[len(path)-1].index >= 0 {
 			return invalidContent(path.String(), path.String()+": null is not allowed in an array; leave the element out")
 		}
 	}
@@ -125,7 +129,11 @@ func (w *walker) object(path jsonPath, t reflect.Type, exact bool) error {
 		known = membersOf(t)
 	}
 	seen := map[string]string{} // the key of each name given: the name as given
+	// When pruning: whether a member of the object is kept, and whether
+	// one before the first kept was cut, leaving that one's comma.
+	kept, cut := false, false
 	for w.dec.More() {
+		before := w.dec.InputOffset()
 		tok, err := w.dec.Token()
 		name, ok := tok.(string)
 		if err != nil || !ok {
@@ -136,7 +144,7 @@ func (w *walker) object(path jsonPath, t reflect.Type, exact bool) error {
 			key = foldName(name)
 		}
 		at := path.member(name)
-		if first, dup := seen[key]; dup {
+		if first, dup := seen[key]; dup && w.prune == nil {
 			return duplicateMember(at, first, name)
 		}
 		seen[key] = name
@@ -144,9 +152,20 @@ func (w *walker) object(path jsonPath, t reflect.Type, exact bool) error {
 		switch {
 		case known != nil:
 			f, ok := known.byKey[foldName(name)]
-			if !ok {
+			switch {
+			case !ok && w.prune == nil:
 				return unknownMember(path, name, known.names)
+			case !ok:
+				if err := w.skip(); err != nil {
+					return err
+				}
+				w.prune.member(before, w.dec.InputOffset(), at, known.names)
+				cut = true
+				continue
+			case cut && !kept:
+				w.prune.separator(before)
 			}
+			kept = true
 			member = f
 		case t != nil && t.Kind() == reflect.Map:
 			member = t.Elem()

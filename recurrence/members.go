@@ -117,7 +117,7 @@ func UnknownProperty(parent, name string, known []string) *ValidationError {
 		path, where = parent+"."+name, lastName(parent)
 	}
 	msg := "is not a property of " + where
-	if guess := closest(name, known); guess != "" {
+	if guess := Closest(name, known); guess != "" {
 		msg += "; did you mean " + guess + "?"
 	} else {
 		msg += " (known: " + strings.Join(known, ", ") + ")"
@@ -135,12 +135,14 @@ func lastName(path string) string {
 	return path
 }
 
-// closest returns the name of known nearest to name in any letter case
+// Closest returns the name of known nearest to name in any letter case
 // (the fewest insertions, deletions, substitutions and swaps of adjacent
 // letters), or "" when even that one differs in more than a third of
 // name's letters (one letter for names of up to five): too far to be a
-// typo of it. Of names equally near, the first in known wins.
-func closest(name string, known []string) string {
+// typo of it. Of names equally near, the first in known wins. The
+// suggestions of UnknownProperty and of recur import's readers (an ARM
+// template function's name) are its answers.
+func Closest(name string, known []string) string {
 	given := foldedRunes(name)
 	best, bestDist := "", max(1, len(given)/3)+1
 	for _, k := range known {
