@@ -6,15 +6,20 @@
 // a reference to another resource, a file that is not there, an
 // expression recur does not evaluate) is a Missing of the resource it
 // belongs to, which recur import reports and skips unless the user
-// supplies it with --set NAME=VALUE.
+// supplies it with --set NAME=VALUE. A member recur's API does not have,
+// which Azure's resource provider ignored, is left out of the body with
+// a Warning (Prune).
 package migrate
 
 import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 // Kind is what a resource is.
@@ -58,6 +63,8 @@ type Resource struct {
 	// Missing lists what the resource needs from the user; a resource
 	// with any is skipped.
 	Missing []Missing
+	// Warnings lists what the reader left out of Body (Prune).
+	Warnings []Warning
 }
 
 // Name is how reports name r: "coll" or "coll/job". When the file's name
@@ -101,8 +108,16 @@ type Missing struct {
 	// (azurerm_storage_account.main.primary_access_key), a file function
 	// (file("certs/client.pfx")), or the text of an expression recur does
 	// not evaluate; "" when no value can: the file needs an edit (a copy
-	// loop, count, an attribute the provider never had).
+	// loop, count, an attribute the provider never had), or a flag gives
+	// it (Flag).
 	Name string
+	// Key, when not "", is another NAME for --set that supplies the
+	// value: where in the file it is needed (an ARM template's JSON path),
+	// offered when it is shorter than Name.
+	Key string
+	// Flag, when not "", is the flag of recur import that gives the
+	// value instead of --set: --resource-group.
+	Flag string
 	// Path is where the value is needed, in the terms of the file: a JSON
 	// path in an ARM template, an attribute in a Terraform resource
 	// (action_web.authentication_basic.password).
@@ -112,18 +127,66 @@ type Missing struct {
 }
 
 // String says what is missing and, when a value can supply it, the
-// --set that does, quoted for a POSIX shell. A text from the files
-// longer than a report quotes is shortened (Shorten).
+// --set that does, quoted for a POSIX shell, with the shorter of Name and
+// Key; or the flag that gives it. A text from the files longer than a
+// report quotes is shortened (Shorten).
 func (m Missing) String() string {
 	path, reason := Shorten(m.Path), Shorten(m.Reason)
+	set := m.Name
+	if m.Key != "" && len(m.Key) < len(set) {
+		set = m.Key
+	}
 	switch {
+	case m.Flag != "":
+		return fmt.Sprintf("%s needs %s: %s (give %s)", path, m.Flag, reason, m.Flag)
 	case m.Name == "":
 		return fmt.Sprintf("%s: %s", path, reason)
-	case Shorten(m.Name) != m.Name:
+	case Shorten(set) != set:
 		return fmt.Sprintf("%s needs %s: %s (too long to give with --set: change the file)", path, Shorten(m.Name), reason)
 	}
-	quoted := "'" + strings.ReplaceAll(m.Name+"=VALUE", "'", `'\''`) + "'"
-	return fmt.Sprintf("%s needs %s: %s (supply it with --set %s)", path, m.Name, reason, quoted)
+	quoted := "'" + strings.ReplaceAll(set+"=VALUE", "'", `'\''`) + "'"
+	return fmt.Sprintf("%s needs %s: %s (supply it with --set %s)", path, Shorten(m.Name), reason, quoted)
+}
+
+// Warning is a member a reader left out of a resource's body.
+type Warning struct {
+	// Path is the member's JSON path in the body, as the API names it:
+	// properties.action.request.retryPolicy.
+	Path string
+	// Message says why and what the member probably meant.
+	Message string
+}
+
+// String says what was left out and why; a text from the files longer
+// than a report quotes is shortened (Shorten).
+func (w Warning) String() string { return Shorten(w.Path) + ": " + Shorten(w.Message) }
+
+// Prune takes out of each resource's body the members that recur's API
+// would refuse as unknown (jobs.PruneUnknown), each with a Warning: why
+// the reader leaves it out, ignored ("Azure ignored this", for an ARM
+// template Azure deployed without it), and what it probably meant. What
+// else the API refuses, a member given twice or null in an array, stays
+// in the body: Azure did not ignore those.
+func Prune(rs []Resource, ignored string) {
+	for i := range rs {
+		r := &rs[i]
+		if len(r.Body) == 0 {
+			continue
+		}
+		t := reflect.TypeFor[jobs.Job]()
+		if r.Kind == Collection {
+			t = reflect.TypeFor[jobs.Collection]()
+		}
+		body, unknown := jobs.PruneUnknown(r.Body, t)
+		r.Body = body
+		for _, u := range unknown {
+			msg := ignored + " member"
+			if u.Meant != "" {
+				msg = ignored + "; did you mean " + u.Meant + "?"
+			}
+			r.Warnings = append(r.Warnings, Warning{Path: u.Path, Message: msg})
+		}
+	}
 }
 
 // Sort orders resources as they must be written, collections first, and
