@@ -25,7 +25,21 @@
 //     variable's, when a variable holds it. Its value given with --set is
 //     a string;
 //   - "", for what no value supplies: a copy loop, a nested deployment,
-//     a literal name of the wrong shape.
+//     a literal name of the wrong shape; and for the resource group
+//     (Missing.Flag --resource-group), which a template never names:
+//     every resource lacks it when Options.ResourceGroup is "", beside
+//     whatever else it lacks, so that one reading lists every value to
+//     give.
+//
+// A Missing that a template string lacks has a Key too, its JSON path
+// (resources[0].resources[1].properties.action.request.uri), prefixed
+// with the template's file and a colon when Read reads several: --set
+// of the place gives the value of that string, without its text.
+//
+// A function the reader does not evaluate is told from a name that is
+// no ARM template function (templateFunctions), which gets the nearest
+// that is. Members of a body that recur's API does not have, which
+// Azure ignored, are left out of it with a Warning (migrate.Prune).
 //
 // The reading keeps to the import's budget (migrate.Limits): the size of
 // each template and parameters file, of what each function makes (concat
@@ -79,12 +93,13 @@ func Read(paths []string, opts Options) ([]migrate.Resource, error) {
 	}
 	var out []migrate.Resource
 	for _, p := range paths {
-		rs, err := readTemplate(p, &opts, files)
+		rs, err := readTemplate(p, &opts, files, len(paths) > 1)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, rs...)
 	}
+	migrate.Prune(out, "Azure ignored this")
 	return out, nil
 }
 
@@ -97,7 +112,9 @@ func readFile(path string, budget *migrate.Budget) ([]byte, error) {
 	return budget.ReadFile(path, limit, migrate.Size(limit)+" "+fileLimit)
 }
 
-func readTemplate(path string, opts *Options, files map[string]fileValue) ([]migrate.Resource, error) {
+// readTemplate reads the template at path, one of several that the
+// import reads when several is true.
+func readTemplate(path string, opts *Options, files map[string]fileValue, several bool) ([]migrate.Resource, error) {
 	data, built := opts.Built[path]
 	if !built {
 		var err error
@@ -123,6 +140,9 @@ func readTemplate(path string, opts *Options, files map[string]fileValue) ([]mig
 	}
 	r := &reader{t: newTemplate(o, opts, files), file: path, data: data}
 	r.t.file = path
+	if several {
+		r.t.keyPrefix = path + ":"
+	}
 	for _, e := range es {
 		if r.resource(e.n, e.path); r.t.err != nil {
 			return nil, r.t.err
@@ -131,6 +151,14 @@ func readTemplate(path string, opts *Options, files map[string]fileValue) ([]mig
 	if built {
 		for i := range r.out {
 			r.out[i].Source.Line = 0
+		}
+	}
+	if opts.ResourceGroup == "" {
+		// Asked for beside what the resources lack, so that one run
+		// lists every value to give.
+		for i := range r.out {
+			r.out[i].Missing = append(r.out[i].Missing, migrate.Missing{Flag: "--resource-group", Path: r.out[i].Source.Path,
+				Reason: "an ARM template deploys into the resource group it is given"})
 		}
 	}
 	return r.out, nil

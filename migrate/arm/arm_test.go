@@ -130,6 +130,7 @@ func TestReadCollectionWithNestedJobs(t *testing.T) {
 		ParameterFiles: []string{"testdata/collection.parameters.json", "testdata/override.parameters.json"},
 		Set:            map[string]string{"queueSasToken": "?sv=2019-02-02&sig=c2lnbmF0dXJl"},
 		Location:       "westeurope",
+		ResourceGroup:  "rg",
 	})
 	want := map[string]struct {
 		body string
@@ -168,12 +169,14 @@ func TestReadKeyVaultReferenceIsMissing(t *testing.T) {
 	rs := byName(t, []string{"testdata/collection.json"}, Options{
 		ParameterFiles: []string{"testdata/collection.parameters.json"},
 		Location:       "westeurope",
+		ResourceGroup:  "rg",
 	})
 	require.Len(t, rs, 4)
 	ping := rs["contoso-ops/queue-ping"]
 	require.Len(t, ping.Missing, 1)
 	m := ping.Missing[0]
 	assert.Equal(t, "queueSasToken", m.Name)
+	assert.Equal(t, "resources[0].resources[1].properties.action.queueMessage.sasToken", m.Key, "the place supplies it too")
 	assert.Equal(t, "resources[0].resources[1].properties.action.queueMessage.sasToken", m.Path)
 	assert.Equal(t, `testdata/collection.parameters.json takes it from Key Vault (secret "queue-sas" of vault "ops-vault"), which recur import does not read`, m.Reason)
 	// What is known is still there; the unknown value stays as written.
@@ -194,14 +197,21 @@ func TestReadKeyVaultReferenceIsMissing(t *testing.T) {
 	assert.Contains(t, string(rs["contoso-ops/billing-export"].Body), `"retryCount":4`)
 }
 
+// TestReadWithoutParametersOrLocation: what a template leaves to its user
+// comes in one round, the resource group beside the parameters.
 func TestReadWithoutParametersOrLocation(t *testing.T) {
 	rs := byName(t, []string{"testdata/collection.json"}, Options{})
 	require.Len(t, rs, 4)
-	assert.Equal(t, []migrate.Missing{{Name: "[resourceGroup().location]", Path: "resources[0].location",
-		Reason: "resourceGroup().location is not given to recur import: give --location"}}, rs["ops-jobs"].Missing)
-	assert.Equal(t, []migrate.Missing{{Name: "apiPassword", Path: "resources[0].resources[0].properties.action.request.authentication.password",
-		Reason: "the parameter has no value: no --set, parameters file or defaultValue gives one"}}, rs["ops-jobs/billing-export"].Missing)
+	group := func(path string) migrate.Missing {
+		return migrate.Missing{Flag: "--resource-group", Path: path, Reason: "an ARM template deploys into the resource group it is given"}
+	}
+	assert.Equal(t, []migrate.Missing{{Name: "[resourceGroup().location]", Key: "resources[0].location", Path: "resources[0].location",
+		Reason: "resourceGroup().location is not given to recur import: give --location"}, group("resources[0]")}, rs["ops-jobs"].Missing)
+	const password = "resources[0].resources[0].properties.action.request.authentication.password"
+	assert.Equal(t, []migrate.Missing{{Name: "apiPassword", Key: password, Path: password,
+		Reason: "the parameter has no value: no --set, parameters file or defaultValue gives one"}, group("resources[0].resources[0]")}, rs["ops-jobs/billing-export"].Missing)
 	assert.Equal(t, "queueSasToken", rs["ops-jobs/queue-ping"].Missing[0].Name)
+	assert.Equal(t, group("resources[0].resources[1]"), rs["ops-jobs/queue-ping"].Missing[1])
 	assert.Equal(t, "serviceBusKey", rs["ops-jobs/servicebus-report"].Missing[0].Name)
 	assert.Contains(t, string(rs["ops-jobs/queue-ping"].Body), `"queueName":"dev-nightly-events"`)
 }
@@ -227,7 +237,7 @@ func TestReadTopLevelJobs(t *testing.T) {
 	assert.Empty(t, nightly.Missing)
 
 	prod := rs["nightly-jobs/prod-only"]
-	assert.Equal(t, []migrate.Missing{{Name: "[equals(parameters('environment'), 'prod')]", Path: "resources[3].condition",
+	assert.Equal(t, []migrate.Missing{{Name: "[equals(parameters('environment'), 'prod')]", Key: "resources[3].condition", Path: "resources[3].condition",
 		Reason: "the template function equals is not evaluated by recur import"}}, prod.Missing)
 	assert.Equal(t, 53, prod.Source.Line)
 	assert.JSONEq(t, `{"properties": {
@@ -249,21 +259,21 @@ func TestReadTopLevelJobs(t *testing.T) {
 }
 
 func TestReadUnnamedCollection(t *testing.T) {
-	rs, err := Read([]string{"testdata/toplevel.json"}, Options{Location: "eastus"})
+	rs, err := Read([]string{"testdata/toplevel.json"}, Options{Location: "eastus", ResourceGroup: "rg"})
 	require.NoError(t, err)
 	require.Len(t, rs, 3)
-	unset := migrate.Missing{Name: "collectionName", Path: "resources[0].name", Reason: "the parameter has no value: no --set, parameters file or defaultValue gives one"}
+	unset := migrate.Missing{Name: "collectionName", Key: "resources[0].name", Path: "resources[0].name", Reason: "the parameter has no value: no --set, parameters file or defaultValue gives one"}
 	assert.Equal(t, migrate.Resource{Kind: migrate.Collection, Body: json.RawMessage(`{"location":"eastus","properties":{"sku":{"name":"Free"},"state":"Enabled"}}`),
 		Source: migrate.Source{File: "testdata/toplevel.json", Path: "resources[0]", Line: 19}, Label: "[parameters('collectionName')]",
 		Missing: []migrate.Missing{unset}}, rs[0])
-	unset.Path = "resources[1].name"
+	unset.Path, unset.Key = "resources[1].name", "resources[1].name"
 	assert.Equal(t, "", rs[1].Collection+rs[1].Job)
 	assert.Contains(t, rs[1].Missing, unset)
-	assert.Len(t, rs[1].Missing, 3, "a header needs subscription().subscriptionId and resourceGroup().name, given neither")
+	assert.Len(t, rs[1].Missing, 2, "a header needs subscription().subscriptionId, not given")
 }
 
 func TestReadMissing(t *testing.T) {
-	rs, err := Read([]string{"testdata/missing.json"}, Options{})
+	rs, err := Read([]string{"testdata/missing.json"}, Options{ResourceGroup: "rg"})
 	require.NoError(t, err)
 	const listKeys = "[listKeys(variables('storageId'), '2019-06-01').keys[0].value]"
 	const archiveSas = `[listAccountSas(variables('storageId'), '2019-06-01', json('{"signedServices": "q"}')).accountSasToken]`
@@ -275,20 +285,24 @@ func TestReadMissing(t *testing.T) {
 		line      int
 		missing   []migrate.Missing
 	}
+	const drainSas, webhookPassword = "resources[0].resources[0].properties.action.queueMessage.sasToken",
+		"resources[0].resources[1].properties.action.request.authentication.password"
+	const archiveAt = "resources[0].resources[2].properties.action.queueMessage.sasToken"
 	wants := []want{
 		{migrate.Collection, "reports", "", "resources[0]", 14, nil},
 		{migrate.Job, "reports", "drain", "resources[0].resources[0]", 21, []migrate.Missing{{
-			Name: listKeys, Path: "resources[0].resources[0].properties.action.queueMessage.sasToken",
+			Name: listKeys, Key: drainSas, Path: drainSas,
 			Reason: "the template function listKeys is not evaluated by recur import"}}},
 		{migrate.Job, "reports", "webhook", "resources[0].resources[1]", 38, []migrate.Missing{{
-			Name: "webhookPassword", Path: "resources[0].resources[1].properties.action.request.authentication.password",
+			Name: "webhookPassword", Key: webhookPassword, Path: webhookPassword,
 			Reason: "the parameter has no value: no --set, parameters file or defaultValue gives one"}}},
 		{migrate.Job, "reports", "archive", "resources[0].resources[2]", 54, []migrate.Missing{{
-			Name: archiveSas, Path: "resources[0].resources[2].properties.action.queueMessage.sasToken",
+			Name: archiveSas, Key: archiveAt, Path: archiveAt,
 			Reason: "the template function listAccountSas is not evaluated by recur import"}}},
 		{migrate.Job, "reports", "complete", "resources[0].resources[3]", 71, nil},
 		{migrate.Job, "", "", "resources[1]", 82, []migrate.Missing{{
-			Name: unique, Path: "resources[1].name", Reason: "the template function uniqueString is not evaluated by recur import"}}},
+			Name: unique, Key: "resources[1].name", Path: "resources[1].name",
+			Reason: "the template function uniqueString is not evaluated by recur import"}}},
 		{migrate.Job, "", "", "resources[2]", 90, []migrate.Missing{{
 			Path: "resources[2].copy", Reason: "the resource is in a copy loop, which recur import does not evaluate"}}},
 		{migrate.Job, "reports", "inner", "resources[3].properties.template.resources[0]", 109, []migrate.Missing{{
@@ -305,18 +319,52 @@ func TestReadMissing(t *testing.T) {
 	assert.JSONEq(t, `{"properties": {"action": {"type": "Http", "request": {"uri": "https://hooks.contoso.com/complete", "method": "GET"}},
 		"recurrence": {"frequency": "Hour", "interval": 1}}}`, string(rs[4].Body))
 
-	// --set supplies each by its Name.
-	rs, err = Read([]string{"testdata/missing.json"}, Options{Set: map[string]string{
-		listKeys: "key-1", archiveSas: "?sv=archive", "webhookPassword": "hunter2", unique: "reports/abc123",
-	}})
-	require.NoError(t, err)
-	for _, r := range rs[:6] {
-		assert.Empty(t, r.Missing, r.Name())
-		decodes(t, r)
+	// --set supplies each by its Name, or by its place (its Key).
+	for _, set := range []map[string]string{
+		{listKeys: "key-1", archiveSas: "?sv=archive", "webhookPassword": "hunter2", unique: "reports/abc123"},
+		{drainSas: "key-1", archiveAt: "?sv=archive", webhookPassword: "hunter2", "resources[1].name": "reports/abc123"},
+	} {
+		rs, err = Read([]string{"testdata/missing.json"}, Options{Set: set, ResourceGroup: "rg"})
+		require.NoError(t, err)
+		for _, r := range rs[:6] {
+			assert.Empty(t, r.Missing, r.Name())
+			decodes(t, r)
+		}
+		assert.Equal(t, "reports/abc123", rs[5].Name())
+		assert.Contains(t, string(rs[1].Body), `"sasToken":"key-1"`)
+		assert.Contains(t, string(rs[2].Body), `"password":"hunter2"`)
+		assert.Contains(t, string(rs[3].Body), `"sasToken":"?sv=archive"`)
 	}
-	assert.Equal(t, "reports/abc123", rs[5].Name())
-	assert.Contains(t, string(rs[1].Body), `"sasToken":"key-1"`)
-	assert.Contains(t, string(rs[3].Body), `"sasToken":"?sv=archive"`)
+}
+
+// TestSetByPlaceInSeveralTemplates: two templates have the same paths, so
+// the place of a value names its file too.
+func TestSetByPlaceInSeveralTemplates(t *testing.T) {
+	const sas = "resources[0].resources[0].properties.action.queueMessage.sasToken"
+	other := write(t, "other.json", `{"resources": [{"type": "Microsoft.Scheduler/jobCollections", "name": "other", "location": "westus",
+		"resources": [{"type": "jobs", "name": "drain", "properties": {"action": {"type": "StorageQueue",
+			"queueMessage": {"storageAccount": "a", "queueName": "q", "message": "m", "sasToken": "[listKeys('id', '2019-06-01').keys[0].value]"}}}}]}]}`)
+	paths := []string{"testdata/missing.json", other}
+	rs, err := Read(paths, Options{ResourceGroup: "rg"})
+	require.NoError(t, err)
+	byName := map[string]migrate.Resource{}
+	for _, r := range rs {
+		byName[r.Name()] = r
+	}
+	assert.Equal(t, "testdata/missing.json:"+sas, byName["reports/drain"].Missing[0].Key)
+	assert.Equal(t, other+":"+sas, byName["other/drain"].Missing[0].Key)
+
+	rs, err = Read(paths, Options{ResourceGroup: "rg", Set: map[string]string{other + ":" + sas: "key-2", sas: "key-1"}})
+	require.NoError(t, err)
+	for _, r := range rs {
+		switch r.Name() {
+		case "other/drain":
+			assert.Empty(t, r.Missing)
+			assert.Contains(t, string(r.Body), `"sasToken":"key-2"`)
+		case "reports/drain":
+			assert.Len(t, r.Missing, 1, "a path alone names no place among several templates")
+		}
+	}
 }
 
 // write writes a template into a test's directory.
@@ -358,7 +406,7 @@ func TestSetConvertsToTheParameterType(t *testing.T) {
 	path := write(t, "typed.json", typedTemplate)
 	rs, err := Read([]string{path}, Options{Set: map[string]string{
 		"count": "-3", "persist": "FALSE", "hours": "[1, 2]", "auth": `{"type": "Basic", "username": "u", "password": "secret"}`, "SKU": "p10premium",
-	}})
+	}, ResourceGroup: "rg"})
 	require.NoError(t, err)
 	require.Len(t, rs, 2)
 	assert.Empty(t, rs[0].Missing)
@@ -378,7 +426,7 @@ func TestSetThatDoesNotConvert(t *testing.T) {
 	path := write(t, "typed.json", typedTemplate)
 	rs, err := Read([]string{path}, Options{Set: map[string]string{
 		"count": "3.5", "persist": "yes", "hours": `{"a": 1}`, "auth": "not json", "sku": "Premium",
-	}})
+	}, ResourceGroup: "rg"})
 	require.NoError(t, err)
 	require.Len(t, rs, 2)
 	reasons := map[string]string{}
@@ -399,9 +447,9 @@ func TestParameterFileValueOfTheWrongType(t *testing.T) {
 	tmpl := write(t, "typed.json", typedTemplate)
 	params := write(t, "typed.parameters.json", `{"parameters": {"count": {"value": "3"}, "persist": {"value": true},
 		"hours": {"value": [3]}, "auth": {"value": {"type": "Basic"}}}}`)
-	rs, err := Read([]string{tmpl}, Options{ParameterFiles: []string{params}})
+	rs, err := Read([]string{tmpl}, Options{ParameterFiles: []string{params}, ResourceGroup: "rg"})
 	require.NoError(t, err)
-	assert.Equal(t, []migrate.Missing{{Name: "count", Path: "resources[0].properties.recurrence.count",
+	assert.Equal(t, []migrate.Missing{{Name: "count", Key: "resources[0].properties.recurrence.count", Path: "resources[0].properties.recurrence.count",
 		Reason: "parameter count is declared int, but its value in " + params + " is a string"}}, rs[0].Missing)
 }
 

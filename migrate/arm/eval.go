@@ -183,7 +183,7 @@ func init() {
 func (e *evaluator) call(c *call) any {
 	fn, ok := functions[strings.ToLower(c.name)]
 	if !ok {
-		return unknownf(e.text, "the template function %s is not evaluated by recur import", c.name)
+		return unknownf(e.text, "%s", notEvaluated(c.name))
 	}
 	if len(c.args) < fn.min || fn.max >= 0 && len(c.args) > fn.max {
 		return e.errorf("%s takes %s, not %d", c.name, arity(fn), len(c.args))

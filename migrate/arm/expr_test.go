@@ -95,7 +95,16 @@ func TestEvaluateUnknown(t *testing.T) {
 	}{
 		{"[listKeys('id', '2019-06-01').keys[0].value]", []problem{{"[listKeys('id', '2019-06-01').keys[0].value]", "the template function listKeys is not evaluated by recur import"}}},
 		{"[if(true(), 'a', 'b')]", []problem{{"[if(true(), 'a', 'b')]", "the template function if is not evaluated by recur import"}}},
-		{"[contoso.helper('a')]", []problem{{"[contoso.helper('a')]", "the template function contoso.helper is not evaluated by recur import"}}},
+		{"[contoso.helper('a')]", []problem{{"[contoso.helper('a')]", "the user-defined function contoso.helper is not evaluated by recur import"}}},
+		// A function ARM has and one it has not say so differently.
+		{"[uniqueString('a')]", []problem{{"[uniqueString('a')]", "the template function uniqueString is not evaluated by recur import"}}},
+		{"[UNIQUESTRING('a')]", []problem{{"[UNIQUESTRING('a')]", "the template function UNIQUESTRING is not evaluated by recur import"}}},
+		{"[listConnectionStrings('id', '2019-06-01')]", []problem{{"[listConnectionStrings('id', '2019-06-01')]",
+			"the template function listConnectionStrings is not evaluated by recur import"}}},
+		{"[bogusFn('a')]", []problem{{"[bogusFn('a')]", "bogusFn is not an ARM template function"}}},
+		{"[uniqeString('a')]", []problem{{"[uniqeString('a')]", "uniqeString is not an ARM template function; did you mean uniqueString?"}}},
+		{"[concta('a', 'b')]", []problem{{"[concta('a', 'b')]", "concta is not an ARM template function; did you mean concat?"}}},
+		{"[resourcegroupe().location]", []problem{{"[resourcegroupe().location]", "resourcegroupe is not an ARM template function; did you mean resourceGroup?"}}},
 		{"[parameters('unset1')]", []problem{{"unset1", "the parameter has no value: no --set, parameters file or defaultValue gives one"}}},
 		{"[concat(parameters('unset1'), '-', parameters('unset2'))]", []problem{
 			{"unset1", "the parameter has no value: no --set, parameters file or defaultValue gives one"},

@@ -162,7 +162,7 @@ func (r *reader) job(n *node, o *object, path string, par *parent) {
 	if par != nil {
 		res.Collection = par.name
 		for _, m := range par.missing {
-			b.add(problem{m.Name, m.Reason}, m.Path)
+			b.addMissing(m)
 		}
 	}
 	name, raw, ok := b.name(o, path)
@@ -324,8 +324,23 @@ type building struct {
 	seen    map[migrate.Missing]bool
 }
 
+// add adds p, what the template string at path lacks. A value --set gives
+// for the place (Missing.Key) supplies it too, when any value does.
 func (b *building) add(p problem, path string) {
 	m := migrate.Missing{Name: p.name, Path: path, Reason: p.reason}
+	if p.name != "" {
+		m.Key = b.t.key(path)
+	}
+	b.addMissing(m)
+}
+
+// addWithin adds p, what a value lacks at path within the value of a
+// template string: no template string is there for --set to replace.
+func (b *building) addWithin(p problem, path string) {
+	b.addMissing(migrate.Missing{Name: p.name, Path: path, Reason: p.reason})
+}
+
+func (b *building) addMissing(m migrate.Missing) {
 	if b.seen == nil {
 		b.seen = map[migrate.Missing]bool{}
 	}
@@ -341,6 +356,15 @@ func (b *building) addAll(u *unknown, path string) {
 	}
 }
 
+// at returns the value of the template string raw at path in the file:
+// the value --set gives for the place, else raw's.
+func (b *building) at(raw, path string) any {
+	if v, ok := b.t.opts.Set[b.t.key(path)]; ok {
+		return v
+	}
+	return b.t.evalString(raw)
+}
+
 // name returns the value of o's name, its text, and whether it is known.
 func (b *building) name(o *object, path string) (string, string, bool) {
 	n, p, ok := o.at("name", path)
@@ -353,7 +377,7 @@ func (b *building) name(o *object, path string) (string, string, bool) {
 		b.add(problem{"", "the name is not a string"}, p)
 		return "", "", false
 	}
-	switch v := b.t.evalString(raw).(type) {
+	switch v := b.at(raw, p).(type) {
 	case string:
 		if v != "" {
 			return v, raw, true
@@ -378,7 +402,7 @@ func (b *building) deployed(o *object, path string) bool {
 	raw, _ := n.val.(string)
 	v := plain(n)
 	if raw != "" {
-		v = b.t.evalString(raw)
+		v = b.at(raw, p)
 	}
 	switch v := v.(type) {
 	case bool:
@@ -413,7 +437,7 @@ func (b *building) member(body map[string]any, o *object, path, key string) {
 func (b *building) value(n *node, path string) any {
 	switch v := n.val.(type) {
 	case string:
-		x := b.t.evalString(v)
+		x := b.at(v, path)
 		if u, ok := x.(*unknown); ok {
 			b.addAll(u, path)
 			return v
@@ -444,10 +468,12 @@ func (b *building) value(n *node, path string) any {
 func (b *building) settle(v any, text, path string) any {
 	switch v := v.(type) {
 	case *unknown:
-		b.addAll(v, path)
+		for _, p := range v.problems {
+			b.addWithin(p, path)
+		}
 		return nil
 	case *scope:
-		b.add(problem{text, v.fn + " is an object that recur import does not evaluate whole"}, path)
+		b.addWithin(problem{text, v.fn + " is an object that recur import does not evaluate whole"}, path)
 		return nil
 	case map[string]any:
 		m := make(map[string]any, len(v))

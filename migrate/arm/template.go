@@ -26,8 +26,12 @@ type template struct {
 	// each within the one before.
 	depth int
 	// file names the template in refusals.
-	file   string
-	budget *migrate.Budget
+	file string
+	// keyPrefix is what the --set key of a place in the template starts
+	// with: "FILE:" when the import reads several templates, whose paths
+	// are alike, else "".
+	keyPrefix string
+	budget    *migrate.Budget
 	// err is the first refusal, a limit reached: the template is not
 	// read on.
 	err error
@@ -136,6 +140,9 @@ func (t *template) tooLarge(text, what string) {
 func (t *template) stopped() *unknown {
 	return &unknown{[]problem{{"", "the reading stopped: " + t.err.Error()}}}
 }
+
+// key returns the --set key of the template string at path (Missing.Key).
+func (t *template) key(path string) string { return t.keyPrefix + path }
 
 // expression returns the expression of a template string, without its
 // brackets, and whether s is one: "[[" starts a literal.
