@@ -1,10 +1,14 @@
 package terraform
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/migrate"
 )
 
 // TestReadRecurProperties reads recur_properties written by hand: merged
@@ -130,4 +134,27 @@ resource "azurerm_scheduler_job" "block" {
 		"azurerm_scheduler_job.j":     {"@recur_properties"},
 		"azurerm_scheduler_job.block": {"@recur_properties"},
 	}, missing(rs))
+}
+
+// TestReadRecurPropertiesRecurHasNot: a member of recur_properties that
+// recur's API does not have is left out of the body with a warning naming
+// it and what it probably meant, not refused with the whole job.
+func TestReadRecurPropertiesRecurHasNot(t *testing.T) {
+	rs, err := Read([]string{write(t, map[string]string{"main.tf": jobHead + `
+  recur_properties = {
+    overlapPolicy = "Skip"
+    overlapPolicyy = "Skip"
+    action = { request = { retryPolicy = { retryType = "None" } } }
+  }
+}`})}, Options{})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	assert.Equal(t, []migrate.Warning{
+		{Path: "properties.action.request.retryPolicy", Message: "recur import ignores this; did you mean properties.action.retryPolicy?"},
+		{Path: "properties.overlapPolicyy", Message: "recur import ignores this; did you mean properties.overlapPolicy?"},
+	}, rs[0].Warnings)
+	assert.NotContains(t, string(rs[0].Body), "overlapPolicyy")
+	assert.NotContains(t, string(rs[0].Body), "retryType")
+	assert.Contains(t, string(rs[0].Body), `"overlapPolicy":"Skip"`)
+	assert.NoError(t, jobs.CheckMembers(rs[0].Body, reflect.TypeFor[jobs.Job]()))
 }

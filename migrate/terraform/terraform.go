@@ -66,7 +66,9 @@
 // hold an object, member by member; null removes a member (the retry
 // policy of None an action without a retry block gets); any other value,
 // a list too, replaces what is there. Terraform refuses the attribute: a
-// file that has it is for recur import alone.
+// file that has it is for recur import alone. A member in it that recur's
+// API does not have is left out of the body with a warning
+// (migrate.Prune), as the ARM reader leaves out what Azure ignored.
 //
 //	recur_properties = {
 //	  overlapPolicy = "BufferOne"
@@ -133,6 +135,8 @@ func Read(paths []string, opts Options) ([]migrate.Resource, error) {
 		}
 		out = append(out, rs...)
 	}
+	// Only recur_properties can hold a member recur's API has not.
+	migrate.Prune(out, "recur import ignores this")
 	migrate.Sort(out)
 	return out, nil
 }
