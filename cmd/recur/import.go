@@ -42,6 +42,7 @@ type importOptions struct {
 	runPast        bool // write a one-time job whose time has passed as it is: it runs at once
 	concurrency    int
 	bicep          bicepMode
+	strict         bool
 	files          []string
 }
 
@@ -86,6 +87,7 @@ func importFlags(o *importOptions) *flag.FlagSet {
 	fs.IntVar(&o.concurrency, "concurrency", 8, "how many PUTs to send at once, `N` from 1 to 64")
 	o.bicep = bicepAuto
 	fs.Var(&o.bicep, "bicep", "`auto`: build .bicep files with the Bicep CLI on PATH (bicep, else az); off: run none, and refuse them")
+	fs.BoolVar(&o.strict, "strict", false, "fail a resource whose file holds a member recur does not have (and Azure ignored), rather than import it without")
 	return fs
 }
 
@@ -132,7 +134,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	im := importer{client: newClient(server, o.token, stderr), subscription: o.addr.subscription, dryRun: o.dryRun, partial: o.partial,
-		disabled: o.disabled, runPast: o.runPast, concurrency: o.concurrency}
+		disabled: o.disabled, runPast: o.runPast, strict: o.strict, concurrency: o.concurrency}
 	// A server that cannot be reached, or refuses the token, fails the
 	// import once, before its first write, rather than in every row.
 	if _, err := im.client.do(ctx, http.MethodGet, o.addr.collections(), nil, nil); err != nil {
@@ -245,6 +247,7 @@ type importer struct {
 	subscription      string
 	dryRun, partial   bool
 	disabled, runPast bool
+	strict            bool // fail what the readers left members out of
 	concurrency       int
 	bar               *progressBar // nil without a terminal
 }
@@ -258,6 +261,9 @@ func (im *importer) run(ctx context.Context, rs []migrate.Resource) []importItem
 		items[i] = importItem{Resource: r}
 	}
 	failDuplicates(items)
+	if im.strict {
+		failIgnored(items)
+	}
 	byName := map[string]*importItem{}
 	var collections, jobItems []*importItem
 	for i := range items {
@@ -326,6 +332,22 @@ func failDuplicates(items []importItem) {
 	}
 }
 
+// failIgnored fails every resource the readers left members out of
+// (migrate.Resource.Warnings), naming them: recur import --strict.
+func failIgnored(items []importItem) {
+	for i := range items {
+		it := &items[i]
+		if it.outcome != "" || len(it.Warnings) == 0 {
+			continue
+		}
+		var paths []string
+		for _, w := range it.Warnings {
+			paths = append(paths, migrate.Shorten(w.Path))
+		}
+		it.outcome, it.detail = outcomeFailed, "--strict: holds what recur does not have: "+strings.Join(paths, ", ")
+	}
+}
+
 // each does step to items, at most im.concurrency at once. collectionOf,
 // when not nil, returns a job's collection item, nil when the files do not
 // define it.
@@ -387,7 +409,7 @@ func needsSummary(missing []migrate.Missing) string {
 	var names []string
 	seen := map[string]bool{}
 	for _, m := range missing {
-		if name := migrate.Shorten(cmp.Or(m.Name, m.Path)); !seen[name] {
+		if name := migrate.Shorten(cmp.Or(m.Name, m.Flag, m.Path)); !seen[name] {
 			seen[name] = true
 			names = append(names, name)
 		}
@@ -474,6 +496,7 @@ func printImport(w io.Writer, items []importItem, dryRun bool, read []string) er
 	if len(needs) > 0 {
 		fmt.Fprintf(w, "\nWhat the files leave to you:\n%s\n", strings.Join(needs, "\n"))
 	}
+	printWarnings(w, items)
 	printAtOnce(w, items, dryRun)
 	if len(read) > 0 {
 		fmt.Fprintf(w, "\nFiles read:\n  %s\n", strings.Join(read, "\n  "))
@@ -493,6 +516,28 @@ func printImport(w io.Writer, items []importItem, dryRun bool, read []string) er
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", summary)
 	return err
+}
+
+// printWarnings writes what the readers left out of the resources'
+// bodies (migrate.Resource.Warnings), at most maxNeeds lines of it.
+func printWarnings(w io.Writer, items []importItem) {
+	var lines []string
+	more := 0
+	for _, it := range items {
+		for _, warning := range it.Warnings {
+			if len(lines) == maxNeeds {
+				more++
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("  %s %s: %s", it.Kind, migrate.Shorten(it.Name()), warning))
+		}
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("  and %d more", more))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\nMembers recur does not have, left out (--strict fails their resources):\n%s\n", strings.Join(lines, "\n"))
+	}
 }
 
 // maxAtOnce is how many jobs that run at once a report lists.

@@ -159,7 +159,8 @@ func TestImportReadsOnlyItsOwnFilesWithinLimits(t *testing.T) {
 		res := recurCLI(t, "", append([]string{"import", template, "--resource-group", "rg1", "--dry-run"}, at...)...)
 		require.Equal(t, 1, res.code, "%s", res)
 		require.Less(t, len(res.stdout)+len(res.stderr), 64<<10, "the report is short")
-		require.Contains(t, res.stdout, "… (800005 bytes): the expression does not parse: the expression nests deeper than 100 (too long to give with --set: change the file)")
+		require.Contains(t, res.stdout, "… (800005 bytes): the expression does not parse: the expression nests deeper than 100"+
+			" (supply it with --set 'resources[0].properties.action.request.headers.h0=VALUE')", "too long to give by its text, the value is given by its place")
 		require.Contains(t, res.stdout, "and 200 more: the DETAIL column names them")
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"maps"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -511,4 +513,72 @@ variable "env" {}
 		require.Equal(t, "ops-rg", rows["ops/nightly-prod"]["RESOURCE GROUP"], "%s", res)
 		require.Contains(t, []string{"created", "unchanged"}, rows["ops/nightly-prod"]["RESULT"], "%s", res)
 	}
+}
+
+// TestImportTheWebAppQuickstart imports the reader's copy of the shape of
+// Azure's web app quickstart (a web app, its collection and jobs nested
+// with dependsOn, URIs from reference(), a retry policy inside each
+// request, which Azure ignored) into a real recur. Without values, one
+// dry run names all the template leaves to its user, the resource group
+// beside the parameter, and how to give each; --strict fails the jobs
+// whose request holds what recur does not have; without it they import,
+// that member left out and named in a warning, and import again
+// unchanged. The API itself still refuses the same body.
+func TestImportTheWebAppQuickstart(t *testing.T) {
+	st := startRecur(t)
+	site := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(site.Close)
+	at := []string{"--server", st.API.URL, "--subscription", "sub1"}
+	template := filepath.Join("..", "..", "migrate", "arm", "testdata", "webapp.json")
+	const keepWarm, report = "resources[2].resources[0].properties.action.request.uri", "resources[2].resources[1].properties.action.request.uri"
+
+	res := recurCLI(t, "", append([]string{"import", template, "--dry-run"}, at...)...)
+	require.Equal(t, 1, res.code, "%s", res)
+	rows := byName(t, res)
+	require.Equal(t, "needs siteName, [resourceGroup().location], --resource-group", rows["[parameters('collectionName')]"]["DETAIL"], "the collection: %s", res)
+	for _, want := range []string{
+		"(supply it with --set 'siteName=VALUE')",
+		"(supply it with --set '" + keepWarm + "=VALUE')",
+		"(supply it with --set '" + report + "=VALUE')",
+		"resources[2] needs --resource-group: ",
+		"resourceGroup().location is not given to recur import: give --location",
+	} {
+		require.Contains(t, res.stdout, want, "one round names every value")
+	}
+
+	args := append([]string{"import", template, "--resource-group", "rg1", "--location", "westeurope", "--set", "siteName=contoso-web",
+		"--set", keepWarm + "=" + site.URL, "--set", report + "=" + site.URL + "/api/report"}, at...)
+	res = recurCLI(t, "", append(args, "--strict", "--dry-run")...)
+	require.Equal(t, 1, res.code, "%s", res)
+	rows = byName(t, res)
+	require.Equal(t, "create", rows["contoso-web-jobs"]["RESULT"], "%s", res)
+	for _, job := range []string{"contoso-web-jobs/keep-warm", "contoso-web-jobs/nightly-report"} {
+		require.Equal(t, "fail", rows[job]["RESULT"], "%s", res)
+		require.Equal(t, "--strict: holds what recur does not have: properties.action.request.retryPolicy", rows[job]["DETAIL"])
+	}
+
+	res = recurCLI(t, "", args...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "3 created, 0 updated, 0 unchanged, 0 skipped, 0 failed", summaryLine(res))
+	require.Contains(t, res.stdout, "\nMembers recur does not have, left out (--strict fails their resources):\n"+
+		"  job contoso-web-jobs/keep-warm: properties.action.request.retryPolicy: Azure ignored this; did you mean properties.action.retryPolicy?\n"+
+		"  job contoso-web-jobs/nightly-report: properties.action.request.retryPolicy: Azure ignored this; did you mean properties.action.retryPolicy?\n")
+	got := recurCLI(t, "", append([]string{"jobs", "get", "nightly-report", "-o", "json", "--resource-group", "rg1", "--collection", "contoso-web-jobs"}, at...)...)
+	require.Equal(t, 0, got.code, "%s", got)
+	request := got.json(t)["properties"].(map[string]any)["action"].(map[string]any)["request"].(map[string]any)
+	require.Equal(t, site.URL+"/api/report", request["uri"])
+	require.Equal(t, `{"site": "contoso-web"}`, request["body"])
+	require.NotContains(t, request, "retryPolicy")
+	res = recurCLI(t, "", args...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "0 created, 0 updated, 3 unchanged, 0 skipped, 0 failed", summaryLine(res))
+
+	body := filepath.Join(t.TempDir(), "job.json")
+	require.NoError(t, os.WriteFile(body, []byte(`{"properties": {"action": {"type": "Http",
+		"request": {"uri": "`+site.URL+`", "method": "GET", "retryPolicy": {"retryType": "None"}}},
+		"recurrence": {"frequency": "Minute", "interval": 5}}}`), 0o600))
+	put := recurCLI(t, "", append([]string{"jobs", "put", "direct", "-f", body, "--resource-group", "rg1", "--collection", "contoso-web-jobs"}, at...)...)
+	require.Equal(t, 1, put.code, "%s", put)
+	require.Contains(t, put.stderr, "UnknownProperty", "the API stays strict")
+	require.Contains(t, put.stderr, "properties.action.request.retryPolicy")
 }
