@@ -139,9 +139,9 @@ func lastName(path string) string {
 // (the fewest insertions, deletions, substitutions and swaps of adjacent
 // letters), or "" when even that one differs in more than a third of
 // name's letters (one letter for names of up to five): too far to be a
-// typo of it. Of names equally near, the first in known wins. The
-// suggestions of UnknownProperty and of recur import's readers (an ARM
-// template function's name) are its answers.
+// typo of it. Of names equally near, the first in known wins. It is what
+// UnknownProperty, jobs.PruneUnknown and recur import's ARM reader (for a
+// function's name) suggest, so that all suggest alike.
 func Closest(name string, known []string) string {
 	given := foldedRunes(name)
 	best, bestDist := "", max(1, len(given)/3)+1
