@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/big"
 	"net/http"
@@ -581,4 +582,23 @@ func TestImportTheWebAppQuickstart(t *testing.T) {
 	require.Equal(t, 1, put.code, "%s", put)
 	require.Contains(t, put.stderr, "UnknownProperty", "the API stays strict")
 	require.Contains(t, put.stderr, "properties.action.request.retryPolicy")
+}
+
+// TestImportWarningsAreBounded: the members left out are listed at most
+// maxNeeds lines long, each text shortened, however many a file holds.
+func TestImportWarningsAreBounded(t *testing.T) {
+	long := strings.Repeat("x", 1000)
+	var items []importItem
+	for i := range 150 {
+		items = append(items, importItem{Resource: migrate.Resource{Kind: migrate.Job, Collection: "c", Job: fmt.Sprint("j", i),
+			Warnings: []migrate.Warning{{Path: "properties." + long, Message: "Azure ignored this member"}}}})
+	}
+	var out bytes.Buffer
+	printWarnings(&out, items)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 1+maxNeeds+1, "a heading, %d members and how many more", maxNeeds)
+	require.Equal(t, "  and 50 more", lines[len(lines)-1])
+	require.Contains(t, lines[1], "  job c/j0: properties.xxx")
+	require.Contains(t, lines[1], "… (1011 bytes): Azure ignored this member")
+	require.Less(t, out.Len(), 40<<10)
 }
