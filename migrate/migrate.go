@@ -162,9 +162,10 @@ type Warning struct {
 func (w Warning) String() string { return Shorten(w.Path) + ": " + Shorten(w.Message) }
 
 // Prune takes out of each resource's body the members that recur's API
-// would refuse as unknown (jobs.PruneUnknown), each with a Warning: why
-// the reader leaves it out, ignored ("Azure ignored this", for an ARM
-// template Azure deployed without it), and what it probably meant. What
+// would refuse as unknown (jobs.PruneUnknown), each with a Warning whose
+// message is ignored, why the reader leaves it out, ending in "this"
+// ("Azure ignored this", for an ARM template Azure deployed without it),
+// then what it probably meant ("; did you mean X?") or " member". What
 // else the API refuses, a member given twice or null in an array, stays
 // in the body: Azure did not ignore those.
 func Prune(rs []Resource, ignored string) {
