@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,4 +225,65 @@ func TestImportCutover(t *testing.T) {
 	for _, job := range []string{"once-past", "once-now", "paused"} {
 		require.Zero(t, called("/cut/"+job), "the jobs that ran where they came from, or that the files disable, never run: %s", job)
 	}
+}
+
+// TestAnExportOfFinishedJobsImportsBack: a job that completed and one that
+// faulted are exported (completed as completed, faulted as disabled) and
+// the export imports back where it came from unchanged, where importing
+// an export failed for every faulted job; into a new collection, neither
+// runs.
+func TestAnExportOfFinishedJobsImportsBack(t *testing.T) {
+	st := startRecur(t)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/fails" {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(target.Close)
+	at := []string{"--server", st.API.URL, "--subscription", "sub1", "--resource-group", "rg1"}
+	base := "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/"
+	apiPut(t, st, base+"done", importCollection(10))
+	once := func(path string) map[string]any {
+		job := importJob(target.URL+path, nil)
+		job["properties"].(map[string]any)["action"].(map[string]any)["retryPolicy"] = map[string]any{"retryType": "None"}
+		return job
+	}
+	apiPut(t, st, base+"done/jobs/succeeds", once("/succeeds"))
+	apiPut(t, st, base+"done/jobs/fails", once("/fails"))
+	for job, want := range map[string]string{"succeeds": "completed", "fails": "faulted"} {
+		eventually(t, func(r cliResult) bool { return r.code == 0 && strings.Contains(r.stdout, `"state": "`+want+`"`) },
+			"", append([]string{"jobs", "get", job, "--collection", "done", "-o", "json"}, at...)...)
+	}
+
+	exported := filepath.Join(t.TempDir(), "exported.json")
+	res := recurCLI(t, "", append([]string{"export", "--collection", "done", "-o", exported}, at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	data, err := os.ReadFile(exported)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"state": "Completed"`)
+	require.Contains(t, string(data), `"state": "Disabled"`)
+
+	res = recurCLI(t, "", append([]string{"import", exported, "--location", "westeurope"}, at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "0 created, 0 updated, 3 unchanged, 0 skipped, 0 failed", summaryLine(res))
+
+	moved := strings.ReplaceAll(string(data), `"done"`, `"moved"`)
+	require.NotEqual(t, string(data), moved, "the export names its collection")
+	require.NoError(t, os.WriteFile(exported, []byte(moved), 0o600))
+	res = recurCLI(t, "", append([]string{"import", exported, "--location", "westeurope"}, at...)...)
+	require.Equal(t, 0, res.code, "%s", res)
+	require.Equal(t, "3 created, 0 updated, 0 unchanged, 0 skipped, 0 failed", summaryLine(res))
+	require.NotContains(t, res.stdout, "as soon as they are written", "%s", res)
+	for job, want := range map[string]string{"succeeds": "completed", "fails": "disabled"} {
+		got := recurCLI(t, "", append([]string{"jobs", "get", job, "--collection", "moved", "-o", "json"}, at...)...)
+		require.Equal(t, want, got.json(t)["properties"].(map[string]any)["state"], "%s", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, map[string]int{"/succeeds": 1, "/fails": 1}, calls, "the jobs ran once, where they were defined first")
 }
