@@ -154,12 +154,14 @@ func (j *job) validatePut(ctx workflow.Context, req jobs.PutJobRequest) error {
 	}
 	// SameJob compares encoding/json's output, always the same for a value
 	// (workflowcheck takes its reflect and its caches for nondeterminism).
-	return req.Apply.Refusal(j.state() != nil, func() bool { return jobs.SameJob(j.state().Job, req.Job) }, func() error { //workflowcheck:ignore
+	same := func() bool { return jobs.SameJob(j.state().Job, req.Job) } //workflowcheck:ignore
+	writable := func() error {
 		if err := j.m.Redefinable(); err != nil {
 			return wire(err)
 		}
 		return wire(j.m.Takes(req.Job))
-	})
+	}
+	return req.Apply.Refusal(j.state() != nil, same, writable)
 }
 
 // validatePatch is validatePut for a PATCH, which needs the job defined
