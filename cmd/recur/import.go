@@ -479,23 +479,9 @@ func printImport(w io.Writer, items []importItem, dryRun bool, read []string) er
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	var needs []string
-	more := 0
-	for _, it := range items {
-		for _, m := range it.Missing {
-			if len(needs) == maxNeeds {
-				more++
-				continue
-			}
-			needs = append(needs, fmt.Sprintf("  %s %s: %s", it.Kind, migrate.Shorten(it.Name()), m))
-		}
-	}
-	if more > 0 {
-		needs = append(needs, fmt.Sprintf("  and %d more: the DETAIL column names them", more))
-	}
-	if len(needs) > 0 {
-		fmt.Fprintf(w, "\nWhat the files leave to you:\n%s\n", strings.Join(needs, "\n"))
-	}
+	printList(w, "What the files leave to you:", "  and %d more: the DETAIL column names them", items, func(it importItem) []string {
+		return each(it.Missing, func(m migrate.Missing) string { return m.String() })
+	})
 	printWarnings(w, items)
 	printAtOnce(w, items, dryRun)
 	if len(read) > 0 {
@@ -519,53 +505,60 @@ func printImport(w io.Writer, items []importItem, dryRun bool, read []string) er
 }
 
 // printWarnings writes what the readers left out of the resources'
-// bodies (migrate.Resource.Warnings), at most maxNeeds lines of it.
+// bodies (migrate.Resource.Warnings).
 func printWarnings(w io.Writer, items []importItem) {
-	var lines []string
-	more := 0
-	for _, it := range items {
-		for _, warning := range it.Warnings {
-			if len(lines) == maxNeeds {
-				more++
-				continue
-			}
-			lines = append(lines, fmt.Sprintf("  %s %s: %s", it.Kind, migrate.Shorten(it.Name()), warning))
-		}
-	}
-	if more > 0 {
-		lines = append(lines, fmt.Sprintf("  and %d more", more))
-	}
-	if len(lines) > 0 {
-		fmt.Fprintf(w, "\nMembers recur does not have, left out (--strict fails their resources):\n%s\n", strings.Join(lines, "\n"))
-	}
+	printList(w, "Members recur does not have, left out (--strict fails their resources):", "  and %d more", items, func(it importItem) []string {
+		return each(it.Warnings, func(warning migrate.Warning) string { return warning.String() })
+	})
 }
-
-// maxAtOnce is how many jobs that run at once a report lists.
-const maxAtOnce = 100
 
 // printAtOnce lists the jobs whose first run comes as soon as they are
 // written (for a dry run, would be): a cutover must not call a target by
 // surprise.
 func printAtOnce(w io.Writer, items []importItem, dryRun bool) {
-	var lines []string
-	for _, it := range items {
-		if it.plan.atOnce == "" || !(it.done() || it.outcome == outcomeHeld) {
-			continue
-		}
-		if len(lines) == maxAtOnce {
-			lines = append(lines, "  and more: --disabled writes every job disabled")
-			break
-		}
-		lines = append(lines, fmt.Sprintf("  job %s: %s", migrate.Shorten(it.Name()), it.plan.atOnce))
-	}
-	if len(lines) == 0 {
-		return
-	}
 	verb := "run"
 	if dryRun || slices.ContainsFunc(items, func(it importItem) bool { return it.outcome == outcomeHeld }) {
 		verb = "would run"
 	}
-	fmt.Fprintf(w, "\nJobs that %s as soon as they are written:\n%s\n", verb, strings.Join(lines, "\n"))
+	printList(w, "Jobs that "+verb+" as soon as they are written:", "  and %d more: --disabled writes every job disabled", items, func(it importItem) []string {
+		if it.plan.atOnce == "" || !(it.done() || it.outcome == outcomeHeld) {
+			return nil
+		}
+		return []string{it.plan.atOnce}
+	})
+}
+
+// printList writes heading and the lines of each item (lines), each
+// after the item's kind and name, at most maxNeeds of them, then how many
+// more (more, a format of their count): a hostile file can hold millions.
+// It writes nothing when no item has a line.
+func printList(w io.Writer, heading, more string, items []importItem, lines func(importItem) []string) {
+	var out []string
+	left := 0
+	for _, it := range items {
+		for _, line := range lines(it) {
+			if len(out) == maxNeeds {
+				left++
+				continue
+			}
+			out = append(out, fmt.Sprintf("  %s %s: %s", it.Kind, migrate.Shorten(it.Name()), line))
+		}
+	}
+	if left > 0 {
+		out = append(out, fmt.Sprintf(more, left))
+	}
+	if len(out) > 0 {
+		fmt.Fprintf(w, "\n%s\n%s\n", heading, strings.Join(out, "\n"))
+	}
+}
+
+// each is f of every element of xs.
+func each[T any](xs []T, f func(T) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
 }
 
 // progressBar draws how far an import is on one line of a terminal.
