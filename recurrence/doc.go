@@ -19,8 +19,8 @@
 //   - Occurrences after the year 9999 are never produced.
 //
 // Next costs tens to hundreds of nanoseconds whatever the distance to
-// startTime; BENCHMARKS.md at the repository root has the figures and the
-// command that made them.
+// startTime; the repository's bench/history/2026-11-21-recurrence-engine.md
+// has the figures and the command that made them.
 package recurrence
 
 //go:generate go run ./internal/genwinzones

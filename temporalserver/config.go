@@ -41,8 +41,7 @@ const storeName = "sqlite-default"
 // caches are refreshed on every read until that minute has passed, and
 // then no more. The returned function ends the refreshing. Left on, it
 // cost a persistence read per row of every visibility list: 69% of the
-// CPU of listing 1000 jobs (BENCHMARKS.md, "10,000 jobs: creation, the
-// API, memory, and all due in one minute").
+// CPU of listing 1000 jobs (bench/history/2026-11-21-dev-10000.md).
 func devDynamicConfig(cfg Config) (dc *dynamicconfig.MemoryClient, endRefresh func()) {
 	dc = dynamicconfig.NewMemoryClient()
 	for key, value := range map[dynamicconfig.Key]any{

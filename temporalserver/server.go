@@ -97,7 +97,8 @@ type Config struct {
 	// from SQLite at its next task, and a burst of more jobs than it
 	// holds, due in the order they were last touched, misses on every
 	// job: each load evicts the next job due. Size it with the worker's
-	// cache, at about 36 KiB of RSS a workflow (BENCHMARKS.md).
+	// cache, at about 36 KiB of RSS a workflow
+	// (bench/history/2026-11-24-dev-10000-planner-stats.md).
 	CachedWorkflows int
 	// Logger receives the server's own logs, warnings and errors only (the
 	// Temporal server is noisy below that). Default slog.Default().

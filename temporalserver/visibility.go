@@ -19,8 +19,8 @@ import (
 // of a workflow's memo or search attributes rewrites the row and each
 // index. recur writes its job's memo at every occurrence, on the one
 // SQLite connection, so each index nobody queries is paid at every
-// occurrence (BENCHMARKS.md). A query on an unindexed column still
-// answers, by a scan.
+// occurrence (bench/history/2026-11-23-job-runs-its-actions.md). A query
+// on an unindexed column still answers, by a scan.
 //
 // Without statistics the planner takes every equality for equally
 // selective and reads Schedules' list (TemporalNamespaceDivision =

@@ -28,8 +28,8 @@ var acts *activities.Activities
 // workflow on its own task queue: the workflow task that schedules one
 // completes at once, so a message to the job is taken while the action
 // runs, where a local activity would hold the task open until the action's
-// end or the task's heartbeat (BENCHMARKS.md, "Local activity or
-// activity").
+// end or the task's heartbeat
+// (bench/history/2026-11-26-local-activity-or-activity.md).
 type occurrence struct {
 	lifecycle.Run
 	key    jobs.Key

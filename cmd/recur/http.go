@@ -43,7 +43,7 @@ const (
 // one address is far past any of them. Each connection takes a file
 // descriptor: 4096 in all leave the rest of ulimit -n (which Go raises to
 // its hard limit at start) to the process, where 20,000 slow requests once
-// took them all (BENCHMARKS.md, slow clients).
+// took them all (bench/history/2026-11-22-slow-clients.md).
 const (
 	defaultMaxConnections          = 4096
 	defaultMaxConnectionsPerClient = 256
