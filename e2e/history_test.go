@@ -84,6 +84,7 @@ func TestFailedRunRetriesAndHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: its retries are 15 s apart, the least an interval may be (about 35 s)")
 	}
+	t.Parallel() // it waits on timers: beside the others (TestMain)
 	s := newStack(t)
 	failing := newFailingTarget(t)
 	errTarget, errGot := newTarget(t)

@@ -164,6 +164,7 @@ func TestHostileTargetsAreRecordedAndRetried(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: it waits out every hostile target's timeouts and retries (about 25 s)")
 	}
+	t.Parallel() // it waits on timers: beside the others (TestMain)
 	s := newStack(t)
 	cases := hostileCases(t)
 	status, coll := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})

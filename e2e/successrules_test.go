@@ -90,6 +90,7 @@ func TestMaxConcurrentRunsBoundsRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: it waits about a minute for an occurrence to fall due")
 	}
+	t.Parallel() // it waits on timers: beside the others (TestMain)
 	s := newStack(t)
 	var mu sync.Mutex
 	inFlight, most, keys := map[string]int{}, map[string]int{}, map[string][]string{}

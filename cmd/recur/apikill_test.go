@@ -32,6 +32,7 @@ func TestKillingTheAPIKeepsJobsWhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: it kills the API three times among 200 writes (about 25 s)")
 	}
+	t.Parallel() // it waits on the processes it kills: beside the others (TestMain)
 	const names, ops, concurrency, quota = 30, 200, 16, 20
 	bin := buildRecur(t)
 	srv := startCluster(t, t.TempDir(), freePort(t))

@@ -224,6 +224,7 @@ func TestKill9KeepsEveryOccurrence(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: it kills recur mid-run and waits for the occurrences after (about 40 s)")
 	}
+	t.Parallel() // it waits on the processes it kills: beside the others (TestMain)
 	bin := buildRecur(t)
 	dataDir := t.TempDir()
 	s := newSink(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/internal/freeport"
+	"github.com/recurhq/recur/internal/recurtest"
 )
 
 var (
@@ -20,7 +21,13 @@ var (
 	build    sync.Once
 )
 
+// waitBound is how many of the package's parallel tests run at once: they
+// wait on timers and on the processes they kill and restart
+// (recurtest.ParallelUnlessGiven).
+const waitBound = 6
+
 func TestMain(m *testing.M) {
+	recurtest.ParallelUnlessGiven(waitBound)
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

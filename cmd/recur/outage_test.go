@@ -124,6 +124,7 @@ func TestTwoWorkersOneKilledMidAction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: it kills a worker mid-action and waits for the other (about 40 s)")
 	}
+	t.Parallel() // it waits on the processes it kills: beside the others (TestMain)
 	bin := buildRecur(t)
 	srv := startCluster(t, t.TempDir(), freePort(t))
 	defer srv.Stop()
