@@ -669,11 +669,11 @@ var admissionSeeds = []struct {
 	// A name reserved for a PUT whose job never starts lapses; the
 	// collection looks at its job's workflow, and finds none, while
 	// another process claims the name again (found held, answered without
-	// an admission) and starts the job. Before versionRenewClaimedNames
-	// the look then gave the name up and the job ran uncounted; the claim
-	// renews the reservation. The look and the claim race within one
-	// instant, so the seed meets the failing order about one run in 300;
-	// the ledger's test (collectionstate) pins it.
+	// an admission) and starts the job. The look must not give the name
+	// up, or the job runs uncounted: the claim renews the reservation
+	// (versionRenewClaimedNames). The look and the claim race within one
+	// instant, so the seed meets that order only now and then; the
+	// ledger's test (collectionstate) pins it.
 	{"a claim of a reserved name while a look at it is on its way", 5, []admEvent{
 		{admPutLeased, admArg(0, 'd', 3), 24 * time.Second}, {admPutByName, admArg(1, 'a', 3), 24 * time.Second},
 		{admPutLeased, admArg(1, 'e', 0), 0}, {admContinue, 0, 500 * time.Millisecond},

@@ -57,7 +57,7 @@ func newEnvWith(t *testing.T, mh client.MetricsHandler, more ...interceptor.Work
 // deadlockDetection is how long a workflow task may run without yielding
 // before the test environment calls it a deadlock: a workflow that blocks
 // blocks for good, while a task of a few milliseconds on a machine whose
-// two cores run fuzzers and builds beside it was once starved past the
+// two cores run fuzzers and builds beside it can be starved past the
 // SDK's default of a second.
 const deadlockDetection = 10 * time.Second
 

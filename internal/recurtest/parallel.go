@@ -9,8 +9,8 @@ import (
 // tests at once unless its command line says how many (-parallel): for a
 // package whose parallel tests spend their minutes waiting on timers (an
 // occurrence falling due, a lease running out, a process restarting), not
-// on the CPU. go test's default, one test a core, runs them one after
-// another on two cores, and such a package outlives go test's 10-minute
+// on the CPU: go test's default, one test a core, runs them nearly one
+// after another on two cores, and a package of them nears go test's
 // timeout. A TestMain calls it before m.Run.
 func ParallelUnlessGiven(n int) {
 	if !flag.Parsed() {
