@@ -50,7 +50,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json, job-buffered-TAG.json, collection-dead-lease-TAG.json and collection-renewed-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json, job-buffered-TAG.json, collection-dead-lease-TAG.json, collection-renewed-TAG.json and job-completed-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -876,13 +876,26 @@ func recordRenewed(ctx context.Context, c client.Client, dir, tag, target string
 	if err := waitHeld(ctx, c, k, k.Job); err != nil {
 		return err
 	}
+	// A job created completed, as recur import writes one that ran where
+	// it came from: it runs nothing, and ends with its collection.
+	done := k
+	done.Job = "done"
+	completed := job
+	completed.Properties.State = jobs.Completed
+	if err := put(ctx, c, done, jobs.JobWorkflowName, jobs.JobInput{Key: done}, done.JobWorkflowID(), jobs.UpdatePutJob,
+		jobs.PutJobRequest{Job: completed}); err != nil {
+		return err
+	}
 	if err := put(ctx, c, k, "", nil, k.CollectionWorkflowID(), jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{}); err != nil {
 		return err
 	}
-	for _, id := range []string{k.CollectionWorkflowID(), k.JobWorkflowID()} {
+	for _, id := range []string{k.CollectionWorkflowID(), k.JobWorkflowID(), done.JobWorkflowID()} {
 		if err := c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 			return fmt.Errorf("%s never ended with its collection: %w", id, err)
 		}
+	}
+	if err := save(ctx, c, done.JobWorkflowID(), dir, "job-completed", tag); err != nil {
+		return err
 	}
 	return save(ctx, c, k.CollectionWorkflowID(), dir, "collection-renewed", tag)
 }
