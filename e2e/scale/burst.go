@@ -25,6 +25,7 @@ type burstResult struct {
 	selfCPU    time.Duration   // used over the window by this process (the peer's worker)
 	rssPeak    int             // recur's, kB, over the window
 	rssEnd     int
+	load       *burstLoad // the API load sent from the burst time
 }
 
 // withinLimits are the delays the burst counts deliveries within.
@@ -38,6 +39,9 @@ func (s *phase) measureBurst(ctx context.Context, expected int) *burstResult {
 	log.Printf("%s: burst: waiting until %s for %d (%s from now)", s.subject.name(), s.burst.Format(time.TimeOnly), expected,
 		time.Until(s.burst).Round(time.Second))
 	sleepUntil(ctx, s.burst)
+	lctx, stopLoad := context.WithCancel(ctx)
+	loaded := make(chan *burstLoad, 1)
+	go func() { loaded <- s.loadBurst(lctx) }()
 	cpu, self := s.dep.CPU(), recurproc.CPUOf(os.Getpid())
 	deadline := s.burst.Add(s.cfg.grace)
 	for ctx.Err() == nil && time.Now().Before(deadline) {
@@ -48,6 +52,8 @@ func (s *phase) measureBurst(ctx context.Context, expected int) *burstResult {
 		sleepUntil(ctx, time.Now().Add(time.Second))
 	}
 	r.window = time.Since(s.burst)
+	stopLoad()
+	r.load = <-loaded
 	r.cpu, r.selfCPU = s.dep.CPU().Sub(cpu), recurproc.CPUOf(os.Getpid())-self
 	r.rssEnd = s.dep.RSS()
 	r.rssPeak = max(r.rssPeak, r.rssEnd)

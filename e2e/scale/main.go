@@ -5,7 +5,9 @@
 // are idle (get, list, history and redefinition latency, see loadMix),
 // reads the CPU over an idle pause and the memory per idle item, and then
 // lets all N fall due in the same minute (the burst) and measures how late
-// their HTTP POSTs reach a local sink; then it deletes them. It runs on `recur dev`, or with -cluster on `recur serve`
+// their HTTP POSTs reach a local sink, while it loads the API again with
+// reads of them and writes to items of their own (burstMix); then it
+// deletes them. It runs on `recur dev`, or with -cluster on `recur serve`
 // against a Temporal server process on PostgreSQL.
 //
 // It is a bench command, not a test; run it from the repository root:
@@ -35,6 +37,7 @@ type config struct {
 	concurrency int
 	burstAt     string
 	load        time.Duration
+	burstLoad   time.Duration
 	idle        time.Duration
 	idleAfter   time.Duration
 	grace       time.Duration
@@ -52,6 +55,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 16, "concurrent requests when creating the jobs and under API load")
 	flag.StringVar(&c.burstAt, "burst-at", "", "RFC 3339 `time` at which all jobs fall due; by default chosen from the rate of the first 200 PUTs")
 	flag.DurationVar(&c.load, "load", 30*time.Second, "how long the API is loaded while the jobs are idle")
+	flag.DurationVar(&c.burstLoad, "burst-load", 3*time.Minute, "how long the API is loaded from the burst time, cut when every item has been delivered (writes to items of their own, reads of the burst's; see burstMix; 0: not loaded)")
 	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load, with nothing due, over which every process's CPU is measured, before recur's memory is read")
 	flag.DurationVar(&c.idleAfter, "idle-after", 2*time.Minute, "how long every process's CPU and PostgreSQL's writes are measured, a minute after the burst, with every item waiting for its next occurrence an hour after the burst time (0: not measured)")
 	flag.DurationVar(&c.grace, "grace", 10*time.Minute, "how long after the burst time a job's occurrence may arrive before it counts as missed")
@@ -186,6 +190,9 @@ func (s *phase) measure(ctx context.Context) (*phaseResult, error) {
 		return nil, err
 	}
 	res.stored[1] = s.storedNow(ctx)
+	if err := s.prepareWrites(ctx); err != nil {
+		return nil, fmt.Errorf("%s: prepare the writes during the burst: %w", res.name, err)
+	}
 	res.valid = res.create.ended.Before(s.burst)
 	if !res.valid {
 		log.Printf("!!! %s: creation ended at %s, after the burst time %s: THE BURST IS INVALID", res.name,

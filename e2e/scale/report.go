@@ -176,6 +176,18 @@ func (r *results) printBurst(row rowFunc) {
 		}
 		return fmt.Sprintf("%.1f ms", float64((b.cpu.Total()+b.selfCPU).Milliseconds())/float64(len(b.late)))
 	})
+	row(fmt.Sprintf("**load during the burst: %d workers, from the burst time**", r.cfg.concurrency), func(p *phaseResult) string {
+		return "ran " + round(p.burst.load.ran).String()
+	})
+	for i, m := range burstMix {
+		row(m.name, func(p *phaseResult) string {
+			op := p.burst.load.ops[i]
+			if op.count() == 0 {
+				return "none"
+			}
+			return fmt.Sprintf("%s, %s; errors %s", op.latency(), op.rate(), op.errors())
+		})
+	}
 	row("burst window (until all came or -grace)", func(p *phaseResult) string { return round(p.burst.window).String() })
 	row("recur RSS peak / end of burst", func(p *phaseResult) string { return mib(p.burst.rssPeak) + " / " + mib(p.burst.rssEnd) })
 	row("idle after the burst: CPU of every process (recur / server / PostgreSQL)", func(p *phaseResult) string {

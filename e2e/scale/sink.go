@@ -2,6 +2,7 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,9 @@ func (s *sink) snapshot() (first []time.Time, duplicates, stray int) {
 	s.mu.Unlock()
 	first = make([]time.Time, s.n)
 	for _, d := range s.Deliveries() {
+		if strings.HasPrefix(d.Name, "w-") || strings.HasPrefix(d.Name, "g-") {
+			continue // the writes' own items (writeKey, groupKey, writeID)
+		}
 		i, err := strconv.Atoi(d.Name)
 		if err != nil || i < 0 || i >= s.n || !d.Nominal.Equal(burst) {
 			stray++
