@@ -173,3 +173,76 @@ func TestListJobs(t *testing.T) {
 	status, body = s.get(t, "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/nope/jobs", nil)
 	require.Equal(t, http.StatusNotFound, status, body)
 }
+
+// TestListJobsAcrossPagesByCollection lists every job of a subscription
+// with no filter: sorted by resource group, collection and name, pages
+// resuming within a collection and across collections, an empty
+// collection, a deleted job and another subscription's jobs left out.
+func TestListJobsAcrossPagesByCollection(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	target, _ := newTarget(t)
+	start := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+	job := map[string]any{"properties": map[string]any{
+		"startTime":  start.Format(time.RFC3339),
+		"action":     map[string]any{"type": "Http", "request": map[string]any{"uri": target.URL, "method": "GET"}},
+		"recurrence": map[string]any{"frequency": "Hour", "interval": 1},
+	}}
+	collections := map[string][]string{
+		"sub1/rg2/a":     {"x"},
+		"sub1/rg1/b":     {"j2", "j1", "gone"},
+		"sub1/rg1/empty": nil,
+		"sub1/rg1/a":     {"j3", "j1", "j2"},
+		"sub2/rg1/a":     {"other"},
+	}
+	for coll, names := range collections {
+		sub, rest, _ := strings.Cut(coll, "/")
+		rg, name, _ := strings.Cut(rest, "/")
+		p := "/subscriptions/" + sub + "/resourceGroups/" + rg + "/providers/Microsoft.Scheduler/jobCollections/" + name
+		status, body := s.do(t, http.MethodPut, p, map[string]any{"properties": map[string]any{}})
+		require.Equal(t, http.StatusCreated, status, body)
+		for _, n := range names {
+			status, body := s.do(t, http.MethodPut, p+"/jobs/"+n, job)
+			require.Equal(t, http.StatusCreated, status, "%s/%s: %v", coll, n, body)
+		}
+	}
+	status, body := s.do(t, http.MethodDelete, "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/b/jobs/gone", nil)
+	require.Equal(t, http.StatusOK, status, body)
+
+	// The resource group and collection of each job, and its name.
+	where := func(t testing.TB, body map[string]any) []string {
+		var out []string
+		for _, id := range listIDs(t, body) {
+			parts := strings.Split(id, "/")
+			out = append(out, parts[4]+"/"+parts[8]+"/"+parts[10])
+		}
+		return out
+	}
+	all := []string{"rg1/a/j1", "rg1/a/j2", "rg1/a/j3", "rg1/b/j1", "rg1/b/j2", "rg2/a/x"}
+	const across = "/recur/v1/subscriptions/sub1/jobs"
+	body = s.listEventually(t, across, nil, where, all)
+	require.Nil(t, body["nextLink"])
+
+	for _, top := range []string{"1", "2", "4"} {
+		var paged []string
+		status, body = s.get(t, across, url.Values{"$top": {top}})
+		for {
+			require.Equal(t, http.StatusOK, status, body)
+			paged = append(paged, where(t, body)...)
+			next, ok := body["nextLink"].(string)
+			if !ok {
+				break
+			}
+			require.Less(t, len(paged), 20, "a nextLink that does not end")
+			status, body = getURL(t, next)
+		}
+		assert.Equal(t, all, paged, "$top=%s", top)
+	}
+	status, body = s.get(t, across, url.Values{"$skip": {"2"}, "$top": {"3"}})
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, all[2:5], where(t, body))
+	assert.NotNil(t, body["nextLink"])
+	status, body = s.get(t, "/recur/v1/subscriptions/sub1/resourceGroups/rg2/jobs", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, []string{"rg2/a/x"}, where(t, body))
+}
