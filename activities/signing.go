@@ -16,7 +16,7 @@ func sign(req *http.Request, in jobs.HTTPRequestInput, now time.Time) error {
 	if s == nil {
 		return nil
 	}
-	id := jobs.WebhookID(in.Key, in.Nominal, in.ActionName)
+	id := jobs.WebhookID(in.OccurrenceID, in.ActionName)
 	sig, err := s.Signature(id, now, []byte(in.Request.Body))
 	if err != nil {
 		return err

@@ -63,7 +63,7 @@ func TestASignedCallCarriesStandardWebhooksHeaders(t *testing.T) {
 		bodies <- string(body)
 	})
 	in := signedInput(target.URL+"/hook", map[string]string{"Webhook-Signature": "v1,forged", "webhook-id": "msg_forged"})
-	wantID := jobs.WebhookID(in.Key, in.Nominal, jobs.MainAction)
+	wantID := jobs.WebhookID(in.OccurrenceID, jobs.MainAction)
 	for attempt := range 2 {
 		before := time.Now().Unix()
 		require.NoError(t, runHTTPInput(t, New(localPolicy), in))

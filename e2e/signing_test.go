@@ -146,7 +146,7 @@ func TestSignedCallsVerifyWithTheReferenceLibrary(t *testing.T) {
 	require.EqualValues(t, 2, path(body, "properties", "action", "request", "signing", "secretCount"))
 
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: job}
-	wantID := jobs.WebhookID(k, start, jobs.MainAction)
+	wantID := jobs.WebhookID(jobs.OccurrenceID(k.JobWorkflowID(), start), jobs.MainAction)
 	first := nextSignedCall(t, got, "the first attempt")
 	retry := nextSignedCall(t, got, "the retry")
 	for i, c := range []signedCall{first, retry} {

@@ -127,12 +127,13 @@ func (s *Signing) Signature(id string, timestamp time.Time, body []byte) (string
 }
 
 // WebhookID is the webhook-id of the calls of one action of one
-// occurrence: "msg_" and a digest of the job's workflow ID, the
-// occurrence's nominal time and the action's name. Every attempt of the
+// occurrence: "msg_" and a digest of the occurrence's ID (the job's
+// workflow ID and the nominal time, and for a run now its place among the
+// runs now of that time) and the action's name. Every attempt of the
 // action sends it, and so would a run of the same occurrence again, so a
 // target deduplicates on it; the main and the error action of an
 // occurrence are two messages and have two.
-func WebhookID(k Key, nominal time.Time, action string) string {
-	sum := sha256.Sum256([]byte(OccurrenceID(k.JobWorkflowID(), nominal) + "\n" + action))
+func WebhookID(occurrenceID, action string) string {
+	sum := sha256.Sum256([]byte(occurrenceID + "\n" + action))
 	return "msg_" + hex.EncodeToString(sum[:16])
 }

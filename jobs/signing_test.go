@@ -44,27 +44,32 @@ func TestEverySecretSignsDuringARotation(t *testing.T) {
 	require.Equal(t, specSignature+" "+other, both)
 }
 
-// TestWebhookIDIsTheOccurrences: the id is a function of the job, the
-// occurrence's nominal time and the action alone, and stays what it is:
-// a target that deduplicates on it, and a run of the occurrence again,
-// rely on it across versions of recur.
+// TestWebhookIDIsTheOccurrences: the id is a function of the occurrence
+// (the job and the nominal time, and a run now's place among those of
+// its time) and the action alone, and stays what it is: a target that
+// deduplicates on it, and a run of the occurrence again, rely on it
+// across versions of recur.
 func TestWebhookIDIsTheOccurrences(t *testing.T) {
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "job1"}
 	nominal := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
-	id := jobs.WebhookID(k, nominal, jobs.MainAction)
-	require.Equal(t, "msg_c36fac69cb4955a16f4cae4f61d476e6", id, "sha256 of the occurrence ID and the action's name, cut to 16 bytes: the derivation never changes")
-	require.Equal(t, id, jobs.WebhookID(k, nominal.In(time.FixedZone("x", 3600)), jobs.MainAction), "the instant, not its zone")
+	occurrence := jobs.OccurrenceID(k.JobWorkflowID(), nominal)
+	id := jobs.WebhookID(occurrence, jobs.MainAction)
+	require.Equal(t, "msg_c36fac69cb4955a16f4cae4f61d476e6", id,
+		"sha256 of the occurrence ID and the action's name, cut to 16 bytes: the derivation never changes")
 
 	other := k
 	other.Job = "job2"
 	for name, differs := range map[string]string{
-		"another job":        jobs.WebhookID(other, nominal, jobs.MainAction),
-		"another occurrence": jobs.WebhookID(k, nominal.Add(time.Second), jobs.MainAction),
-		"the error action":   jobs.WebhookID(k, nominal, jobs.ErrorAction),
+		"another job":                        jobs.WebhookID(jobs.OccurrenceID(other.JobWorkflowID(), nominal), jobs.MainAction),
+		"another occurrence":                 jobs.WebhookID(jobs.OccurrenceID(k.JobWorkflowID(), nominal.Add(time.Second)), jobs.MainAction),
+		"a run now of the same nominal time": jobs.WebhookID(occurrence+"/run-now", jobs.MainAction),
+		"the error action":                   jobs.WebhookID(occurrence, jobs.ErrorAction),
 	} {
 		require.NotEqual(t, id, differs, name)
 		require.True(t, strings.HasPrefix(differs, "msg_"), name)
 	}
+	require.NotEqual(t, jobs.WebhookID(occurrence+"/run-now", jobs.MainAction), jobs.WebhookID(occurrence+"/run-now-2", jobs.MainAction),
+		"two runs now of one workflow task")
 }
 
 // signedJob is a valid Http job whose action and error action sign with
