@@ -74,7 +74,7 @@ func (r *HTTPRequest) validateSigning(path string) error {
 		return invalidf(path+".signing.secrets", "%d secrets; at most %d are allowed", len(s.Secrets), MaxSigningSecrets)
 	}
 	for i, secret := range s.Secrets {
-		if _, err := SigningKey(secret); err != nil {
+		if _, err := signingKey(secret); err != nil {
 			return invalidf(fmt.Sprintf("%s.signing.secrets[%d]", path, i), "%v", err)
 		}
 	}
@@ -89,9 +89,9 @@ func (r *HTTPRequest) validateSigning(path string) error {
 	return nil
 }
 
-// SigningKey returns the key of a signing secret: the base64 after
+// signingKey returns the key of a signing secret: the base64 after
 // "whsec_". Its errors never quote the secret.
-func SigningKey(secret string) ([]byte, error) {
+func signingKey(secret string) ([]byte, error) {
 	encoded, ok := strings.CutPrefix(secret, SigningSecretPrefix)
 	if !ok {
 		return nil, fmt.Errorf("a signing secret starts with %q and goes on with base64", SigningSecretPrefix)
@@ -114,7 +114,7 @@ func (s *Signing) Signature(id string, timestamp time.Time, body []byte) (string
 	signed := id + "." + strconv.FormatInt(timestamp.Unix(), 10) + "."
 	sigs := make([]string, 0, len(s.Secrets))
 	for i, secret := range s.Secrets {
-		key, err := SigningKey(secret)
+		key, err := signingKey(secret)
 		if err != nil {
 			return "", fmt.Errorf("signing secret %d: %w", i, err)
 		}
