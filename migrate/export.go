@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 // Exported is a resource as recur export writes it: its definition as a
@@ -152,9 +154,10 @@ func actionSecrets(action map[string]any, at Secret, o ExportOptions) []Secret {
 		}
 		if signing, ok := request["signing"].(map[string]any); ok {
 			// An answer counts the signing secrets; the definition lists them.
+			// The count is the server's word: bounded, it makes no huge list.
 			n, _ := signing["secretCount"].(float64)
 			delete(signing, "secretCount")
-			secrets := make([]any, int(n))
+			secrets := make([]any, int(max(0, min(n, jobs.MaxSigningSecrets))))
 			signing["secrets"] = secrets
 			for i := range secrets {
 				secrets[i] = ""

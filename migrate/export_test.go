@@ -110,4 +110,11 @@ func TestExportLeavesSigningSecretsToParameters(t *testing.T) {
 		"errorAction": {"type": "Http", "request": {"method": "POST", "uri": "http://example.com/e", "signing": {"secrets": [
 			"whsec_properties.action.errorAction.request.signing.secrets.0"]}}}}}}`, string(data))
 	require.NotContains(t, string(e.Body), "secretCount")
+
+	for count, want := range map[string]int{"-1": 0, "1e9": 5} {
+		e, err := ForExport(r, json.RawMessage(`{"properties": {"action": {"type": "Https",
+			"request": {"method": "POST", "uri": "https://example.com/hook", "signing": {"secretCount": `+count+`}}}}}`), ExportOptions{})
+		require.NoError(t, err)
+		require.Len(t, e.Secrets, want, "a count of %s from the server", count)
+	}
 }
