@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -163,7 +164,17 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 		return out, authErr.applicationError(out)
 	}
 	secrets = append(secrets, userinfoSecrets(req.URL)...)
-	client = keepHeadersAtOrigin(client, in.Request.Headers)
+	atOrigin := slices.Collect(maps.Keys(in.Request.Headers))
+	if in.Request.Signing != nil {
+		// A signed call is for its target: the origin a redirect leads to
+		// could replay it there within the signature's tolerance.
+		atOrigin = append(atOrigin, jobs.SigningHeaders...)
+	}
+	client = keepHeadersAtOrigin(client, atOrigin)
+	// Signed last, as the call is sent: the timestamp is the attempt's.
+	if err := sign(req, in, time.Now()); err != nil {
+		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidAction, nil, out)
+	}
 
 	// A target that hangs, resets, answers garbage or redirects in a loop
 	// (when redirects are followed, the 10th is refused) gives no answer:
@@ -244,13 +255,13 @@ func bodyError(r jobs.HTTPRequest, body []byte, out jobs.HTTPResponse) error {
 // tells which), and stays with the origin of the job's URI.
 var describingHeaders = []string{"Accept", "Accept-Encoding", "Accept-Language", "Content-Encoding", "Content-Language", "Content-Type", "User-Agent"}
 
-// keepHeadersAtOrigin returns c, or when the job sets headers that may be
-// secret, a client like c whose redirects drop them once the chain has
-// left the origin of the job's URI. c's own CheckRedirect (the egress
-// policy's) drops Authorization and cookies there.
-func keepHeadersAtOrigin(c *http.Client, headers map[string]string) *http.Client {
+// keepHeadersAtOrigin returns c, or when the call carries headers (names)
+// that may be secret, a client like c whose redirects drop them once the
+// chain has left the origin of the job's URI. c's own CheckRedirect (the
+// egress policy's) drops Authorization and cookies there.
+func keepHeadersAtOrigin(c *http.Client, names []string) *http.Client {
 	var secret []string
-	for name := range headers {
+	for _, name := range names {
 		if !slices.ContainsFunc(describingHeaders, func(d string) bool { return strings.EqualFold(d, name) }) {
 			secret = append(secret, name)
 		}

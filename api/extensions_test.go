@@ -40,7 +40,7 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 		"JobHistoryDefinitionProperties": {"status", "backfill", "lateness"},
 		"JobDefinition":                  {"properties", "etag"},
 		"JobCollectionDefinition":        {"properties", "etag"},
-		"HttpRequest":                    {"uri", "successStatusCodes", "successBodyPattern"},
+		"HttpRequest":                    {"uri", "successStatusCodes", "successBodyPattern", "signing"},
 	} {
 		for _, f := range fields {
 			require.Contains(t, defs.Definitions[def].Properties, f, "%s.%s, Azure's and recur's fields together", def, f)

@@ -78,6 +78,10 @@ var badJobBodies = []badBody{
 	{"CR LF in a header name", badRequestHeaders(`"headers":{"X-A\r\nX-Injected":"yes"}`), http.StatusBadRequest, "properties.action.request.headers"},
 	{"colon in a header name", badRequestHeaders(`"headers":{"X-A: 1\r\nX-B":"2"}`), http.StatusBadRequest, "properties.action.request.headers"},
 	{"space in a header name", badRequestHeaders(`"headers":{"X A":"1"}`), http.StatusBadRequest, "properties.action.request.headers"},
+	{"a signing secret that is no base64", badRequestHeaders(`"signing":{"secrets":["whsec_s3cretpw!"]}`), http.StatusBadRequest,
+		"properties.action.request.signing.secrets[0]"},
+	{"a signed request's own signature header", badRequestHeaders(`"headers":{"Webhook-Signature":"v1,forged"},` +
+		`"signing":{"secrets":["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]}`), http.StatusBadRequest, "properties.action.request.headers"},
 	{"empty header name", badRequestHeaders(`"headers":{"":"1"}`), http.StatusBadRequest, "properties.action.request.headers"},
 	{"non-ASCII header name", badRequestHeaders(`"headers":{"Ünicode":"1"}`), http.StatusBadRequest, "properties.action.request.headers"},
 	{"CR LF in an error action header", badJobBody(`"action":{"type":"Http","request":{"uri":"http://example.invalid/","method":"GET"},` +

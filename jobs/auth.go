@@ -68,9 +68,9 @@ func (a Authentication) Redacted() Authentication {
 	return a
 }
 
-// Redacted returns a copy of j whose actions carry no authentication
-// secrets and no user info in their URIs: the form every API response
-// must use. j itself, and whatever
+// Redacted returns a copy of j whose actions carry no authentication or
+// signing secrets and no user info in their URIs: the form every API
+// response must use. j itself, and whatever
 // it shares with the copy, is left as it was.
 func (j Job) Redacted() Job {
 	if j.Properties.Action == nil {
@@ -100,6 +100,7 @@ func (s ActionSpec) redacted() ActionSpec {
 		auth := r.Authentication.Redacted()
 		r.Authentication = &auth
 	}
+	r.Signing = r.Signing.redacted()
 	s.Request = &r
 	return s
 }

@@ -241,6 +241,9 @@ type HTTPRequest struct {
 	// non-2xx status, retried per the policy.
 	SuccessStatusCodes StatusCodes `json:"successStatusCodes,omitempty"`
 	SuccessBodyPattern string      `json:"successBodyPattern,omitempty"`
+	// Signing signs every call with Standard Webhooks' headers (recur's
+	// extension); its secrets are stored but never shown.
+	Signing *Signing `json:"signing,omitempty"`
 }
 
 // RetryPolicy is an action's retry policy as the API spells it.
@@ -463,6 +466,9 @@ func (r *HTTPRequest) validate(path, typ string) error {
 		return invalidf(path+".body", "body is %d characters; at most %d are allowed", n, MaxBodyLength)
 	}
 	if err := r.validateSuccessRules(path); err != nil {
+		return err
+	}
+	if err := r.validateSigning(path); err != nil {
 		return err
 	}
 	return r.validateAuthentication(path + ".authentication")

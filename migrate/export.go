@@ -7,7 +7,10 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 // Exported is a resource as recur export writes it: its definition as a
@@ -149,6 +152,18 @@ func actionSecrets(action map[string]any, at Secret, o ExportOptions) []Secret {
 				}
 			}
 		}
+		if signing, ok := request["signing"].(map[string]any); ok {
+			// An answer counts the signing secrets; the definition lists them.
+			// The count is the server's word: bounded, it makes no huge list.
+			n, _ := signing["secretCount"].(float64)
+			delete(signing, "secretCount")
+			secrets := make([]any, int(max(0, min(n, jobs.MaxSigningSecrets))))
+			signing["secrets"] = secrets
+			for i := range secrets {
+				secrets[i] = ""
+				out = append(out, place("request", "signing", "secrets", strconv.Itoa(i)))
+			}
+		}
 		if auth, ok := request["authentication"].(map[string]any); ok {
 			for _, name := range computedAuth {
 				delete(auth, name)
@@ -212,10 +227,18 @@ func CredentialQuery(uri string) string {
 	return ""
 }
 
-// Set puts value at place in def, making the objects on the way.
+// Set puts value at place in def, making the objects on the way. A
+// member of an array (a signing secret's place) is named by its index in
+// it, which must be there.
 func (s Secret) Set(def map[string]any, value any) {
 	obj := def
-	for _, name := range s[:len(s)-1] {
+	for i, name := range s[:len(s)-1] {
+		if list, ok := obj[name].([]any); ok && i == len(s)-2 {
+			if at, err := strconv.Atoi(s[len(s)-1]); err == nil && at >= 0 && at < len(list) {
+				list[at] = value
+				return
+			}
+		}
 		next, ok := obj[name].(map[string]any)
 		if !ok {
 			next = map[string]any{}

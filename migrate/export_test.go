@@ -79,3 +79,42 @@ func TestExportSpellsStatesAsAzure(t *testing.T) {
 		require.Equal(t, want, state(Job, `{"properties": {"state": "`+answer+`", "status": {"executionCount": 1}}}`), answer)
 	}
 }
+
+// TestExportLeavesSigningSecretsToParameters: an answer shows how many
+// signing secrets a request has, not them; the export lists that many in
+// their place, each a secret of the export, and no secretCount, which a
+// PUT does not give.
+func TestExportLeavesSigningSecretsToParameters(t *testing.T) {
+	answer := `{"properties": {"action": {"type": "Https",
+		"request": {"method": "POST", "uri": "https://example.com/hook", "signing": {"secretCount": 2}},
+		"errorAction": {"type": "Http", "request": {"method": "POST", "uri": "http://example.com/e", "signing": {"secretCount": 1}}}}}}`
+	r := Resource{Kind: Job, ResourceGroup: "rg", Collection: "c", Job: "j"}
+	e, err := ForExport(r, json.RawMessage(answer), ExportOptions{})
+	require.NoError(t, err)
+	var got, names []string
+	for _, s := range e.Secrets {
+		got, names = append(got, s.String()), append(names, SecretName(r, s))
+		s.Set(e.Definition, "whsec_"+s.String())
+	}
+	require.Equal(t, []string{
+		"properties.action.request.signing.secrets.0",
+		"properties.action.request.signing.secrets.1",
+		"properties.action.errorAction.request.signing.secrets.0",
+	}, got)
+	require.Equal(t, []string{"c_j_signing_secrets_0", "c_j_signing_secrets_1", "c_j_errorAction_signing_secrets_0"}, names)
+	data, err := json.Marshal(e.Definition)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"properties": {"action": {"type": "Https",
+		"request": {"method": "POST", "uri": "https://example.com/hook", "signing": {"secrets": [
+			"whsec_properties.action.request.signing.secrets.0", "whsec_properties.action.request.signing.secrets.1"]}},
+		"errorAction": {"type": "Http", "request": {"method": "POST", "uri": "http://example.com/e", "signing": {"secrets": [
+			"whsec_properties.action.errorAction.request.signing.secrets.0"]}}}}}}`, string(data))
+	require.NotContains(t, string(e.Body), "secretCount")
+
+	for count, want := range map[string]int{"-1": 0, "1e9": 5} {
+		e, err := ForExport(r, json.RawMessage(`{"properties": {"action": {"type": "Https",
+			"request": {"method": "POST", "uri": "https://example.com/hook", "signing": {"secretCount": `+count+`}}}}}`), ExportOptions{})
+		require.NoError(t, err)
+		require.Len(t, e.Secrets, want, "a count of %s from the server", count)
+	}
+}

@@ -306,3 +306,17 @@ func TestWriteExampleInAzurermAlone(t *testing.T) {
 	assert.NotContains(t, w.src, recurProperties+" =")
 	assert.Len(t, variables(t, w.src), 6, "basic, certificate (2), active directory, storage queues (2)")
 }
+
+// TestWriteLeavesSigningSecretsToVariables: a request's signing secrets,
+// which an answer only counts, are each a variable in their list, and read
+// back as the values given.
+func TestWriteLeavesSigningSecretsToVariables(t *testing.T) {
+	e := exported(t, "rg/c/j", `{"properties": {"action": {"type": "Https",
+		"request": {"uri": "https://example.com", "method": "POST", "signing": {"secretCount": 2}}}}}`)
+	w := writeAndRead(t, []migrate.Exported{e})
+	assert.Contains(t, w.src, "var.c_j_signing_secrets_0")
+	assert.Contains(t, w.src, "var.c_j_signing_secrets_1")
+	assert.NotContains(t, w.src, "secretCount")
+	assert.Equal(t, []any{"secret of c_j_signing_secrets_0", "secret of c_j_signing_secrets_1"},
+		member(t, w.read[0].Body, "properties", "action", "request", "signing", "secrets"))
+}
