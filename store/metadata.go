@@ -2,6 +2,7 @@ package store
 
 import (
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/recurhq/recur/jobs"
 )
@@ -12,6 +13,7 @@ import (
 func collectionStart(k jobs.Key) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    k.CollectionWorkflowID(),
+		Priority:              temporal.Priority{PriorityKey: priorityWrite},
 		TypedSearchAttributes: k.SearchAttributes(jobs.KindCollection),
 		StaticSummary:         jobs.CollectionSummary(k),
 		StaticDetails:         "Azure Scheduler job collection `" + k.CollectionID() + "`",

@@ -33,6 +33,7 @@ func (s *Store) CollectionOperation(ctx context.Context, k jobs.Key, name string
 		return "", false, err
 	}
 	defer leave()
+	defer s.priority.raise(ctx, id)()
 	opts := client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name, Args: []any{arg},
 		WaitForStage: client.WorkflowUpdateStageAccepted}
 	var h client.WorkflowUpdateHandle

@@ -49,6 +49,7 @@ type Store struct {
 	namespace string
 	log       *slog.Logger
 	updates   *updateSemaphore
+	priority  *writePriority // of the job workflows written to (priority.go)
 	// admissions gathers the admissions of new jobs asked of each
 	// collection (admit.go).
 	admissions     admissions
@@ -61,9 +62,11 @@ type Store struct {
 
 // New returns a Store that talks to Temporal through c.
 func New(c client.Client, opts Options) *Store {
-	return &Store{temporal: c, namespace: opts.Namespace, log: cmp.Or(opts.Logger, slog.Default()),
+	s := &Store{temporal: c, namespace: opts.Namespace, log: cmp.Or(opts.Logger, slog.Default()),
 		updates: newUpdateSemaphore(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
 		converter: opts.DataConverter, slotWaits: opts.SlotWaits, maxCollections: opts.MaxCollectionsPerSubscription}
+	s.priority = newWritePriority(s)
+	return s
 }
 
 // CheckHealth returns nil when Temporal's frontend answers.

@@ -63,6 +63,7 @@ func (s *Store) updateInto(ctx context.Context, workflowID, name string, arg, re
 		return err
 	}
 	defer leave()
+	defer s.priority.raise(ctx, workflowID)()
 	opts := updateOptions(name, arg)
 	opts.WorkflowID = workflowID
 	return retrying(ctx, aborted, func() error { return s.updateRunning(ctx, opts, result) })
@@ -182,6 +183,7 @@ func (s *Store) updateWithStartInto(ctx context.Context, start client.StartWorkf
 		return err
 	}
 	defer leave()
+	defer s.priority.raise(ctx, start.ID)()
 	start.TaskQueue = jobs.TaskQueue
 	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
 	update := updateOptions(name, arg)

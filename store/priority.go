@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+)
+
+// Temporal's matching service hands out a task queue's tasks by priority
+// key (1 first, 5 last; a workflow without one is 3), and a workflow
+// task's priority is its workflow's when the task is made. When many jobs
+// fall due together, their workflow tasks fill the worker's queues, and a
+// write's task would wait behind all of them: so a collection's workflow
+// runs at priorityWrite (its writes, admissions and claims are few and
+// someone waits for each), and a job's runs at priorityWrite only while a
+// write of this process to it is in flight (writePriority), at the
+// default otherwise, so that its occurrences queue with everyone's.
+const priorityWrite = 1
+
+// writePriority raises the priority of the job workflows that writes of
+// this process are in flight to, and lowers it again once the last of
+// them has answered.
+type writePriority struct {
+	// set sets the priority key of a workflow's run (the current one for
+	// run ""); run names the run of a workflow last seen running.
+	set func(ctx context.Context, workflowID, run string, key int32) error
+	run func(workflowID string) string
+
+	mu          sync.Mutex
+	jobs        map[string]*written // by workflow ID
+	collections map[string]bool     // the collection workflows raised, by ID
+}
+
+// written is a job workflow writes are in flight to, or whose priority is
+// being lowered.
+type written struct {
+	inFlight int
+	answered int           // how many times the writes in flight fell to none: the lowering due is the last one's
+	lowering chan struct{} // closed when the call lowering it has returned; nil when none runs
+}
+
+func newWritePriority(s *Store) *writePriority {
+	return &writePriority{set: s.prioritize, jobs: map[string]*written{}, collections: map[string]bool{},
+		run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
+}
+
+// raise marks a write to workflowID in flight, raising its priority if it
+// is the first; the returned func marks it answered, lowering the
+// priority again after the last one, unless another write has come by
+// then. A raise waits for a lowering call still on its way, which would
+// otherwise land after it. A job workflow that is not running (a PUT
+// creating the job) is raised by nothing, and the write goes on at the
+// default priority when the raise fails: the priority orders the write's
+// tasks, it decides nothing. A collection's workflow, which starts at
+// priorityWrite, is raised once a process and never lowered: one started
+// before collections started so runs at the default until then.
+func (p *writePriority) raise(ctx context.Context, workflowID string) (lower func()) {
+	if strings.HasPrefix(workflowID, collectionWorkflowPrefix) {
+		p.mu.Lock()
+		raised := p.collections[workflowID]
+		p.collections[workflowID] = true
+		p.mu.Unlock()
+		if !raised {
+			_ = p.set(ctx, workflowID, "", priorityWrite)
+		}
+		return func() {}
+	}
+	if !strings.HasPrefix(workflowID, jobWorkflowPrefix) {
+		return func() {}
+	}
+	p.mu.Lock()
+	w := p.jobs[workflowID]
+	if w == nil {
+		w = &written{}
+		p.jobs[workflowID] = w
+	}
+	w.inFlight++
+	first, lowering := w.inFlight == 1, w.lowering
+	p.mu.Unlock()
+	if first {
+		if lowering != nil {
+			select {
+			case <-lowering:
+			case <-ctx.Done():
+			}
+		}
+		_ = p.set(ctx, workflowID, p.run(workflowID), priorityWrite)
+	}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if w.inFlight--; w.inFlight == 0 {
+			w.answered++
+			// The answer does not wait for it.
+			go p.lower(workflowID, w, w.answered)
+		}
+	}
+}
+
+// lower sets the default priority of workflowID's current run, not the
+// one raised (a run that continued as new passed the raised priority on),
+// unless a write is in flight to it again, or writes came and went after
+// the one whose answer asked for this lowering (answered), whose own
+// lowering is the one due.
+func (p *writePriority) lower(workflowID string, w *written, answered int) {
+	p.mu.Lock()
+	if w.inFlight > 0 || w.answered != answered {
+		p.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	w.lowering = done
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), lowerTimeout)
+	_ = p.set(ctx, workflowID, "", 0)
+	cancel()
+	p.mu.Lock()
+	close(done)
+	w.lowering = nil
+	if w.inFlight == 0 {
+		delete(p.jobs, workflowID)
+	}
+	p.mu.Unlock()
+}
+
+// The prefixes of every job's and collection's workflow ID
+// (jobs.Key.JobWorkflowID, CollectionWorkflowID).
+const (
+	jobWorkflowPrefix        = "job:"
+	collectionWorkflowPrefix = "collection:"
+)
+
+// lowerTimeout bounds the call that lowers a job's priority after a write.
+const lowerTimeout = 30 * time.Second
+
+// prioritize sets the priority key of workflowID's run (the current one
+// when run is ""); 0 is the default.
+func (s *Store) prioritize(ctx context.Context, workflowID, run string, key int32) error {
+	_, err := s.temporal.WorkflowService().UpdateWorkflowExecutionOptions(ctx, &workflowservice.UpdateWorkflowExecutionOptionsRequest{
+		Namespace:                s.namespace,
+		WorkflowExecution:        &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: run},
+		WorkflowExecutionOptions: &workflowpb.WorkflowExecutionOptions{Priority: &commonpb.Priority{PriorityKey: key}},
+		UpdateMask:               &fieldmaskpb.FieldMask{Paths: []string{"priority"}},
+	})
+	return err
+}

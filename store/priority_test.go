@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// recordingPriority is a writePriority whose calls are recorded, and
+// whose calls lowering a priority wait for release.
+type recordingPriority struct {
+	*writePriority
+	mu      sync.Mutex
+	calls   []string
+	release chan struct{}
+}
+
+func newRecordingPriority() *recordingPriority {
+	r := &recordingPriority{release: make(chan struct{})}
+	r.writePriority = &writePriority{jobs: map[string]*written{}, collections: map[string]bool{}, run: func(string) string { return "run1" },
+		set: func(ctx context.Context, workflowID, run string, key int32) error {
+			if key == 0 {
+				<-r.release
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.calls = append(r.calls, fmt.Sprintf("%s %q %d", workflowID, run, key))
+			return nil
+		}}
+	return r
+}
+
+func (r *recordingPriority) recorded() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.calls...)
+}
+
+// TestAWritesRaiseWaitsForTheLoweringBeforeIt: a write that comes while
+// the call lowering its job after the last one is on its way raises the
+// priority after that call, not before it, where the lowering would undo
+// it; the priority is lowered again after the second write.
+func TestAWritesRaiseWaitsForTheLoweringBeforeIt(t *testing.T) {
+	r := newRecordingPriority()
+	const job = "job:s/rg/c/j"
+	r.raise(context.Background(), job)()
+	require.Eventually(t, func() bool {
+		r.writePriority.mu.Lock()
+		defer r.writePriority.mu.Unlock()
+		return r.jobs[job].lowering != nil
+	}, 5*time.Second, time.Millisecond, "the first write's lowering starts")
+
+	raised := make(chan func())
+	go func() { raised <- r.raise(context.Background(), job) }()
+	select {
+	case <-raised:
+		t.Fatal("the second write raised the priority before the lowering before it returned")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(r.release)
+	lower := <-raised
+	assert.Equal(t, []string{`job:s/rg/c/j "run1" 1`, `job:s/rg/c/j "" 0`, `job:s/rg/c/j "run1" 1`}, r.recorded())
+	lower()
+	require.Eventually(t, func() bool { return len(r.recorded()) == 4 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, `job:s/rg/c/j "" 0`, r.recorded()[3])
+	require.Eventually(t, func() bool {
+		r.writePriority.mu.Lock()
+		defer r.writePriority.mu.Unlock()
+		return len(r.jobs) == 0
+	}, 5*time.Second, time.Millisecond, "nothing kept of a job no write is in flight to")
+}
+
+// TestWritesInFlightTogetherRaiseOnce: two writes in flight to one job
+// raise it once and lower it once, after the second; a collection's
+// workflow is raised on its first write and never lowered.
+func TestWritesInFlightTogetherRaiseOnce(t *testing.T) {
+	r := newRecordingPriority()
+	close(r.release)
+	const job = "job:s/rg/c/j"
+	first := r.raise(context.Background(), job)
+	second := r.raise(context.Background(), job)
+	r.raise(context.Background(), "collection:s/rg/c")()
+	r.raise(context.Background(), "collection:s/rg/c")()
+	first()
+	second()
+	require.Eventually(t, func() bool {
+		r.writePriority.mu.Lock()
+		defer r.writePriority.mu.Unlock()
+		return len(r.jobs) == 0
+	}, 5*time.Second, time.Millisecond)
+	assert.Equal(t, []string{`job:s/rg/c/j "run1" 1`, `collection:s/rg/c "" 1`, `job:s/rg/c/j "" 0`}, r.recorded())
+}
