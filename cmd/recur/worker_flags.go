@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -55,8 +56,8 @@ func (w *workerFlags) register(fs *flag.FlagSet, e *envDefaults) {
 		"how long a workflow task waits for the worker that has its workflow in memory before any worker may take it (RECUR_STICKY_TIMEOUT)")
 	fs.IntVar(&w.maxActivities, "max-concurrent-actions", e.int("RECUR_MAX_CONCURRENT_ACTIONS", 1000),
 		"actions (activity attempts) running at once in this worker (RECUR_MAX_CONCURRENT_ACTIONS)")
-	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", e.int("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", 1000),
-		"workflow tasks running at once in this worker (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
+	fs.IntVar(&w.maxWorkflowTasks, "max-concurrent-workflow-tasks", e.int("RECUR_MAX_CONCURRENT_WORKFLOW_TASKS", defaultWorkflowTasks()),
+		"workflow tasks running at once in this worker; by default 8 per CPU (RECUR_MAX_CONCURRENT_WORKFLOW_TASKS)")
 	fs.DurationVar(&w.stopTimeout, "stop-timeout", e.duration("RECUR_STOP_TIMEOUT", 30*time.Second),
 		"how long a stopping worker waits for the workflow tasks and actions it has started (RECUR_STOP_TIMEOUT)")
 	fs.DurationVar(&w.actionBudget, "action-budget", e.duration("RECUR_ACTION_BUDGET", activities.DefaultActionBudget),
@@ -171,6 +172,16 @@ func (w *workerFlags) options() (sdkworker.Options, error) {
 // behind it. Autoscaled, each queue has polls of its own, and more when
 // its backlog ages.
 const autoPollers = -1
+
+// defaultWorkflowTasks is 8 workflow tasks per CPU the process may use.
+// A task the worker has taken runs before any the server still holds,
+// whatever their priorities (a write's ahead of a burst's, store's
+// priority.go): with more taken than the CPUs keep busy, a write waits
+// behind them, and the burst itself runs slower for the contention. A task
+// holds its slot while its occurrence's first attempt waits for the
+// target (at most --action-budget): 8 a CPU keep the CPUs busy through a
+// burst of slow targets.
+func defaultWorkflowTasks() int { return 8 * runtime.GOMAXPROCS(0) }
 
 // autoscaledPollers bounds the polls on each of the two queues: two
 // keep a poll on more than one of the task queue's partitions, and 32 the

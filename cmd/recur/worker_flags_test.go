@@ -134,7 +134,7 @@ func TestBadWorkerFlagsStopAtStart(t *testing.T) {
 	// A workflow task holds its workflow in the cache: a cache that
 	// running tasks can fill fails tasks.
 	var stderr bytes.Buffer
-	require.Equal(t, 2, runDev(context.Background(), []string{"--http-addr", "127.0.0.1:0", "--workflow-cache", "1000"}, &stderr))
+	require.Equal(t, 2, runDev(context.Background(), []string{"--http-addr", "127.0.0.1:0", "--workflow-cache", "1000", "--max-concurrent-workflow-tasks", "1000"}, &stderr))
 	require.Contains(t, stderr.String(), "--workflow-cache (1000) must be at least twice --max-concurrent-workflow-tasks (1000)")
 	stderr.Reset()
 	require.Equal(t, 2, runCluster(context.Background(), "api", roles{api: true}, []string{"--workflow-pollers", "4"}, &stderr))
