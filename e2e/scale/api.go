@@ -40,6 +40,16 @@ func (e *httpError) Error() string { return e.msg }
 // it); a 202 with a Location is followed to its end. An answer that is
 // not 2xx is an *httpError.
 func (a *api) call(ctx context.Context, method, target string, body []byte, out any) error {
+	return a.send(ctx, method, target, body, out, true)
+}
+
+// answer is call without following a 202: the write's own answer, not
+// the end of what it started.
+func (a *api) answer(ctx context.Context, method, target string, body []byte) error {
+	return a.send(ctx, method, target, body, nil, false)
+}
+
+func (a *api) send(ctx context.Context, method, target string, body []byte, out any, follow bool) error {
 	if !strings.HasPrefix(target, "http") {
 		target = a.base + target + "?" + apiVersion
 	}
@@ -63,7 +73,7 @@ func (a *api) call(ctx context.Context, method, target string, body []byte, out 
 		return fmt.Errorf("%s %s: read the answer: %w", method, target, err)
 	case resp.StatusCode/100 != 2:
 		return &httpError{status: resp.StatusCode, msg: fmt.Sprintf("%s %s: %s: %.300s", method, target, resp.Status, data)}
-	case resp.StatusCode == http.StatusAccepted && resp.Header.Get("Location") != "":
+	case follow && resp.StatusCode == http.StatusAccepted && resp.Header.Get("Location") != "":
 		// A long-running operation (a collection's DELETE): its end is
 		// the answer.
 		pause, err := strconv.Atoi(resp.Header.Get("Retry-After"))

@@ -86,7 +86,7 @@ func (s *phase) prepareWrites(ctx context.Context) error {
 	if err := s.subject.(burstWriter).prepareWrites(ctx, n, s.writesStart()); err != nil {
 		return err
 	}
-	log.Printf("%s: created %d items for the writes during the burst in %s", s.subject.name(), n, time.Since(started).Round(time.Millisecond))
+	log.Printf("%s: created the items for the writes during the burst (%d and a collection's) in %s", s.subject.name(), n, time.Since(started).Round(time.Millisecond))
 	return nil
 }
 

@@ -104,12 +104,14 @@ func (r *recurJobs) runW(ctx context.Context, k int) error {
 	return r.api.call(ctx, http.MethodPost, writeKey(k).JobID()+"/run", nil, nil)
 }
 
+// disableGroup disables or enables the collection of groupJobs: its
+// answer, a 202 when telling every job takes longer than a write should.
 func (r *recurJobs) disableGroup(ctx context.Context, disabled bool) error {
 	op := "/enable"
 	if disabled {
 		op = "/disable"
 	}
-	return r.api.call(ctx, http.MethodPost, groupKey(0).CollectionID()+op, nil, nil)
+	return r.api.answer(ctx, http.MethodPost, groupKey(0).CollectionID()+op, nil)
 }
 
 // listAcross reads the first page of the subscription's jobs (recur's
