@@ -20,8 +20,20 @@ import (
 // runs at priorityWrite (its writes, admissions and claims are few and
 // someone waits for each), and a job's runs at priorityWrite only while a
 // write of this process to it is in flight (writePriority), at the
-// default otherwise, so that its occurrences queue with everyone's.
+// default otherwise, so that its occurrences queue with everyone's. A
+// raise costs two calls and two history events, so a job is raised only
+// while this process's writes are slow (slowWrite, busyFor): never on an
+// idle server, where `recur apply` may PUT thousands of unchanged jobs.
 const priorityWrite = 1
+
+const (
+	// slowWrite is the time past which a write to a job shows its tasks
+	// queued behind others'.
+	slowWrite = 250 * time.Millisecond
+	// busyFor is how long after a slow write the writes to jobs are
+	// raised.
+	busyFor = time.Minute
+)
 
 // writePriority raises the priority of the job workflows that writes of
 // this process are in flight to, and lowers it again once the last of
@@ -35,6 +47,8 @@ type writePriority struct {
 	mu          sync.Mutex
 	jobs        map[string]*written // by workflow ID
 	collections map[string]bool     // the collection workflows raised, by ID
+	busyUntil   time.Time           // writes to jobs are raised until then
+	now         func() time.Time
 }
 
 // written is a job workflow writes are in flight to, or whose priority is
@@ -46,12 +60,12 @@ type written struct {
 }
 
 func newWritePriority(s *Store) *writePriority {
-	return &writePriority{set: s.prioritize, jobs: map[string]*written{}, collections: map[string]bool{},
+	return &writePriority{set: s.prioritize, jobs: map[string]*written{}, collections: map[string]bool{}, now: time.Now,
 		run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
 }
 
 // raise marks a write to workflowID in flight, raising its priority if it
-// is the first; the returned func marks it answered, lowering the
+// is the first and writes are busy; the returned func marks it answered, lowering the
 // priority again after the last one, unless another write has come by
 // then. A raise waits for a lowering call still on its way, which would
 // otherwise land after it. A job workflow that is not running (a PUT
@@ -74,7 +88,12 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 	if !strings.HasPrefix(workflowID, jobWorkflowPrefix) {
 		return func() {}
 	}
+	started := p.now()
 	p.mu.Lock()
+	if !started.Before(p.busyUntil) {
+		p.mu.Unlock()
+		return func() { p.timed(started) }
+	}
 	w := p.jobs[workflowID]
 	if w == nil {
 		w = &written{}
@@ -93,6 +112,7 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 		_ = p.set(ctx, workflowID, p.run(workflowID), priorityWrite)
 	}
 	return func() {
+		p.timed(started)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if w.inFlight--; w.inFlight == 0 {
@@ -100,6 +120,16 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 			// The answer does not wait for it.
 			go p.lower(workflowID, w, w.answered)
 		}
+	}
+}
+
+// timed marks the writes to jobs busy for busyFor when one begun at
+// started took longer than slowWrite.
+func (p *writePriority) timed(started time.Time) {
+	if now := p.now(); now.Sub(started) > slowWrite {
+		p.mu.Lock()
+		p.busyUntil = now.Add(busyFor)
+		p.mu.Unlock()
 	}
 }
 

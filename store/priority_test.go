@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/temporaltest"
 )
 
 // recordingPriority is a writePriority whose calls are recorded, and
@@ -22,7 +24,8 @@ type recordingPriority struct {
 
 func newRecordingPriority() *recordingPriority {
 	r := &recordingPriority{release: make(chan struct{})}
-	r.writePriority = &writePriority{jobs: map[string]*written{}, collections: map[string]bool{}, run: func(string) string { return "run1" },
+	r.writePriority = &writePriority{jobs: map[string]*written{}, collections: map[string]bool{},
+		now: time.Now, busyUntil: time.Now().Add(time.Hour), run: func(string) string { return "run1" },
 		set: func(ctx context.Context, workflowID, run string, key int32) error {
 			if key == 0 {
 				<-r.release
@@ -94,4 +97,52 @@ func TestWritesInFlightTogetherRaiseOnce(t *testing.T) {
 		return len(r.jobs) == 0
 	}, 5*time.Second, time.Millisecond)
 	assert.Equal(t, []string{`job:s/rg/c/j "run1" 1`, `collection:s/rg/c "" 1`, `job:s/rg/c/j "" 0`}, r.recorded())
+}
+
+// TestJobsAreRaisedOnlyWhileWritesAreSlow: on an idle server a write to
+// a job raises nothing (no call, no history event); one slower than
+// slowWrite makes the next writes raise their jobs for busyFor.
+func TestJobsAreRaisedOnlyWhileWritesAreSlow(t *testing.T) {
+	r := newRecordingPriority()
+	close(r.release)
+	clock := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	r.now = func() time.Time { return clock }
+	r.busyUntil = time.Time{}
+	const job = "job:s/rg/c/j"
+	r.raise(context.Background(), job)()
+	assert.Empty(t, r.recorded(), "a write on an idle server")
+
+	lower := r.raise(context.Background(), job)
+	clock = clock.Add(slowWrite + time.Millisecond)
+	lower()
+	assert.Empty(t, r.recorded(), "the slow write itself was sent at the default priority")
+
+	r.raise(context.Background(), job)()
+	require.Eventually(t, func() bool { return len(r.recorded()) == 2 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, []string{`job:s/rg/c/j "run1" 1`, `job:s/rg/c/j "" 0`}, r.recorded(), "a write after a slow one")
+
+	clock = clock.Add(busyFor)
+	r.raise(context.Background(), job)()
+	time.Sleep(20 * time.Millisecond)
+	assert.Len(t, r.recorded(), 2, "a write busyFor after the last slow one raises nothing")
+}
+
+// TestPrioritizeSetsTheRunsPriority: Temporal takes the priority a raise
+// and a lowering set, as a workflow task made after each takes it.
+func TestPrioritizeSetsTheRunsPriority(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	c := ts.GetDefaultClient()
+	ctx := t.Context()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "job:s/rg/c/j", TaskQueue: "nobody-polls"}, "AnyWorkflow")
+	require.NoError(t, err)
+	s := New(c, Options{Namespace: ts.GetDefaultNamespace()})
+	priority := func() int32 {
+		d, err := c.DescribeWorkflowExecution(ctx, run.GetID(), "")
+		require.NoError(t, err)
+		return d.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey()
+	}
+	require.NoError(t, s.prioritize(ctx, run.GetID(), run.GetRunID(), priorityWrite))
+	assert.EqualValues(t, priorityWrite, priority())
+	require.NoError(t, s.prioritize(ctx, run.GetID(), "", 0))
+	assert.Zero(t, priority())
 }
