@@ -7,16 +7,11 @@ package azuresdk
 
 import (
 	"context"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/recurhq/recur/internal/filelock"
 )
@@ -67,38 +62,8 @@ func Command(ctx context.Context, t testing.TB, script string, args ...string) *
 	return cmd
 }
 
-// install runs npm ci of the embedded manifest and lock under the user's
-// cache directory unless it ran there already, and returns the
-// node_modules directory. The directory is named after the lock's digest
-// too: a changed lock installs anew instead of reusing another tree.
+// install installs the embedded manifest and lock (filelock.InstallNPM)
+// and returns the node_modules directory.
 func install() (string, error) {
-	sum := sha256.Sum256(lock)
-	version := Version + "-" + hex.EncodeToString(sum[:6])
-	dir, err := filelock.Install("recur-azuresdk", version, func(dir string) error {
-		for name, data := range map[string][]byte{"package.json": manifest, "package-lock.json": lock} {
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-				return err
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		// --prefer-offline takes what npm's cache holds, checked against
-		// the lock's integrity hashes, without asking the registry;
-		// --ignore-scripts because the SDK's tree needs no build step.
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--prefix", dir, "--prefer-offline", "--ignore-scripts",
-			"--no-audit", "--no-fund", "--no-update-notifier")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("npm ci: %w\n%s", err, out)
-		}
-		client := filepath.Join(dir, "node_modules", "azure-arm-scheduler", "lib", "schedulerManagementClient.js")
-		if _, err := os.Stat(client); err != nil {
-			return fmt.Errorf("npm ci installed no azure-arm-scheduler: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "node_modules"), nil
+	return filelock.InstallNPM("recur-azuresdk", Version, manifest, lock, "azure-arm-scheduler/lib/schedulerManagementClient.js")
 }

@@ -9,9 +9,7 @@ package standardwebhooks
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,37 +123,8 @@ func (v *Verifier) Verify(secret string, header http.Header, body []byte, now ti
 	return nil
 }
 
-// install runs npm ci of the embedded manifest and lock under the user's
-// cache directory unless it ran there already, and returns the
-// node_modules directory. The directory is named after the lock's digest
-// too: a changed lock installs anew instead of reusing another tree.
+// install installs the embedded manifest and lock (filelock.InstallNPM)
+// and returns the node_modules directory.
 func install() (string, error) {
-	sum := sha256.Sum256(lock)
-	version := Version + "-" + hex.EncodeToString(sum[:6])
-	dir, err := filelock.Install("recur-standardwebhooks", version, func(dir string) error {
-		for name, data := range map[string][]byte{"package.json": manifest, "package-lock.json": lock} {
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-				return err
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		// --prefer-offline takes what npm's cache holds, checked against
-		// the lock's integrity hashes, without asking the registry; the
-		// library's tree needs no build step.
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--prefix", dir, "--prefer-offline", "--ignore-scripts",
-			"--no-audit", "--no-fund", "--no-update-notifier")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("npm ci: %w\n%s", err, out)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", "standardwebhooks", "dist", "index.js")); err != nil {
-			return fmt.Errorf("npm ci installed no standardwebhooks: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "node_modules"), nil
+	return filelock.InstallNPM("recur-standardwebhooks", Version, manifest, lock, "standardwebhooks/dist/index.js")
 }
