@@ -17,10 +17,7 @@ import (
 // burst is delivered. A DELETE is followed by the PUT that creates the
 // item again (weight 0: it is never picked alone), a PATCH and a
 // collection's disable by the write that undoes them, each timed apart.
-var burstMix = []struct {
-	name   string
-	weight int
-}{
+var burstMix = []weighted{
 	{"get", 2},
 	{"list (first page)", 2},
 	{"list across the subscription (first page)", 1},
@@ -115,7 +112,7 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 	each(lctx, s.cfg.concurrency, 0, s.cfg.concurrency, func(worker int) {
 		mine := worker * writesPerWorker
 		for turn := 0; lctx.Err() == nil; turn++ {
-			op := pickFrom()
+			op := pick(burstMix)
 			k := mine + turn%writesPerWorker
 			i := created[rand.IntN(len(created))]
 			record := func(op int, do func() error) bool {
@@ -167,20 +164,4 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 		}
 	}
 	return r
-}
-
-// pickFrom returns the index in burstMix of a random operation.
-func pickFrom() int {
-	total := 0
-	for _, m := range burstMix {
-		total += m.weight
-	}
-	n := rand.IntN(total)
-	for op, m := range burstMix {
-		if n < m.weight {
-			return op
-		}
-		n -= m.weight
-	}
-	return 0
 }

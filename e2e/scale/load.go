@@ -10,10 +10,7 @@ import (
 // The operations of the API load, and how many of every 10 requests each
 // one is: for recur GET job, GET jobs of its collection, GET its history
 // and PUT job; for Schedules what subject says.
-var loadMix = []struct {
-	name   string
-	weight int
-}{{"get", 5}, {"list (first page)", 2}, {"history (first page)", 1}, {"redefine", 2}}
+var loadMix = []weighted{{"get", 5}, {"list (first page)", 2}, {"history (first page)", 1}, {"redefine", 2}}
 
 // loadResult is what the API load measured.
 type loadResult struct {
@@ -53,7 +50,7 @@ func (s *phase) load(ctx context.Context, d time.Duration) *loadResult {
 	defer cancel()
 	each(lctx, s.cfg.concurrency, 0, s.cfg.concurrency, func(int) {
 		for lctx.Err() == nil {
-			op := pick()
+			op := pick(loadMix)
 			i := created[rand.IntN(len(created))]
 			started := time.Now()
 			err := s.request(lctx, op, i)
@@ -73,14 +70,21 @@ func (s *phase) load(ctx context.Context, d time.Duration) *loadResult {
 	return r
 }
 
-// pick returns the index in loadMix of a random operation.
-func pick() int {
+// weighted is an operation of a mix, and how many of the mix's requests
+// it is.
+type weighted struct {
+	name   string
+	weight int
+}
+
+// pick returns the index in mix of a random operation, by weight.
+func pick(mix []weighted) int {
 	total := 0
-	for _, m := range loadMix {
+	for _, m := range mix {
 		total += m.weight
 	}
 	n := rand.IntN(total)
-	for op, m := range loadMix {
+	for op, m := range mix {
 		if n < m.weight {
 			return op
 		}
