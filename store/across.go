@@ -78,9 +78,20 @@ func (s *Store) byCollection(ctx context.Context, scope jobs.Key, filter JobFilt
 // collectionsAcross returns the keys of the scope's running collections,
 // sorted by compareKeys.
 func (s *Store) collectionsAcross(ctx context.Context, scope jobs.Key) ([]jobs.Key, error) {
-	seen := map[string]bool{}
 	var keys []jobs.Key
-	err := s.listWorkflows(ctx, jobs.ScopeQuery(jobs.KindCollection, scope, running), func(e *workflowpb.WorkflowExecutionInfo) bool {
+	err := s.eachListed(ctx, jobs.ScopeQuery(jobs.KindCollection, scope, running), func(k jobs.Key, _ *workflowpb.WorkflowExecutionInfo) {
+		keys = append(keys, k.CollectionKey())
+	})
+	slices.SortFunc(keys, compareKeys)
+	return keys, err
+}
+
+// eachListed calls visit with each workflow the visibility query finds and
+// its key, the newest run alone of one that continued as new (it comes
+// first), and none whose search attributes do not read.
+func (s *Store) eachListed(ctx context.Context, query string, visit func(jobs.Key, *workflowpb.WorkflowExecutionInfo)) error {
+	seen := map[string]bool{}
+	return s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
 		id := e.GetExecution().GetWorkflowId()
 		if seen[id] {
 			return true
@@ -91,11 +102,9 @@ func (s *Store) collectionsAcross(ctx context.Context, scope jobs.Key) ([]jobs.K
 			s.log.WarnContext(ctx, "skip workflow with unreadable search attributes", "workflowID", id, "error", err)
 			return true
 		}
-		keys = append(keys, k.CollectionKey())
+		visit(k, e)
 		return true
 	})
-	slices.SortFunc(keys, compareKeys)
-	return keys, err
 }
 
 // keyOfView is the key of the job of view, in scope's subscription: its
@@ -150,25 +159,12 @@ type listedJob struct {
 // visibility conditions select, after the job after (when set), sorted by
 // compareKeys.
 func (s *Store) jobsAcross(ctx context.Context, scope jobs.Key, filter JobFilter, after *jobs.Key) ([]listedJob, error) {
-	seen := map[string]bool{}
 	var found []listedJob
 	query := jobs.ScopeQuery(jobs.KindJob, scope, append([]string{running}, filter.Conditions()...)...)
-	err := s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
-		id := e.GetExecution().GetWorkflowId()
-		// The newest run comes first when a continue-as-new shows two.
-		if seen[id] {
-			return true
-		}
-		seen[id] = true
-		k, err := keyOf(e)
-		if err != nil {
-			s.log.WarnContext(ctx, "skip workflow with unreadable search attributes", "workflowID", id, "error", err)
-			return true
-		}
+	err := s.eachListed(ctx, query, func(k jobs.Key, e *workflowpb.WorkflowExecutionInfo) {
 		if after == nil || compareKeys(k, *after) > 0 {
 			found = append(found, listedJob{k, e.GetMemo()})
 		}
-		return true
 	})
 	slices.SortFunc(found, func(a, b listedJob) int { return compareKeys(a.key, b.key) })
 	return found, err
