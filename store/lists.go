@@ -202,21 +202,9 @@ func listViews[V any](ctx context.Context, s *Store, query string, decode func(*
 		id   string
 		memo *commonpb.Memo
 	}
-	seen := map[string]bool{}
 	var found []listed
-	err = s.listWorkflows(ctx, query, func(e *workflowpb.WorkflowExecutionInfo) bool {
-		id := e.GetExecution().GetWorkflowId()
-		if seen[id] {
-			return true
-		}
-		seen[id] = true
-		k, err := keyOf(e)
-		if err != nil {
-			s.log.WarnContext(ctx, "skip workflow with unreadable search attributes", "workflowID", id, "error", err)
-			return true
-		}
-		found = append(found, listed{k, id, e.GetMemo()})
-		return true
+	err = s.eachListed(ctx, query, func(k jobs.Key, e *workflowpb.WorkflowExecutionInfo) {
+		found = append(found, listed{k, e.GetExecution().GetWorkflowId(), e.GetMemo()})
 	})
 	if err != nil {
 		return nil, false, err
