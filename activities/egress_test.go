@@ -187,22 +187,30 @@ func TestServiceBusToARefusedEndpoint(t *testing.T) {
 	require.Empty(t, sb.Messages())
 }
 
-// TestRedirectToAnotherOriginDropsTheJobsSecrets: followed to another
-// port of the same host, an HTTP action's redirect carries neither its
-// Authorization nor its cookies nor any header the job set, but those
-// that only describe the body and the answer wanted; within the origin it
-// carries them all.
-func TestRedirectToAnotherOriginDropsTheJobsSecrets(t *testing.T) {
-	got := make(chan http.Header, 2)
+// redirectingTargets returns two targets of two origins: first redirects
+// to its ?to= URL, and a request to /landed on either sends its headers
+// to got.
+func redirectingTargets(t *testing.T) (first, other *countingTarget, got chan http.Header) {
+	got = make(chan http.Header, 2)
 	landing := func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }
-	other := newCountingTarget(t, false, landing)
-	first := newCountingTarget(t, false, func(w http.ResponseWriter, r *http.Request) {
+	other = newCountingTarget(t, false, landing)
+	first = newCountingTarget(t, false, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/landed" {
 			landing(w, r)
 			return
 		}
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusTemporaryRedirect)
 	})
+	return first, other, got
+}
+
+// TestRedirectToAnotherOriginDropsTheJobsSecrets: followed to another
+// port of the same host, an HTTP action's redirect carries neither its
+// Authorization nor its cookies nor any header the job set, but those
+// that only describe the body and the answer wanted; within the origin it
+// carries them all.
+func TestRedirectToAnotherOriginDropsTheJobsSecrets(t *testing.T) {
+	first, other, got := redirectingTargets(t)
 	request := func(to string) jobs.HTTPRequest {
 		return jobs.HTTPRequest{URI: first.URL + "/?to=" + to, Method: "POST", Body: "{}",
 			Headers:        map[string]string{"X-Api-Key": "k3y", "Cookie": "session=s3ss", "Content-Type": "application/json", "Accept": "application/json"},

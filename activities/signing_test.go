@@ -96,16 +96,7 @@ func TestASignedCallCarriesStandardWebhooksHeaders(t *testing.T) {
 // signed call is its target's: another could replay it there); within
 // the origin it carries them.
 func TestASignedCallIsNotSignedForAnotherOrigin(t *testing.T) {
-	got := make(chan http.Header, 2)
-	landing := func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }
-	other := newCountingTarget(t, false, landing)
-	first := newCountingTarget(t, false, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/landed" {
-			landing(w, r)
-			return
-		}
-		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusTemporaryRedirect)
-	})
+	first, other, got := redirectingTargets(t)
 
 	require.NoError(t, runHTTPInput(t, New(localPolicy), signedInput(first.URL+"/?to="+other.URL+"/landed", nil)))
 	h := <-got
