@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -58,6 +59,11 @@ type Activities struct {
 	// local activity starting them; nil makes that local activity decline,
 	// and every attempt an activity of its own.
 	Attempts *Attempts
+	// Tracer, when set, makes each occurrence a trace (package tracing):
+	// its span, each attempt's and each HTTP call's, whose request
+	// carries the call's W3C trace context (traceparent, tracestate). nil
+	// traces nothing and sends no trace context but a job's own headers.
+	Tracer trace.Tracer
 
 	// Caches of outbound authentication; their zero values are ready.
 	tokens tokenCache
@@ -134,7 +140,7 @@ const (
 // answer within the attempt's timeout, or one whose body breaks off. At
 // most jobs.MaxResponseBody of the body is kept; a bigger one is cut.
 func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs.HTTPResponse, err error) {
-	logger, end := begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
+	ctx, logger, end := a.begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
 	defer func() { end(err) }()
 	// Every failure carries out as its details: the run records the attempt
 	// and the answer.
@@ -171,6 +177,8 @@ func (a *Activities) HTTP(ctx context.Context, in jobs.HTTPRequestInput) (_ jobs
 		atOrigin = append(atOrigin, jobs.SigningHeaders...)
 	}
 	client = keepHeadersAtOrigin(client, atOrigin)
+	req, endCall := a.traceCall(req)
+	defer func() { endCall(out.StatusCode, err) }()
 	// Signed last, as the call is sent: the timestamp is the attempt's.
 	if err := sign(req, in, time.Now()); err != nil {
 		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidAction, nil, out)

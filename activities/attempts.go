@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/tracing"
 )
 
 // DefaultActionBudget is how long the local activity of an occurrence's
@@ -149,22 +150,34 @@ func (r *Attempts) running() int {
 // writes that wait for it, are held no longer. Without a registry it
 // declines, sending nothing.
 func (a *Activities) FirstAttempt(ctx context.Context, in jobs.FirstAttemptInput) (jobs.FirstAttempt, error) {
-	r := a.Attempts
-	if r == nil || r.budget <= 0 {
-		return jobs.FirstAttempt{Declined: true}, nil
-	}
 	var perform func(context.Context) (jobs.HTTPResponse, error)
 	var timeout time.Duration
 	var occurrence, action string
+	var key jobs.Key
+	var nominal time.Time
 	switch {
 	case in.HTTP != nil:
 		perform = func(ctx context.Context) (jobs.HTTPResponse, error) { return a.HTTP(ctx, *in.HTTP) }
 		timeout, occurrence, action = in.HTTP.Timeout, in.HTTP.OccurrenceID, in.HTTP.ActionName
+		key, nominal = in.HTTP.Key, in.HTTP.Nominal
 	case in.Action != nil:
 		perform, timeout = a.performer(*in.Action), in.Action.Timeout
 		occurrence, action = in.Action.OccurrenceID, in.Action.ActionName
+		key, nominal = in.Action.Key, in.Action.Nominal
 	default:
 		return jobs.FirstAttempt{}, temporal.NewNonRetryableApplicationError("first attempt without an action", ErrTypeInvalidAction, nil)
+	}
+	if a.Tracer != nil {
+		// Every occurrence comes here once, whether this worker makes
+		// its first attempt or declines: its span is the trace's root,
+		// from the time it was due to its first attempt's start or
+		// hand-off; its attempts are its children wherever they run.
+		span := tracing.StartOccurrence(ctx, a.Tracer, key.JobWorkflowID(), occurrence, nominal)
+		defer span.End()
+	}
+	r := a.Attempts
+	if r == nil || r.budget <= 0 {
+		return jobs.FirstAttempt{Declined: true}, nil
 	}
 	info := activity.GetInfo(ctx)
 	// The run ID keeps apart two runs of one occurrence ID: a job deleted

@@ -53,7 +53,7 @@ const maxMessageID = 128
 //
 // Neither the key nor the signature is ever logged or returned.
 func (a *Activities) ServiceBus(ctx context.Context, in jobs.ActionInput) (_ jobs.HTTPResponse, err error) {
-	logger, end := begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
+	ctx, logger, end := a.begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
 	defer func() { end(err) }()
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
 	m, entity := in.Spec.ServiceBusQueueMessage, ""

@@ -33,7 +33,7 @@ const HeaderClientRequestID = "x-ms-client-request-id"
 // retryable as the HTTP activity's are: 408, 429, 5xx and no answer.
 // Neither errors nor history ever carry the SAS token.
 func (a *Activities) StorageQueue(ctx context.Context, in jobs.ActionInput) (_ jobs.HTTPResponse, err error) {
-	logger, end := begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
+	ctx, logger, end := a.begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
 	defer func() { end(err) }()
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
 	m := in.Spec.QueueMessage

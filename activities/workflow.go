@@ -20,7 +20,7 @@ import (
 // WorkflowActionID gives: the occurrence's, so a retried or repeated
 // attempt finds the workflow it started and does not start another.
 func (a *Activities) StartWorkflow(ctx context.Context, in jobs.ActionInput) (_ jobs.HTTPResponse, err error) {
-	logger, end := begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
+	ctx, logger, end := a.begin(ctx, in.Key, in.OccurrenceID, in.ActionName)
 	defer func() { end(err) }()
 	out := jobs.HTTPResponse{Attempt: int(activity.GetInfo(ctx).Attempt)}
 	w := in.Spec.Workflow
