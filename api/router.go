@@ -25,7 +25,7 @@ func New(c client.Client, opts Options) http.Handler {
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), workflowTargets: opts.WorkflowTargets,
 		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait),
 		backfill:      backfillLimits{pace: opts.Backfill.Pace, budgets: newLimiters(opts.Backfill.PerSubscription)},
-		edge:          newEdgePolicy(opts), refusals: newSampler()}
+		edge:          newEdgePolicy(opts), refusals: newSampler(), tracer: opts.Tracer}
 	stored := store.Options{Namespace: opts.Namespace, Logger: s.log, DataConverter: opts.DataConverter,
 		MaxCollectionsPerSubscription: opts.MaxCollectionsPerSubscription}
 	if opts.Metrics != nil {
@@ -49,7 +49,7 @@ func New(c client.Client, opts Options) http.Handler {
 		proxies = append(proxies, p.String())
 	}
 	_ = r.SetTrustedProxies(proxies)
-	r.Use(gin.Recovery(), s.requestID, s.measure, s.accessLog, s.checkEdge)
+	r.Use(gin.Recovery(), s.trace, s.requestID, s.measure, s.accessLog, s.checkEdge)
 	r.GET("/healthz", s.healthz)
 	r.GET("/readyz", s.readyz)
 	r.GET("/openapi.json", s.openAPI)

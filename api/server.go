@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/recurhq/recur/jobs"
@@ -82,6 +83,9 @@ type Options struct {
 	// waits for its jobs to take the change before it answers 202 with a
 	// Location to poll; zero is DefaultOperationWait.
 	OperationWait time.Duration
+	// Tracer, when set, makes each request a span (trace.go); nil traces
+	// nothing.
+	Tracer trace.Tracer
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
@@ -102,4 +106,6 @@ type Server struct {
 	edge *edgePolicy
 	// refusals samples the log lines of refused requests (logRefusal).
 	refusals *sampler
+	// tracer is Options.Tracer.
+	tracer trace.Tracer
 }

@@ -50,6 +50,7 @@ func (s *Store) startJob(ctx context.Context, k jobs.Key, def jobs.Job, created 
 		return nil, "", err
 	}
 	s.runs.put(opts.ID, run.GetRunID())
+	changed(ctx, opts.ID, run.GetRunID())
 	job := in.State.Job
 	return &job, run.GetRunID(), nil
 }

@@ -114,6 +114,7 @@ func (s *Store) updateResult(ctx context.Context, workflowID string, handle clie
 		return err
 	}
 	s.runs.put(workflowID, handle.RunID())
+	changed(ctx, workflowID, handle.RunID())
 	return nil
 }
 

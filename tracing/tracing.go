@@ -23,9 +23,10 @@ const Scope = "github.com/recurhq/recur"
 // jobs and the times of their occurrences, never a URL's path or query, a
 // header or a body.
 const (
-	AttrJob        = attribute.Key("recur.job.id")        // the job's workflow ID
-	AttrRun        = attribute.Key("recur.job.run_id")    // the run of its workflow a write reached
-	AttrOccurrence = attribute.Key("recur.occurrence.id") // the occurrence ID, its calls' idempotency key
+	AttrJob        = attribute.Key("recur.job.id")             // the job's workflow ID
+	AttrWorkflow   = attribute.Key("temporal.workflow.id")     // a workflow a write changed
+	AttrRun        = attribute.Key("temporal.workflow.run_id") // the run of it that took the write
+	AttrOccurrence = attribute.Key("recur.occurrence.id")      // the occurrence ID, its calls' idempotency key
 	AttrNominal    = attribute.Key("recur.occurrence.nominal")
 	AttrAction     = attribute.Key("recur.action") // Main or Error
 	AttrActionType = attribute.Key("recur.action.type")

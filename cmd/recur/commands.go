@@ -95,6 +95,8 @@ type common struct {
 	// limits is what its flags made.
 	conns  connFlags
 	limits connlimit.Limits
+	// otlp exports traces when it has an endpoint (otlp.go).
+	otlp otlpFlags
 }
 
 func (c *common) register(fs *flag.FlagSet, withAPI bool, e *envDefaults) {
@@ -120,6 +122,7 @@ func (c *common) register(fs *flag.FlagSet, withAPI bool, e *envDefaults) {
 	c.enc.register(fs, withAPI, e)
 	fs.StringVar(&c.pprofAddr, "pprof-addr", env("RECUR_PPROF_ADDR", ""), "loopback `address` to serve Go's profiles on (net/http/pprof), empty for none (RECUR_PPROF_ADDR)")
 	c.conns.register(fs, e)
+	c.otlp.register(fs)
 }
 
 // roles returns r with the endpoints of c.
@@ -130,6 +133,7 @@ func (c *common) roles(r roles) roles {
 	r.workerOptions, r.finishedRetention, r.actionBudget = c.workerOptions, c.work.finishedRetention, c.work.actionBudget
 	r.limits = c.limits
 	r.metricsByCollection = c.metricsByCollection
+	r.otlp = c.otlp
 	return r
 }
 
@@ -187,6 +191,10 @@ func runDev(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	if c.limits, err = c.conns.limits(); err != nil {
+		fmt.Fprintf(stderr, "recur dev: %v\n", err)
+		return 2
+	}
+	if err := c.otlp.check(log); err != nil {
 		fmt.Fprintf(stderr, "recur dev: %v\n", err)
 		return 2
 	}
@@ -315,6 +323,9 @@ func runCluster(ctx context.Context, name string, r roles, args []string, stderr
 	conn, err := tf.conn()
 	if err == nil {
 		c.limits, err = c.conns.limits()
+	}
+	if err == nil {
+		err = c.otlp.check(log)
 	}
 	if err == nil && r.worker {
 		c.workerOptions, err = c.work.options()

@@ -66,6 +66,9 @@ type roles struct {
 	actionBudget time.Duration
 	// limits cap the API's connections (http.go).
 	limits connlimit.Limits
+	// otlp exports the worker's and the API's spans when it has an
+	// endpoint (otlp.go).
+	otlp otlpFlags
 }
 
 // dial connects to Temporal with recur's logger, over conn's TLS with its
@@ -108,6 +111,13 @@ func listen(addr string) (net.Listener, error) {
 // serveRoles runs the worker and/or the API on c until ctx ends, then
 // stops the API (finishing requests in flight) and drains the worker.
 func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, namespace string, log *slog.Logger) error {
+	tracer, stopTracing, err := r.otlp.tracer(ctx, log)
+	if err != nil {
+		return err
+	}
+	// Deferred first, run last: the spans of the requests and actions the
+	// stops below finish are flushed.
+	defer stopTracing()
 	var w sdkworker.Worker
 	if r.worker {
 		acts := activities.New(r.egress)
@@ -116,7 +126,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		acts.StorageQueueEndpoint, acts.ServiceBusEndpoint = r.storageQueue, r.serviceBus
 		acts.WorkflowTargets, acts.FinishedRetention = r.workflowTargets, r.finishedRetention
-		acts.Attempts = nil
+		acts.Attempts, acts.Tracer = nil, tracer
 		if r.actionBudget > 0 {
 			acts.Attempts = activities.NewAttempts(r.actionBudget)
 		}
@@ -150,7 +160,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			Metrics: r.metrics.Registry, MetricsByCollection: r.metricsByCollection, WorkflowTargets: r.workflowTargets, Ready: ready,
 			CodecOrigins: r.codecOrigins, ListenAddr: ln.Addr().String(),
 			AllowedHosts: r.apiConfig.allowedHosts, TrustedProxies: r.apiConfig.trustedProxies,
-			MaxCollectionsPerSubscription: r.apiConfig.maxCollections, Backfill: r.apiConfig.backfill}), writeTimeout)
+			MaxCollectionsPerSubscription: r.apiConfig.maxCollections, Backfill: r.apiConfig.backfill, Tracer: tracer}), writeTimeout)
 		srv.TLSConfig = r.apiConfig.tls
 		ln = limitListener(ln, r.limits, "api", log)
 		scheme := "http://"
@@ -170,7 +180,6 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			errc <- srv.Serve(ln)
 		}()
 	}
-	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
