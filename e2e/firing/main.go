@@ -28,6 +28,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/recurhq/recur/internal/jaeger"
 	"github.com/recurhq/recur/internal/peer"
 	"github.com/recurhq/recur/internal/recurproc"
 )
@@ -53,6 +54,9 @@ type config struct {
 	cluster recurproc.ClusterFlags
 	// bin is the recur binary to measure; empty builds this tree's.
 	bin string
+	// otlp runs recur with tracing on, exporting to a Jaeger the tool
+	// starts (internal/jaeger).
+	otlp bool
 }
 
 func main() {
@@ -67,6 +71,7 @@ func main() {
 	flag.StringVar(&c.catchUp, "catch-up", "", "the recur jobs' catchUpWindow (ISO 8601, P365D is Schedules' default); by default recur's, one period: an occurrence a loaded server starts later than that is recorded as Postponed, not run")
 	c.cluster.Register(flag.CommandLine)
 	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
+	flag.BoolVar(&c.otlp, "otlp", false, "run recur with tracing on (--otlp-endpoint), exporting to a Jaeger the tool starts, so that firing is measured with tracing off and on; the Schedules are not traced")
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's CPU profile over each phase's window, and its heap at the window's end, in")
 	flag.Parse()
 	if c.jobs < 1 || c.minutes < 1 || c.startAfter < 0 {
@@ -105,7 +110,17 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer sink.close()
-	d, err := recurproc.Deploy(ctx, bin, work, c.cluster.Options(), c.profile != "")
+	var extra []string
+	if c.otlp {
+		j, err := jaeger.Start(ctx, work)
+		if err != nil {
+			return err
+		}
+		defer j.Stop()
+		log.Printf("tracing on: recur exports to Jaeger at %s (UI and query API %s)", j.OTLPHTTP, j.Query)
+		extra = []string{"--otlp-endpoint", j.OTLPHTTP}
+	}
+	d, err := recurproc.Deploy(ctx, bin, work, c.cluster.Options(), c.profile != "", extra...)
 	if err != nil {
 		return err
 	}

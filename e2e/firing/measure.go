@@ -159,6 +159,10 @@ func printResults(c config, rs []*phaseResult) {
 	if c.catchUp != "" {
 		fmt.Printf("%-36s %s\n", "recur jobs' catchUpWindow", c.catchUp)
 	}
+	if c.otlp {
+		// Jaeger's own CPU is not recur's: it runs in a process of its own.
+		fmt.Printf("%-36s %s\n", "recur tracing", "on: every span exported over OTLP to Jaeger")
+	}
 	row := func(what string, cell func(r *phaseResult) string) {
 		cells := make([]string, len(rs))
 		for i, r := range rs {

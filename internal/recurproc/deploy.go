@@ -26,12 +26,12 @@ type Deployment struct {
 
 // Deploy starts recur dev, or with cluster options a cluster and recur
 // serve against it, with work as the directory of recur's data, keys and
-// log. With profile, recur serves Go's profiles. The caller must Close
-// the deployment.
-func Deploy(ctx context.Context, bin, work string, cluster *temporalcluster.Options, profile bool) (*Deployment, error) {
+// log. With profile, recur serves Go's profiles; extra flags follow
+// recur's own. The caller must Close the deployment.
+func Deploy(ctx context.Context, bin, work string, cluster *temporalcluster.Options, profile bool, extra ...string) (*Deployment, error) {
 	logPath := filepath.Join(work, "recur.log")
 	if cluster == nil {
-		p, err := Start(bin, filepath.Join(work, "data"), logPath, profile)
+		p, err := Start(bin, filepath.Join(work, "data"), logPath, profile, extra...)
 		if err != nil {
 			return nil, err
 		}
@@ -48,7 +48,7 @@ func Deploy(ctx context.Context, bin, work string, cluster *temporalcluster.Opti
 		_ = c.Close()
 		return nil, fmt.Errorf("recur keygen: %w\n%s", err, out)
 	}
-	p, err := StartServe(bin, c.FrontendAddress(), c.Namespace(), keys, logPath, profile)
+	p, err := StartServe(bin, c.FrontendAddress(), c.Namespace(), keys, logPath, profile, extra...)
 	if err != nil {
 		_ = c.Close()
 		return nil, err

@@ -91,8 +91,9 @@ func Start(bin, dataDir, logPath string, profile bool, extra ...string) (*Proces
 // StartServe starts `recur serve` against the Temporal frontend at
 // address, in namespace, with the encryption keys of keyFile, its API on a
 // free port and its output in logPath, and waits until /readyz answers
-// 200. With profile, the process serves Go's profiles at Process.Pprof.
-func StartServe(bin, address, namespace, keyFile, logPath string, profile bool) (*Process, error) {
+// 200. With profile, the process serves Go's profiles at Process.Pprof;
+// extra flags follow recur's own.
+func StartServe(bin, address, namespace, keyFile, logPath string, profile bool, extra ...string) (*Process, error) {
 	ports, err := freePorts(1)
 	if err != nil {
 		return nil, err
@@ -104,6 +105,7 @@ func StartServe(bin, address, namespace, keyFile, logPath string, profile bool) 
 	// Schedules beside them do not meet (dev has none).
 	args := []string{"serve", "--temporal-address", address, "--namespace", namespace, "--encryption-key-file", keyFile,
 		"--egress-allow-loopback", "--rate-limit", "0"}
+	args = append(args, extra...)
 	if err := p.launch(bin, args, ports[0], logPath, profile); err != nil {
 		return nil, err
 	}
