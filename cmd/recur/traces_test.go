@@ -85,6 +85,8 @@ func startTraced(t *testing.T, bin, dataDir string, env []string, extra ...strin
 	args := append([]string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:" + strconv.Itoa(apiPort),
 		"--temporal-port", strconv.Itoa(temporalPort), "--ui-port", strconv.Itoa(uiPort), "--retention", "3d"}, extra...)
 	p.startEnv(t, bin, env, args...)
+	status, body := p.do(t, http.MethodPut, crashCollection, map[string]any{"properties": map[string]any{"sku": map[string]any{"name": "Standard"}}})
+	require.Equal(t, http.StatusCreated, status, body)
 	return p
 }
 
