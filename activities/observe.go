@@ -28,7 +28,7 @@ const MetricActionDuration = "recur_action_duration_seconds"
 func (a *Activities) begin(ctx context.Context, key jobs.Key, occurrenceID, actionName string) (_ context.Context, logger log.Logger, end func(error)) {
 	started := time.Now()
 	logger = log.With(activity.GetLogger(ctx), "jobId", key.JobWorkflowID(), "occurrenceId", occurrenceID, "action", actionName)
-	span := noSpan
+	var span trace.Span // nil: not traced
 	if a.Tracer != nil {
 		info := activity.GetInfo(ctx)
 		ctx, span = a.Tracer.Start(tracing.InOccurrence(ctx, occurrenceID), "attempt", trace.WithAttributes(
@@ -43,12 +43,11 @@ func (a *Activities) begin(ctx context.Context, key jobs.Key, occurrenceID, acti
 		}
 		activity.GetMetricsHandler(ctx).WithTags(map[string]string{"outcome": outcome}).
 			Timer(MetricActionDuration).Record(time.Since(started))
-		endSpan(span, err)
+		if span != nil {
+			endSpan(span, err)
+		}
 	}
 }
-
-// noSpan is the span of an attempt without a tracer.
-var noSpan = trace.SpanFromContext(context.Background())
 
 // endSpan ends span, failed when err is: its status says the failure's
 // type (HttpStatus, HttpTransport...), never its message, which may quote

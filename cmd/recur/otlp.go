@@ -58,7 +58,8 @@ func (o *otlpFlags) check(log *slog.Logger) error {
 	}
 	u, err := url.Parse(o.endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--otlp-endpoint %q: want an http or https URL such as http://127.0.0.1:4318", o.endpoint)
+		// Not quoted: a malformed URL may still hold a credential.
+		return fmt.Errorf("--otlp-endpoint: want an http or https URL such as http://127.0.0.1:4318")
 	}
 	if u.User != nil || u.RawQuery != "" {
 		// Credentials go in OTEL_EXPORTER_OTLP_HEADERS, which no log line
