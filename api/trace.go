@@ -15,19 +15,23 @@ import (
 // traceContext reads a client's W3C trace context.
 var traceContext = propagation.TraceContext{}
 
+// untraced are the routes of probes and scrapes: a span every few
+// seconds of each would bury the requests of clients.
+var untraced = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
 // trace makes each request a server span, named by its method and route
 // template, the child of the client's traceparent when it sends one. It
 // records the method, the route, the status and, for a request about one
 // job, the job's workflow ID; the store adds an event for each workflow a
 // write changed (its ID and run). Never the path (which holds tenants'
 // names the route template does not need), the query (which may hold a
-// token), a header or a body.
+// token), a header or a body. Probes and scrapes (untraced) are not.
 func (s *Server) trace(c *gin.Context) {
-	if s.tracer == nil {
+	route := c.FullPath()
+	if s.tracer == nil || untraced[route] {
 		c.Next()
 		return
 	}
-	route := c.FullPath()
 	if route == "" {
 		route = "unmatched"
 	}

@@ -33,7 +33,7 @@ func (o *otlpFlags) register(fs *flag.FlagSet) {
 			"Empty traces nothing, and HTTP actions then carry no traceparent (RECUR_OTLP_ENDPOINT)")
 }
 
-// protocol is the OTLP protocol of the traces' exporter: the standard
+// otlpProtocol is the OTLP protocol of the traces' exporter: the standard
 // variables', http/protobuf (the specification's default) when neither
 // is set.
 func otlpProtocol() (string, error) {
