@@ -9,9 +9,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/tracing"
 )
 
 // TestAHealthyOccurrenceWritesOneUpsert: a healthy occurrence of a job
@@ -20,10 +24,35 @@ import (
 // answered within the action's budget it costs its job 7 history events
 // (its timer's firing, one workflow task, the next timer, the first
 // attempt's marker and the memo's upsert). Each upsert is an event and a
-// visibility write at every occurrence of every job.
+// visibility write at every occurrence of every job. Traced, it costs
+// the same events: its trace needs nothing of the workflow.
 func TestAHealthyOccurrenceWritesOneUpsert(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
+	t.Run("untraced", func(t *testing.T) {
+		t.Parallel()
+		healthyOccurrence(t)
+	})
+	t.Run("traced", func(t *testing.T) {
+		t.Parallel()
+		exp := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(tracing.IDGenerator()))
+		t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+		healthyOccurrence(t, func(a *activities.Activities) { a.Tracer = tp.Tracer(tracing.Scope) })
+		k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "steady"}
+		var occurrences int
+		for _, s := range exp.GetSpans() {
+			if s.Name == "occurrence" && s.SpanContext.TraceID() == tracing.TraceID(jobs.OccurrenceID(k.JobWorkflowID(), s.StartTime)) {
+				occurrences++
+			}
+		}
+		require.GreaterOrEqual(t, occurrences, 2, "each occurrence was traced")
+	})
+}
+
+// healthyOccurrence runs a job twice with activities configured by opts
+// and checks the second occurrence's events.
+func healthyOccurrence(t *testing.T, opts ...func(*activities.Activities)) {
+	s := newStack(t, opts...)
 	target, _ := newTarget(t)
 	s.putCollection(t)
 	// The first occurrence plans the next hundred (a side effect) and sets
