@@ -9,10 +9,15 @@
 // cluster, CPU is split into recur (`recur serve`), the Temporal server
 // process and PostgreSQL.
 //
+// With -otlp, recur runs with tracing on, exporting every span to a
+// Jaeger the tool starts (internal/jaeger): a run with and one without
+// measure what tracing costs an occurrence.
+//
 // It is a bench command, not a test; run it from the repository root:
 //
 //	go run ./e2e/firing -jobs 1000 -minutes 3
 //	go run ./e2e/firing -jobs 1000 -minutes 3 -cluster
+//	go run ./e2e/firing -jobs 1000 -minutes 3 -otlp
 //	task firing -- -jobs 10000 -minutes 5
 package main
 
