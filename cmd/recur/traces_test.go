@@ -91,7 +91,7 @@ func startTraced(t *testing.T, bin, dataDir string, env []string, extra ...strin
 }
 
 // TestTracesReachJaeger runs the real binary against a real Jaeger. With
-// --otlp-endpoint, an occurrence is one trace, found in Jaeger under the
+// --otlp-endpoint (over http/protobuf, then over gRPC), an occurrence is one trace, found in Jaeger under the
 // ID its idempotency key names: the occurrence's span, its attempt's, the
 // HTTP call's and, below it, the span the target made from the
 // traceparent it got in place of the job's own. The PUT that made the job
@@ -106,9 +106,37 @@ func TestTracesReachJaeger(t *testing.T) {
 	t.Cleanup(j.Stop)
 	target, got := tracingTarget(t, j)
 
-	p := startTraced(t, bin, filepath.Join(t.TempDir(), "data"), nil, "--otlp-endpoint", j.OTLPHTTP)
+	requireTracedOccurrence(t, bin, j, target, got, "traced", j.OTLPHTTP, nil)
+	requireTracedOccurrence(t, bin, j, target, got, "tracedgrpc", j.OTLPGRPC, []string{"OTEL_EXPORTER_OTLP_PROTOCOL=grpc"})
+
+	// Without the flag.
+	plain := startTraced(t, bin, filepath.Join(t.TempDir(), "data"), []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + j.OTLPHTTP})
 	start := time.Now().Add(3 * time.Second).Truncate(time.Second)
-	status, body := p.do(t, http.MethodPut, crashCollection+"/jobs/traced", tracedJob(target.URL, start))
+	status, body := plain.do(t, http.MethodPut, crashCollection+"/jobs/untraced", tracedJob(target.URL, start))
+	require.Equal(t, http.StatusCreated, status, body)
+	var call tracedCall
+	select {
+	case call = <-got:
+	case <-time.After(time.Minute):
+		t.Fatalf("the job never called its target:\n%s", plain.output)
+	}
+	require.Equal(t, []string{"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, call.traceparent, "the job's own, as it is")
+	require.Equal(t, []string{"theirs=1"}, call.tracestate)
+	plain.stop(t, os.Interrupt) // a tracer provider would flush here
+	require.Contains(t, plain.output.String(), "tracing is off")
+	_, raw, ok, err := j.Trace(t.Context(), tracing.TraceID(call.occurrence).String())
+	require.NoError(t, err)
+	require.False(t, ok, "a trace of an untraced occurrence:\n%s", raw)
+}
+
+// requireTracedOccurrence runs job name's occurrence on a recur dev
+// exporting to endpoint, with env, and finds its trace and its PUT's in
+// Jaeger.
+func requireTracedOccurrence(t *testing.T, bin string, j *jaeger.Jaeger, target *httptest.Server, got chan tracedCall, name, endpoint string, env []string) {
+	t.Helper()
+	p := startTraced(t, bin, filepath.Join(t.TempDir(), "data"), env, "--otlp-endpoint", endpoint)
+	start := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	status, body := p.do(t, http.MethodPut, crashCollection+"/jobs/"+name, tracedJob(target.URL, start))
 	require.Equal(t, http.StatusCreated, status, body)
 	var call tracedCall
 	select {
@@ -116,7 +144,7 @@ func TestTracesReachJaeger(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("the job never called its target:\n%s", p.output)
 	}
-	require.Equal(t, occurrenceKey("traced", start), call.occurrence)
+	require.Equal(t, occurrenceKey(name, start), call.occurrence)
 	traceID := tracing.TraceID(call.occurrence).String()
 	require.Len(t, call.traceparent, 1, "one traceparent, recur's")
 	require.True(t, strings.HasPrefix(call.traceparent[0], "00-"+traceID+"-"), "traceparent %q is not of the occurrence's trace %s", call.traceparent[0], traceID)
@@ -124,6 +152,7 @@ func TestTracesReachJaeger(t *testing.T) {
 
 	var trace jaeger.Trace
 	var raw []byte
+	var err error
 	require.Eventually(t, func() bool {
 		var ok bool
 		trace, raw, ok, err = j.Trace(t.Context(), traceID)
@@ -147,41 +176,24 @@ func TestTracesReachJaeger(t *testing.T) {
 	requireNoTracedSecret(t, raw)
 
 	// The PUT's trace names the job and the run its write reached.
-	put := findPutTrace(t, j)
+	put := findPutTrace(t, j, "job:s/rg/c/"+name)
 	requireNoTracedSecret(t, put)
 	require.Contains(t, string(put), `"recur.job.id"`)
-	require.Contains(t, string(put), "job:s/rg/c/traced")
 	require.Contains(t, string(put), `"temporal.workflow.run_id"`)
 	p.stop(t, os.Interrupt)
 
-	// Without the flag.
-	plain := startTraced(t, bin, filepath.Join(t.TempDir(), "data"), []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + j.OTLPHTTP})
-	start = time.Now().Add(3 * time.Second).Truncate(time.Second)
-	status, body = plain.do(t, http.MethodPut, crashCollection+"/jobs/untraced", tracedJob(target.URL, start))
-	require.Equal(t, http.StatusCreated, status, body)
-	select {
-	case call = <-got:
-	case <-time.After(time.Minute):
-		t.Fatalf("the job never called its target:\n%s", plain.output)
-	}
-	require.Equal(t, []string{"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, call.traceparent, "the job's own, as it is")
-	require.Equal(t, []string{"theirs=1"}, call.tracestate)
-	plain.stop(t, os.Interrupt) // a tracer provider would flush here
-	require.Contains(t, plain.output.String(), "tracing is off")
-	_, raw, ok, err := j.Trace(t.Context(), tracing.TraceID(call.occurrence).String())
-	require.NoError(t, err)
-	require.False(t, ok, "a trace of an untraced occurrence:\n%s", raw)
 }
 
-// findPutTrace returns Jaeger's answer with the traces of the job PUTs.
-func findPutTrace(t *testing.T, j *jaeger.Jaeger) []byte {
+// findPutTrace returns Jaeger's answer with the traces of the job PUTs,
+// once it holds one of job's that names what it changed.
+func findPutTrace(t *testing.T, j *jaeger.Jaeger, job string) []byte {
 	t.Helper()
 	op := "PUT /subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler/jobCollections/:jobCollectionName/jobs/:jobName"
 	var raw []byte
 	require.Eventually(t, func() bool {
 		var err error
 		raw, err = j.Search(t.Context(), "recur", op)
-		return err == nil && strings.Contains(string(raw), `"changed"`) && strings.Contains(string(raw), "job:s/rg/c/traced")
+		return err == nil && strings.Contains(string(raw), `"changed"`) && strings.Contains(string(raw), job)
 	}, time.Minute, 200*time.Millisecond, "Jaeger never held the PUT's trace")
 	return raw
 }
