@@ -209,13 +209,7 @@ type Span struct {
 	OperationName string      `json:"operationName"`
 	References    []Reference `json:"references"`
 	Tags          []Tag       `json:"tags"`
-	Logs          []Log       `json:"logs"`
 	ProcessID     string      `json:"processID"`
-}
-
-// Log is a span's event: its name is the field "event".
-type Log struct {
-	Fields []Tag `json:"fields"`
 }
 
 // Reference is a span's parent (CHILD_OF) or link (FOLLOWS_FROM).
