@@ -136,8 +136,12 @@ type (
 	}
 	// CancelRuns cancels every run in flight: the job is deleted.
 	CancelRuns struct{}
-	// Record writes history rows.
-	Record struct{ Rows []jobs.HistoryRow }
+	// Record writes history rows and, for a run that failed for good, its
+	// failure record, in the same upsert.
+	Record struct {
+		Rows    []jobs.HistoryRow
+		Failure *jobs.Failure
+	}
 	// NotRun says an occurrence was recorded as Postponed, for Why: the
 	// workflow counts it in its metrics (its row is a Record of its own).
 	NotRun struct {

@@ -17,6 +17,17 @@ const (
 	Backfill                 // POST .../backfill, a past occurrence
 )
 
+// Name is the kind as a failure record names it (jobs.KindScheduled...).
+func (k RunKind) Name() string {
+	switch k {
+	case RunNow:
+		return jobs.KindRunNow
+	case Backfill:
+		return jobs.KindBackfill
+	}
+	return jobs.KindScheduled
+}
+
 // Run is one run of a job's action, as the machine started it.
 type Run struct {
 	ID      string // the occurrence ID, every attempt's idempotency key
@@ -35,9 +46,12 @@ func (r Run) Lateness() time.Duration { return max(r.Started.Sub(r.PlannedStart)
 // Ended is a run whose actions have ended.
 type Ended struct {
 	Run
-	Result    jobs.RunResult
-	Rows      []jobs.HistoryRow // the main action's, then the error action's
-	Cancelled bool              // by the job's deletion: no result, no rows
+	Result jobs.RunResult
+	Rows   []jobs.HistoryRow // the main action's, then the error action's
+	// Failure is the run's failure record when its main action failed for
+	// good: it is written with the rows.
+	Failure   *jobs.Failure
+	Cancelled bool // by the job's deletion: no result, no rows
 }
 
 // takeDue handles the occurrence due at nominal, and any later ones that

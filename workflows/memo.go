@@ -43,6 +43,11 @@ func (j *job) flush(ctx workflow.Context) {
 		fields[jobs.MemoRows] = j.rows
 		j.rows = nil
 	}
+	// A failure record goes in its occurrence's upsert: it costs no event.
+	if len(j.failures) > 0 {
+		fields[jobs.MemoFailures] = j.failures
+		j.failures = nil
+	}
 	if len(fields) > 0 {
 		if err := workflow.UpsertMemo(ctx, fields); err != nil {
 			workflow.GetLogger(ctx).Error("upsert the memo", "error", err)
