@@ -88,6 +88,8 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.POST("/jobs/:jobName/run", s.handle(s.runJob))
 	coll.POST("/jobs/:jobName/backfill", s.handle(s.backfillJob))
 	coll.GET("/jobs/:jobName/history", s.handle(s.listHistory))
+	coll.GET("/jobs/:jobName/failures", s.handle(s.listFailures))
+	coll.GET("/jobs/:jobName/failures/:failureId", s.handle(s.getFailure))
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, s.log, &apiError{status: http.StatusNotFound, code: "NotFound",
 			message: "no such resource: " + c.Request.Method + " " + c.Request.URL.Path})

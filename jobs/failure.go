@@ -21,6 +21,9 @@ const (
 	KindRerun     = "rerun"
 )
 
+// MaxFailures bounds the failure records a job lists: its newest.
+const MaxFailures = 100
+
 // MaxFailureBody is how much of the last answer's body a failure record
 // keeps.
 const MaxFailureBody = 1024

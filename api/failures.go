@@ -1,0 +1,119 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// failureType is the resource type of a job's failure (recur's
+// extension).
+const failureType = "Microsoft.Scheduler/jobCollections/jobs/failures"
+
+// failureIDPattern is the shape of a failure's ID (jobs.FailureID): any
+// other is not found without a read.
+var failureIDPattern = regexp.MustCompile(`^[0-9A-Za-z.-]{1,80}$`)
+
+// failureEntry is one failure of a job, in the shape of the history's
+// entries.
+type failureEntry struct {
+	ID         string            `json:"id"`
+	Type       string            `json:"type"`
+	Name       string            `json:"name"`
+	Properties failureProperties `json:"properties"`
+}
+
+// failureProperties is a failure record as the API shows it: its action
+// with every secret redacted, as a job's GET shows it.
+type failureProperties struct {
+	ExpectedExecutionTime time.Time            `json:"expectedExecutionTime"`
+	Kind                  string               `json:"kind"`
+	OccurrenceID          string               `json:"occurrenceId"`
+	RerunOf               string               `json:"rerunOf,omitempty"`
+	StartTime             time.Time            `json:"startTime"`
+	EndTime               time.Time            `json:"endTime"`
+	Action                jobs.Action          `json:"action"`
+	Response              failureResponse      `json:"response"`
+	Message               string               `json:"message,omitempty"`
+	Attempts              int                  `json:"attempts"`
+	FailedAttempts        int                  `json:"failedAttempts"`
+	ErrorActionStatus     jobs.ExecutionStatus `json:"errorActionStatus,omitempty"`
+}
+
+// failureResponse is the last answer of a failure's main action: its
+// status, headers of note and the first KiB of its body.
+type failureResponse struct {
+	StatusCode int    `json:"statusCode,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Headers    string `json:"headers,omitempty"`
+	Body       string `json:"body,omitempty"`
+}
+
+type failureList struct {
+	Value    []failureEntry `json:"value"`
+	NextLink string         `json:"nextLink,omitempty"`
+}
+
+func newFailureEntry(k jobs.Key, f jobs.Failure) failureEntry {
+	f = f.Redacted()
+	return failureEntry{
+		ID:   k.JobID() + "/failures/" + f.ID,
+		Type: failureType,
+		Name: k.Collection + "/" + k.Job + "/" + f.ID,
+		Properties: failureProperties{
+			ExpectedExecutionTime: f.Nominal.UTC(), Kind: f.Kind, OccurrenceID: f.OccurrenceID, RerunOf: f.RerunOf,
+			StartTime: f.Started.UTC(), EndTime: f.Ended.UTC(), Action: f.Action,
+			Response: failureResponse{StatusCode: f.Response.StatusCode, Status: f.Response.Status,
+				Headers: f.Response.Headers, Body: f.Response.Body},
+			Message: f.Message, Attempts: f.Attempts, FailedAttempts: f.FailedAttempts, ErrorActionStatus: f.ErrorAction,
+		},
+	}
+}
+
+// listFailures answers GET .../jobs/{jobName}/failures (recur's
+// extension): the job's occurrences whose main action failed for good,
+// newest first, at most the newest jobs.MaxFailures, paged by $top and
+// $skip as the history is.
+func (s *Server) listFailures(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	top, skip, err := parsePage(c, maxHistoryTop)
+	if err != nil {
+		return err
+	}
+	all, err := s.store.Failures(ctx, k, skip+top+1)
+	if err != nil {
+		return err
+	}
+	list := failureList{Value: []failureEntry{}}
+	for _, f := range pageOf(all, skip, top) {
+		list.Value = append(list.Value, newFailureEntry(k, f))
+	}
+	if len(all) > skip+top {
+		list.NextLink = nextLink(c, skip+top)
+	}
+	c.JSON(http.StatusOK, list)
+	return nil
+}
+
+// getFailure answers GET .../jobs/{jobName}/failures/{failureId}.
+func (s *Server) getFailure(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	f, err := s.failure(ctx, c, k)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, newFailureEntry(k, f))
+	return nil
+}
+
+// failure reads the failure the request's path names.
+func (s *Server) failure(ctx context.Context, c *gin.Context, k jobs.Key) (jobs.Failure, error) {
+	id := c.Param("failureId")
+	if !failureIDPattern.MatchString(id) {
+		return jobs.Failure{}, jobs.NotFound("failure " + clipValue(id) + " of job " + k.Job)
+	}
+	return s.store.Failure(ctx, k, id)
+}
