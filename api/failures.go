@@ -109,6 +109,22 @@ func (s *Server) getFailure(ctx context.Context, c *gin.Context, k jobs.Key) err
 	return nil
 }
 
+// rerunFailure answers POST .../jobs/{jobName}/failures/{failureId}/run:
+// the job queues the failure to run again, as it ran, and answers 202;
+// it starts as a backfill occurrence does, in a free slot, a pace after
+// the one before, while the job is enabled.
+func (s *Server) rerunFailure(ctx context.Context, c *gin.Context, k jobs.Key) error {
+	f, err := s.failure(ctx, c, k)
+	if err != nil {
+		return err
+	}
+	if err := s.store.Rerun(ctx, k, f); err != nil {
+		return err
+	}
+	c.Status(http.StatusAccepted)
+	return nil
+}
+
 // failure reads the failure the request's path names.
 func (s *Server) failure(ctx context.Context, c *gin.Context, k jobs.Key) (jobs.Failure, error) {
 	id := c.Param("failureId")

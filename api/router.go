@@ -90,6 +90,7 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.GET("/jobs/:jobName/history", s.handle(s.listHistory))
 	coll.GET("/jobs/:jobName/failures", s.handle(s.listFailures))
 	coll.GET("/jobs/:jobName/failures/:failureId", s.handle(s.getFailure))
+	coll.POST("/jobs/:jobName/failures/:failureId/run", s.handle(s.rerunFailure))
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, s.log, &apiError{status: http.StatusNotFound, code: "NotFound",
 			message: "no such resource: " + c.Request.Method + " " + c.Request.URL.Path})

@@ -165,3 +165,66 @@ func TestFailedRunsAreListed(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, page)
 	require.Equal(t, []map[string]any{list[1]}, failureEntries(t, page))
 }
+
+// TestFailedRunsAreKeptAndRunAgain: a job whose target fails keeps the
+// failed occurrence; a re-run of a disabled job is refused (409), as a
+// backfill is; once the job is enabled and its target fixed, the re-run
+// reaches the target with the failed call's webhook-id (its signature's
+// ID) under an idempotency key of its own, and its history row has the
+// failure's nominal time and says what it re-ran.
+func TestFailedRunsAreKeptAndRunAgain(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	target := newFixableTarget(t)
+	s.putCollection(t)
+	start := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)
+	putFailingJob(t, s, "fixable", target.url, start)
+	jobPath := collectionPath + "/jobs/fixable"
+
+	var failure map[string]any
+	require.Eventually(t, func() bool {
+		_, body := s.get(t, jobPath+"/failures", nil)
+		list := failureEntries(t, body)
+		if len(list) == 1 {
+			failure = list[0]
+		}
+		return failure != nil
+	}, 30*time.Second, 200*time.Millisecond, "the failure is listed")
+	id := failure["id"].(string)[strings.LastIndexByte(failure["id"].(string), '/')+1:]
+	failed := target.got()
+	require.Len(t, failed, 1)
+	require.NotEmpty(t, failed[0].webhookID, "the job signs its calls")
+	rerunPath := jobPath + "/failures/" + id + "/run"
+
+	status, body := s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "Disabled"}})
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = s.do(t, http.MethodPost, rerunPath, nil)
+	require.Equal(t, http.StatusConflict, status, body)
+	requireNoFailureSecret(t, body)
+	status, body = s.do(t, http.MethodPost, jobPath+"/failures/20200101T000000Z-scheduled/run", nil)
+	require.Equal(t, http.StatusNotFound, status, body)
+
+	status, body = s.do(t, http.MethodPatch, jobPath, map[string]any{"properties": map[string]any{"state": "Enabled"}})
+	require.Equal(t, http.StatusOK, status, body)
+	target.fixed.Store(true)
+	status, body = s.do(t, http.MethodPost, rerunPath, nil)
+	require.Equal(t, http.StatusAccepted, status, body)
+	require.Eventually(t, func() bool { return len(target.got()) == 2 }, 30*time.Second, 100*time.Millisecond, "the re-run reaches the target")
+	rerun := target.got()[1]
+	require.Equal(t, failed[0].webhookID, rerun.webhookID, "the re-run is signed as the failed call")
+	require.NotEqual(t, failed[0].idempotencyKey, rerun.idempotencyKey, "the re-run has an idempotency key of its own")
+
+	var rows []map[string]any
+	require.Eventually(t, func() bool {
+		_, body := s.get(t, jobPath+"/history", nil)
+		rows = historyRows(t, body)
+		return len(rows) == 2
+	}, 30*time.Second, 200*time.Millisecond, "the re-run's row")
+	require.Equal(t, id, rows[0]["rerunOf"])
+	require.Equal(t, "Completed", rows[0]["status"])
+	require.Equal(t, start.Format(time.RFC3339), rows[0]["expectedExecutionTime"], "the failure's nominal time")
+	require.Nil(t, rows[1]["rerunOf"])
+
+	_, body = s.get(t, jobPath+"/failures", nil)
+	require.Len(t, failureEntries(t, body), 1, "a re-run that succeeds leaves no failure")
+}

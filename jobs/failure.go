@@ -24,6 +24,9 @@ const (
 // MaxFailures bounds the failure records a job lists: its newest.
 const MaxFailures = 100
 
+// MaxQueuedReruns bounds the re-runs a job holds queued.
+const MaxQueuedReruns = 100
+
 // MaxFailureBody is how much of the last answer's body a failure record
 // keeps.
 const MaxFailureBody = 1024

@@ -31,6 +31,12 @@ func (s *Store) Failures(ctx context.Context, k jobs.Key, want int) ([]jobs.Fail
 	return out, err
 }
 
+// Rerun asks the job's workflow to run failure f again, as it ran: the
+// job refuses it as it refuses a backfill (lifecycle.Rerunnable).
+func (s *Store) Rerun(ctx context.Context, k jobs.Key, f jobs.Failure) error {
+	return s.updateJob(ctx, k, jobs.UpdateRerun, jobs.RerunRequest{Failure: f})
+}
+
 // Failure returns the job's failure record id, among the newest
 // jobs.MaxFailures; a NotFound when there is none.
 func (s *Store) Failure(ctx context.Context, k jobs.Key, id string) (jobs.Failure, error) {

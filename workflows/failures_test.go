@@ -75,3 +75,50 @@ func TestAFailedOccurrenceKeepsItsRecordInItsOwnUpsert(t *testing.T) {
 	require.Equal(t, h.rows(jobs.ExecutionFailed)[0].Message, f.Message)
 	require.False(t, f.Ended.Before(f.Started))
 }
+
+// TestAFailureRunsAgainAsItRan: a re-run sends the failure's action, not
+// the job's definition of now, at the failure's nominal time, under an
+// occurrence ID of its own and signed as the failure was; its row and, when
+// it fails too, its own failure record say what it ran again.
+func TestAFailureRunsAgainAsItRan(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	var sent []jobs.HTTPRequestInput
+	h.answer = func(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error) {
+		sent = append(sent, in)
+		return failing(in, n)
+	}
+	j := job(now, &recurrence.Recurrence{Frequency: "Hour"})
+	j.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "None"}
+	h.at(0, func() { h.put(j) })
+	redefined := job(now, &recurrence.Recurrence{Frequency: "Hour"})
+	redefined.Properties.Action.Request.URI = "https://example.com/new"
+	h.at(10*time.Minute, func() { h.put(redefined) })
+	h.at(20*time.Minute, func() {
+		update(h.t, h.env, jobs.UpdateRerun, jobs.RerunRequest{Failure: h.failures()[0]})
+	})
+	h.at(30*time.Minute, func() {
+		update(h.t, h.env, jobs.UpdateRerun, jobs.RerunRequest{Failure: h.failures()[1]})
+	})
+	h.run(40*time.Minute, jobs.JobInput{Key: key})
+
+	require.Len(t, sent, 3, "12:00, its re-run, the re-run's re-run")
+	original := occurrences("2026-06-01T12:00:00Z")[0]
+	for i, in := range sent {
+		require.Equal(t, "https://example.com/", in.Request.URI, i)
+		require.Equal(t, now, in.Nominal.UTC(), i)
+	}
+	require.Equal(t, []string{original, original + "/rerun-1", original + "/rerun-2"},
+		[]string{sent[0].OccurrenceID, sent[1].OccurrenceID, sent[2].OccurrenceID})
+	require.Equal(t, []string{"", original, original}, []string{sent[0].SignedAs, sent[1].SignedAs, sent[2].SignedAs})
+	fs := h.failures()
+	require.Len(t, fs, 3)
+	require.Equal(t, "20260601T120000Z-rerun-1", fs[1].ID)
+	require.Equal(t, jobs.KindRerun, fs[1].Kind)
+	require.Equal(t, fs[0].ID, fs[1].RerunOf)
+	require.Equal(t, fs[1].ID, fs[2].RerunOf)
+	require.Equal(t, original, fs[2].SignedAs)
+	rows := h.rows(jobs.ExecutionFailed)
+	require.Equal(t, []string{"", fs[0].ID, fs[1].ID}, []string{rows[0].RerunOf, rows[1].RerunOf, rows[2].RerunOf})
+	require.False(t, rows[1].Backfill)
+}

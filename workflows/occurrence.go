@@ -76,7 +76,7 @@ func (o occurrence) failure(result jobs.RunResult, row jobs.HistoryRow, resp job
 	kind := o.Kind.Name()
 	return &jobs.Failure{
 		ID: jobs.FailureID(o.Nominal, kind, o.ID), Nominal: o.Nominal, Kind: kind, OccurrenceID: o.ID,
-		Action: o.action, Started: *row.StartTime, Ended: *row.EndTime, Response: resp,
+		SignedAs: o.SignedAs, RerunOf: o.RerunOf, Action: o.action, Started: *row.StartTime, Ended: *row.EndTime, Response: resp,
 		Message: row.Message, Attempts: result.Attempts, FailedAttempts: result.FailedAttempts,
 	}
 }
@@ -117,7 +117,7 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 	return result, jobs.HistoryRow{
 		StartTime: &started, EndTime: &end, ExpectedExecutionTime: o.Nominal, ActionName: name,
 		Status: result.Status, Message: message, RetryCount: result.Attempts - 1, RepeatCount: o.Repeat,
-		Backfill: o.Kind == lifecycle.Backfill,
+		Backfill: o.Kind == lifecycle.Backfill, RerunOf: o.RerunOf,
 	}, resp
 }
 
@@ -168,7 +168,7 @@ func (o occurrence) first(ctx workflow.Context, spec jobs.ActionSpec, name strin
 	in := jobs.FirstAttemptInput{}
 	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
 		in.HTTP = &jobs.HTTPRequestInput{
-			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID,
+			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID, SignedAs: o.SignedAs,
 			Key: o.key, Nominal: o.Nominal, Timeout: spec.AttemptTimeout(),
 		}
 	} else {
@@ -256,7 +256,7 @@ func (o occurrence) lostAgain(ctx workflow.Context, spec jobs.ActionSpec, name s
 func (o occurrence) activity(ctx workflow.Context, spec jobs.ActionSpec, name string) workflow.Future {
 	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
 		return workflow.ExecuteActivity(ctx, acts.HTTP, jobs.HTTPRequestInput{
-			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID,
+			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID, SignedAs: o.SignedAs,
 			Key: o.key, Nominal: o.Nominal, Timeout: spec.AttemptTimeout(),
 		})
 	}
