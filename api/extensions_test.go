@@ -21,7 +21,7 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 	for _, methods := range doc.Paths {
 		ops += len(methods)
 	}
-	require.Equal(t, 15+12, ops, "Azure's 15 operations and recur's 12")
+	require.Equal(t, 15+15, ops, "Azure's 15 operations and recur's 15")
 	require.Contains(t, doc.Paths, "/recur/v1/subscriptions/{subscriptionId}/jobs")
 	require.Contains(t, doc.Paths, "/recur/v1/preview")
 	require.Contains(t, doc.Paths, "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/jobs/{jobName}/backfill")

@@ -99,6 +99,31 @@ func (s *Server) listFailures(ctx context.Context, c *gin.Context, k jobs.Key) e
 	return nil
 }
 
+// listFailuresAcross answers GET {base}/jobCollections/{c}/failures and
+// GET /recur/v1/subscriptions/{s}[/resourceGroups/{rg}]/failures (recur's
+// extensions): the failures of every job of the scope that keeps any,
+// job by job in the order of a list across collections (resource group,
+// collection, name), each job's newest first; paged by $top and $skip.
+func (s *Server) listFailuresAcross(ctx context.Context, c *gin.Context, scope jobs.Key) error {
+	top, skip, err := parsePage(c, maxHistoryTop)
+	if err != nil {
+		return err
+	}
+	all, err := s.store.FailuresAcross(ctx, scope, skip+top+1)
+	if err != nil {
+		return err
+	}
+	list := failureList{Value: []failureEntry{}}
+	for _, f := range pageOf(all, skip, top) {
+		list.Value = append(list.Value, newFailureEntry(f.Key, f.Failure))
+	}
+	if len(all) > skip+top {
+		list.NextLink = nextLink(c, skip+top)
+	}
+	c.JSON(http.StatusOK, list)
+	return nil
+}
+
 // getFailure answers GET .../jobs/{jobName}/failures/{failureId}.
 func (s *Server) getFailure(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	f, err := s.failure(ctx, c, k)

@@ -66,6 +66,8 @@ func New(c client.Client, opts Options) http.Handler {
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobCollections/:jobCollectionName/jobs/:jobName/preview", s.handle(s.previewJob))
 	ext.GET("/subscriptions/:subscriptionId/jobs", s.whileTemporalUp, s.handle(s.listJobsAcross))
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobs", s.whileTemporalUp, s.handle(s.listJobsAcross))
+	ext.GET("/subscriptions/:subscriptionId/failures", s.whileTemporalUp, s.handle(s.listFailuresAcross))
+	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/failures", s.whileTemporalUp, s.handle(s.listFailuresAcross))
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
 		s.authenticate, s.rateLimit, requireAPIVersion, s.whileTemporalUp)
@@ -81,6 +83,7 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.POST("/disable", s.handle(s.disableCollection))
 	coll.GET("/operations/:operationId", s.handle(s.getOperation))
 	coll.GET("/jobs", s.handle(s.listJobs))
+	coll.GET("/failures", s.handle(s.listFailuresAcross))
 	coll.PUT("/jobs/:jobName", s.handle(s.putJob))
 	coll.GET("/jobs/:jobName", s.handle(s.getJob))
 	coll.DELETE("/jobs/:jobName", s.handle(s.deleteJob))

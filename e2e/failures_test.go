@@ -164,6 +164,31 @@ func TestFailedRunsAreListed(t *testing.T) {
 	status, page := s.get(t, failuresPath, url.Values{"$top": {"1"}, "$skip": {"1"}})
 	require.Equal(t, http.StatusOK, status, page)
 	require.Equal(t, []map[string]any{list[1]}, failureEntries(t, page))
+
+	// Across the collection, the resource group and the subscription: the
+	// failures of the jobs that keep any (RecurFailures), job by job.
+	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/healthy", httpJob(target.url, nil))
+	require.Equal(t, http.StatusCreated, status, body)
+	for _, across := range []string{collectionPath + "/failures", "/recur/v1/subscriptions/sub1/failures",
+		"/recur/v1/subscriptions/sub1/resourceGroups/rg1/failures"} {
+		require.Eventually(t, func() bool {
+			status, body := s.get(t, across, nil)
+			require.Equal(t, http.StatusOK, status, body)
+			requireNoFailureSecret(t, body)
+			return len(failureEntries(t, body)) == 2
+		}, 20*time.Second, 200*time.Millisecond, "%s lists the job's failures (visibility lags)", across)
+		_, body := s.get(t, across, nil)
+		require.Equal(t, list, failureEntries(t, body), across)
+		status, page = s.get(t, across, url.Values{"$top": {"1"}})
+		require.Equal(t, http.StatusOK, status, page)
+		require.Equal(t, list[:1], failureEntries(t, page), across)
+		require.Contains(t, page["nextLink"], "$skip=1", across)
+	}
+	status, body = s.get(t, "/recur/v1/subscriptions/sub2/failures", nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Empty(t, failureEntries(t, body), "another subscription's")
+	status, body = s.get(t, "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/none/failures", nil)
+	require.Equal(t, http.StatusNotFound, status, body)
 }
 
 // TestFailedRunsAreKeptAndRunAgain: a job whose target fails keeps the

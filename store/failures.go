@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	workflowpb "go.temporal.io/api/workflow/v1"
+
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -17,6 +19,11 @@ func (s *Store) Failures(ctx context.Context, k jobs.Key, want int) ([]jobs.Fail
 	if _, err := s.Job(ctx, k); err != nil {
 		return nil, err
 	}
+	return s.failures(ctx, k, want)
+}
+
+// failures is Failures of a job known to exist.
+func (s *Store) failures(ctx context.Context, k jobs.Key, want int) ([]jobs.Failure, error) {
 	want = min(want, jobs.MaxFailures)
 	run, _ := s.runs.get(k.JobWorkflowID())
 	var out []jobs.Failure
@@ -50,4 +57,47 @@ func (s *Store) Failure(ctx context.Context, k jobs.Key, id string) (jobs.Failur
 		}
 	}
 	return jobs.Failure{}, jobs.NotFound("failure " + id + " of job " + k.Job)
+}
+
+// JobFailure is a failure of the job Key, as a list across jobs has it.
+type JobFailure struct {
+	Key jobs.Key
+	jobs.Failure
+}
+
+// FailuresAcross returns the failures of the running jobs of the scope (a
+// subscription, a resource group or a collection) that keep any
+// (jobs.AttrFailures), job by job in the order of a list across
+// collections, each job's newest first, at least want of them when there
+// are: it reads the records of as many jobs as that takes. A collection
+// that does not exist is a NotFound.
+func (s *Store) FailuresAcross(ctx context.Context, scope jobs.Key, want int) ([]JobFailure, error) {
+	if scope.Collection != "" {
+		if _, err := s.Collection(ctx, scope); err != nil {
+			return nil, err
+		}
+	}
+	var keys []jobs.Key
+	query := jobs.ScopeQuery(jobs.KindJob, scope, running, jobs.AttrFailures.GetName()+" = true")
+	if err := s.eachListed(ctx, query, func(k jobs.Key, _ *workflowpb.WorkflowExecutionInfo) { keys = append(keys, k) }); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(keys, compareKeys)
+	var out []JobFailure
+	for _, k := range keys {
+		if len(out) >= want {
+			break
+		}
+		fs, err := s.failures(ctx, k, want-len(out))
+		if WorkflowMissing(err) {
+			continue // ended since the list
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			out = append(out, JobFailure{Key: k, Failure: f})
+		}
+	}
+	return out, nil
 }

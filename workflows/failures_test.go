@@ -29,10 +29,12 @@ func (h *harness) failures() []jobs.Failure {
 // ran, secrets included, its last answer with the body cut to 1 KiB, its
 // attempts, the error action's outcome) in the upsert of its rows: the
 // job writes no more upserts than when it succeeds. A success writes
-// none.
+// none. RecurFailures rides the search attributes' upsert its outcome
+// makes.
 func TestAFailedOccurrenceKeepsItsRecordInItsOwnUpsert(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	h := newHarness(t, now)
+	attrs := recordAttributes(h)
 	body := strings.Repeat("é", 1000) // 2000 bytes
 	h.answer = func(in jobs.HTTPRequestInput, n int) (jobs.HTTPResponse, error) {
 		if in.ActionName == jobs.MainAction && in.Nominal.Equal(now) {
@@ -74,6 +76,18 @@ func TestAFailedOccurrenceKeepsItsRecordInItsOwnUpsert(t *testing.T) {
 	require.Equal(t, jobs.ExecutionCompleted, f.ErrorAction)
 	require.Equal(t, h.rows(jobs.ExecutionFailed)[0].Message, f.Message)
 	require.False(t, f.Ended.Before(f.Started))
+
+	var marked []attributeUpsert
+	for _, u := range attrs.upserts {
+		if u.sa.ContainsKey(jobs.AttrFailures) {
+			marked = append(marked, u)
+		}
+	}
+	require.Len(t, marked, 1, "set once")
+	require.Equal(t, "12:00", marked[0].at.Format("15:04"))
+	kept, _ := marked[0].sa.GetBool(jobs.AttrFailures)
+	require.True(t, kept)
+	require.True(t, marked[0].sa.ContainsKey(jobs.AttrStatus), "in the upsert of the run's outcome")
 }
 
 // TestAFailureRunsAgainAsItRan: a re-run sends the failure's action, not
