@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/recurhq/recur/jobs"
+	"github.com/recurhq/recur/store"
 )
 
 // failureType is the resource type of a job's failure (recur's
@@ -88,14 +89,7 @@ func (s *Server) listFailures(ctx context.Context, c *gin.Context, k jobs.Key) e
 	if err != nil {
 		return err
 	}
-	list := failureList{Value: []failureEntry{}}
-	for _, f := range pageOf(all, skip, top) {
-		list.Value = append(list.Value, newFailureEntry(k, f))
-	}
-	if len(all) > skip+top {
-		list.NextLink = nextLink(c, skip+top)
-	}
-	c.JSON(http.StatusOK, list)
+	writeFailures(c, all, skip, top, func(f jobs.Failure) failureEntry { return newFailureEntry(k, f) })
 	return nil
 }
 
@@ -113,15 +107,21 @@ func (s *Server) listFailuresAcross(ctx context.Context, c *gin.Context, scope j
 	if err != nil {
 		return err
 	}
+	writeFailures(c, all, skip, top, func(f store.JobFailure) failureEntry { return newFailureEntry(f.Key, f.Failure) })
+	return nil
+}
+
+// writeFailures answers the page of all at skip and top, with a nextLink
+// when more follow.
+func writeFailures[T any](c *gin.Context, all []T, skip, top int, entry func(T) failureEntry) {
 	list := failureList{Value: []failureEntry{}}
 	for _, f := range pageOf(all, skip, top) {
-		list.Value = append(list.Value, newFailureEntry(f.Key, f.Failure))
+		list.Value = append(list.Value, entry(f))
 	}
 	if len(all) > skip+top {
 		list.NextLink = nextLink(c, skip+top)
 	}
 	c.JSON(http.StatusOK, list)
-	return nil
 }
 
 // getFailure answers GET .../jobs/{jobName}/failures/{failureId}.

@@ -15,10 +15,10 @@ const MemoFailures = "recurFailures" // -> []Failure
 
 // Kinds of run, as a failure record names them.
 const (
-	KindScheduled = "scheduled"
-	KindRunNow    = "runNow"
-	KindBackfill  = "backfill"
-	KindRerun     = "rerun"
+	RunKindScheduled = "scheduled"
+	RunKindRunNow    = "runNow"
+	RunKindBackfill  = "backfill"
+	RunKindRerun     = "rerun"
 )
 
 // MaxFailures bounds the failure records a job lists: its newest.
@@ -39,7 +39,7 @@ const MaxFailureBody = 1024
 type Failure struct {
 	ID           string    // URL-safe, unique within the job (FailureID)
 	Nominal      time.Time // the occurrence's nominal time
-	Kind         string    // KindScheduled, KindRunNow, KindBackfill or KindRerun
+	Kind         string    // RunKindScheduled, RunKindRunNow, RunKindBackfill or RunKindRerun
 	OccurrenceID string    // the run's occurrence ID
 	// SignedAs is the occurrence ID its calls were signed with (webhook-id),
 	// when it is not OccurrenceID: a re-run signs as the run it re-runs.

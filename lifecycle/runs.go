@@ -18,17 +18,17 @@ const (
 	Rerun                    // POST .../failures/{id}/run, a failed occurrence again
 )
 
-// Name is the kind as a failure record names it (jobs.KindScheduled...).
+// Name is the kind as a failure record names it (jobs.RunKindScheduled...).
 func (k RunKind) Name() string {
 	switch k {
 	case RunNow:
-		return jobs.KindRunNow
+		return jobs.RunKindRunNow
 	case Backfill:
-		return jobs.KindBackfill
+		return jobs.RunKindBackfill
 	case Rerun:
-		return jobs.KindRerun
+		return jobs.RunKindRerun
 	}
-	return jobs.KindScheduled
+	return jobs.RunKindScheduled
 }
 
 // Run is one run of a job's action, as the machine started it.

@@ -63,7 +63,7 @@ func TestAFailedOccurrenceKeepsItsRecordInItsOwnUpsert(t *testing.T) {
 	require.Len(t, fs, 1)
 	f := fs[0]
 	require.Equal(t, "20260601T120000Z-scheduled", f.ID)
-	require.Equal(t, jobs.KindScheduled, f.Kind)
+	require.Equal(t, jobs.RunKindScheduled, f.Kind)
 	require.Equal(t, now, f.Nominal.UTC())
 	require.Equal(t, occurrences("2026-06-01T12:00:00Z")[0], f.OccurrenceID)
 	require.Equal(t, "pa55", f.Action.Request.Authentication.Password, "the action as it ran: a re-run sends it again")
@@ -128,7 +128,7 @@ func TestAFailureRunsAgainAsItRan(t *testing.T) {
 	fs := h.failures()
 	require.Len(t, fs, 3)
 	require.Equal(t, "20260601T120000Z-rerun-1", fs[1].ID)
-	require.Equal(t, jobs.KindRerun, fs[1].Kind)
+	require.Equal(t, jobs.RunKindRerun, fs[1].Kind)
 	require.Equal(t, fs[0].ID, fs[1].RerunOf)
 	require.Equal(t, fs[1].ID, fs[2].RerunOf)
 	require.Equal(t, original, fs[2].SignedAs)
