@@ -15,7 +15,7 @@ type failedRun struct {
 }
 
 // readFailures is the script that reads the failed runs the dashboard
-// lists under job %q.
+// lists under job flaky.
 const readFailures = `Array.from(document.querySelectorAll('tr[data-history-of="flaky"] details.failures tr[data-failure]')).map((tr) => ({
   ID: tr.dataset.failure, Kind: tr.children[1].textContent, Answer: tr.children[2].textContent,
   Button: (tr.querySelector('button.run-again') || {}).textContent || '',

@@ -17,8 +17,8 @@ import (
 	"github.com/recurhq/recur/jobs"
 )
 
-// failuresSigning and failuresPassword are the secrets of the job of
-// TestFailedRunsAreKeptAndRunAgain: no answer may show them.
+// failuresSigning and failuresPassword are the secrets of the jobs
+// putFailingJob puts: no answer may show them.
 var failuresSigning = "whsec_" + base64.StdEncoding.EncodeToString([]byte("failures signing key, 32 bytes!"))
 
 const failuresPassword = "fail-pa55word-e1c9"
