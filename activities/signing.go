@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 	"time"
@@ -16,7 +17,9 @@ func sign(req *http.Request, in jobs.HTTPRequestInput, now time.Time) error {
 	if s == nil {
 		return nil
 	}
-	id := jobs.WebhookID(in.OccurrenceID, in.ActionName)
+	// A re-run is signed as the run it runs again: its target knows it by
+	// its webhook-id.
+	id := jobs.WebhookID(cmp.Or(in.SignedAs, in.OccurrenceID), in.ActionName)
 	sig, err := s.Signature(id, now, []byte(in.Request.Body))
 	if err != nil {
 		return err

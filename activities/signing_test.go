@@ -91,6 +91,25 @@ func TestASignedCallCarriesStandardWebhooksHeaders(t *testing.T) {
 	}
 }
 
+// TestARerunIsSignedAsTheRunItRunsAgain: a re-run's calls carry the
+// webhook-id (and so the signature) of the occurrence it runs again, and
+// its own idempotency key.
+func TestARerunIsSignedAsTheRunItRunsAgain(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	target := newCountingTarget(t, false, func(w http.ResponseWriter, r *http.Request) { got <- r })
+	in := signedInput(target.URL+"/hook", nil)
+	original := in.OccurrenceID
+	in.OccurrenceID, in.SignedAs = original+"/rerun-1", original
+	require.NoError(t, runHTTPInput(t, New(localPolicy), in))
+	r := <-got
+	wantID := jobs.WebhookID(original, jobs.MainAction)
+	require.Equal(t, wantID, r.Header.Get("webhook-id"))
+	ts := r.Header.Get("webhook-timestamp")
+	require.Equal(t, hmacV1(signingKeys[0], wantID, ts, in.Request.Body)+" "+hmacV1(signingKeys[1], wantID, ts, in.Request.Body),
+		r.Header.Get("webhook-signature"))
+	require.Equal(t, original+"/rerun-1", r.Header.Get(HeaderIdempotencyKey))
+}
+
 // TestASignedCallIsNotSignedForAnotherOrigin: a redirect the egress
 // policy follows to another origin carries none of the three headers (a
 // signed call is its target's: another could replay it there); within

@@ -21,10 +21,11 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 	for _, methods := range doc.Paths {
 		ops += len(methods)
 	}
-	require.Equal(t, 15+9, ops, "Azure's 15 operations and recur's 9")
+	require.Equal(t, 15+15, ops, "Azure's 15 operations and recur's 15")
 	require.Contains(t, doc.Paths, "/recur/v1/subscriptions/{subscriptionId}/jobs")
 	require.Contains(t, doc.Paths, "/recur/v1/preview")
 	require.Contains(t, doc.Paths, "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/jobs/{jobName}/backfill")
+	require.Contains(t, doc.Paths, "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/jobs/{jobName}/failures/{failureId}/run")
 
 	var defs struct {
 		Definitions map[string]struct {
@@ -37,7 +38,7 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 		"JobProperties": {"state", "stateReason", "overlapPolicy", "maxConcurrentRuns", "jitter", "disableAfterFailures"},
 		"JobStatus": {"executionCount", "lastSuccessTime", "consecutiveFailures", "lastLateness", "postponedCount",
 			"missedCount", "lastMissedTime"},
-		"JobHistoryDefinitionProperties": {"status", "backfill", "lateness"},
+		"JobHistoryDefinitionProperties": {"status", "backfill", "rerunOf", "lateness"},
 		"JobDefinition":                  {"properties", "etag"},
 		"JobCollectionDefinition":        {"properties", "etag"},
 		"HttpRequest":                    {"uri", "successStatusCodes", "successBodyPattern", "signing"},

@@ -66,6 +66,8 @@ func New(c client.Client, opts Options) http.Handler {
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobCollections/:jobCollectionName/jobs/:jobName/preview", s.handle(s.previewJob))
 	ext.GET("/subscriptions/:subscriptionId/jobs", s.whileTemporalUp, s.handle(s.listJobsAcross))
 	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/jobs", s.whileTemporalUp, s.handle(s.listJobsAcross))
+	ext.GET("/subscriptions/:subscriptionId/failures", s.whileTemporalUp, s.handle(s.listFailuresAcross))
+	ext.GET("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/failures", s.whileTemporalUp, s.handle(s.listFailuresAcross))
 
 	arm := r.Group("/subscriptions/:subscriptionId/resourceGroups/:resourceGroupName/providers/Microsoft.Scheduler",
 		s.authenticate, s.rateLimit, requireAPIVersion, s.whileTemporalUp)
@@ -81,6 +83,7 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.POST("/disable", s.handle(s.disableCollection))
 	coll.GET("/operations/:operationId", s.handle(s.getOperation))
 	coll.GET("/jobs", s.handle(s.listJobs))
+	coll.GET("/failures", s.handle(s.listFailuresAcross))
 	coll.PUT("/jobs/:jobName", s.handle(s.putJob))
 	coll.GET("/jobs/:jobName", s.handle(s.getJob))
 	coll.DELETE("/jobs/:jobName", s.handle(s.deleteJob))
@@ -88,6 +91,9 @@ func New(c client.Client, opts Options) http.Handler {
 	coll.POST("/jobs/:jobName/run", s.handle(s.runJob))
 	coll.POST("/jobs/:jobName/backfill", s.handle(s.backfillJob))
 	coll.GET("/jobs/:jobName/history", s.handle(s.listHistory))
+	coll.GET("/jobs/:jobName/failures", s.handle(s.listFailures))
+	coll.GET("/jobs/:jobName/failures/:failureId", s.handle(s.getFailure))
+	coll.POST("/jobs/:jobName/failures/:failureId/run", s.handle(s.rerunFailure))
 	r.NoRoute(func(c *gin.Context) {
 		writeError(c, s.log, &apiError{status: http.StatusNotFound, code: "NotFound",
 			message: "no such resource: " + c.Request.Method + " " + c.Request.URL.Path})

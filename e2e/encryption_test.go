@@ -36,8 +36,12 @@ const (
 	secretHeader   = "enc-api-key-42d8"
 )
 
+// secretSigning signs the secret job's main action: its failure record
+// keeps it, with the password, to run it again.
+var secretSigning = "whsec_" + base64.StdEncoding.EncodeToString([]byte("enc signing key of 32 bytes, ok"))
+
 var secretsAtRest = []string{secretPassword, secretSAS, secretHeader,
-	base64.StdEncoding.EncodeToString([]byte("user1:" + secretPassword))}
+	base64.StdEncoding.EncodeToString([]byte("user1:" + secretPassword)), secretSigning}
 
 // secretTarget fails the main action (/fail) and records the error
 // action's request (/error).
@@ -56,9 +60,9 @@ func secretTarget(t *testing.T) (*httptest.Server, chan received) {
 	return srv, got
 }
 
-// secretJob puts an hourly job with Basic authentication, a SAS-like
-// token in its URI and a secret header on its error action, first due at
-// start. (Recurring, it stays enabled when its run faults.)
+// secretJob puts an hourly job with Basic authentication, a signing
+// secret, a SAS-like token in its URI and a secret header on its error
+// action, first due at start. (Recurring, it stays enabled when its run faults.)
 func secretJob(t *testing.T, s *stack, target string, start time.Time) {
 	t.Helper()
 	status, body := s.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
@@ -69,7 +73,8 @@ func secretJob(t *testing.T, s *stack, target string, start time.Time) {
 		"action": map[string]any{
 			"type": "Http",
 			"request": map[string]any{"uri": target + "/fail?sv=2026-01-01&" + secretSAS, "method": "POST",
-				"authentication": map[string]any{"type": "Basic", "username": "user1", "password": secretPassword}},
+				"authentication": map[string]any{"type": "Basic", "username": "user1", "password": secretPassword},
+				"signing":        map[string]any{"secrets": []string{secretSigning}}},
 			"retryPolicy": map[string]any{"retryType": "None"},
 			"errorAction": map[string]any{"type": "Http",
 				"request": map[string]any{"uri": target + "/error", "method": "POST", "headers": map[string]any{"x-api-key": secretHeader}}},
@@ -151,9 +156,10 @@ func containsAny(raw [][]byte, s string) bool {
 }
 
 // TestSecretsAreEncryptedAtRest runs a job whose action carries a
-// password, a SAS-like token and a secret header: it runs with them, the
-// API reads its definition and history, and its raw Temporal histories,
-// read without the codec, hold none of them. The same job on a stack
+// password, a signing secret, a SAS-like token and a secret header: it
+// runs with them and fails for good, the API reads its definition and
+// history, and its raw Temporal histories (its failure record's upsert
+// among them), read without the codec, hold none of them. The same job on a stack
 // without encryption shows them: the scan can fail.
 func TestSecretsAreEncryptedAtRest(t *testing.T) {
 	if testing.Short() {
@@ -176,12 +182,18 @@ func TestSecretsAreEncryptedAtRest(t *testing.T) {
 			require.Equal(t, "user1", path(job, "properties", "action", "request", "authentication", "username"))
 			require.Equal(t, secretHeader, path(job, "properties", "action", "errorAction", "request", "headers", "x-api-key"))
 			requireNoSecret(t, job, secretPassword)
+			requireNoSecret(t, job, secretSigning)
 
 			raw := rawHistories(t, s)
+			// The run failed for good: its failure record, which keeps the
+			// action with its password and signing secret, is in the job's
+			// history (its memo key is not encrypted, its value is).
+			require.True(t, containsAny(raw, jobs.MemoFailures), "the failure record is in the history")
 			if !encrypted {
 				require.True(t, containsAny(raw, secretPassword), "without encryption the password is in the history: the scan works")
 				require.True(t, containsAny(raw, secretSAS))
 				require.True(t, containsAny(raw, secretHeader))
+				require.True(t, containsAny(raw, secretSigning))
 				return
 			}
 			for _, secret := range secretsAtRest {

@@ -76,14 +76,19 @@ func (j Job) Redacted() Job {
 	if j.Properties.Action == nil {
 		return j
 	}
-	a := *j.Properties.Action
+	a := j.Properties.Action.Redacted()
+	j.Properties.Action = &a
+	return j
+}
+
+// Redacted returns a copy of a without its secrets, as Job.Redacted.
+func (a Action) Redacted() Action {
 	a.ActionSpec = a.ActionSpec.redacted()
 	if a.ErrorAction != nil {
 		e := a.ErrorAction.redacted()
 		a.ErrorAction = &e
 	}
-	j.Properties.Action = &a
-	return j
+	return a
 }
 
 func (s ActionSpec) redacted() ActionSpec {

@@ -51,6 +51,7 @@ const (
 	UpdateDeleteJob = "deleteJob" // DeleteJobRequest -> struct{}
 	UpdateRunNow    = "runNow"    // RunNowRequest -> struct{}
 	UpdateBackfill  = "backfill"  // BackfillRequest -> BackfillResult
+	UpdateRerun     = "rerun"     // RerunRequest -> struct{}
 	// UpdateCollectionChanged tells a job what its collection did
 	// (CollectionChange -> struct{}); it completes once the job shows it.
 	UpdateCollectionChanged = "collectionChanged"
@@ -388,6 +389,11 @@ type JobState struct {
 	// pace; nil before the first paced start.
 	BackfillPace      time.Duration `json:",omitempty"`
 	BackfillNotBefore *time.Time    `json:",omitempty"`
+	// Reruns holds the failures a re-run queued and not yet started, in
+	// order; Reran counts the re-runs started, which tells their
+	// occurrence IDs apart.
+	Reruns []Failure `json:",omitempty"`
+	Reran  int       `json:",omitempty"`
 	// Finished is when the job was first seen completed or faulted: its
 	// retention counts from there.
 	Finished *time.Time `json:",omitempty"`
@@ -486,6 +492,12 @@ const MaxQueuedBackfill = 10_000
 // executionCount, not toward count.
 type RunNowRequest struct{}
 
+// RerunRequest runs a failed occurrence again as it ran (recur's
+// extension): its action, its nominal time, its calls signed as its own.
+type RerunRequest struct {
+	Failure Failure
+}
+
 // JobView is what the job query returns: the job with its status, or
 // Deleted when the job was deleted. The job workflow's memo holds it too,
 // under MemoJob, with the secrets of the definition redacted; the status
@@ -573,6 +585,8 @@ type HistoryRow struct {
 	RepeatCount           int             `json:"repeatCount"`
 	// Backfill marks a run of a backfill (recur's extension).
 	Backfill bool `json:"backfill,omitempty"`
+	// RerunOf names the failure a re-run ran again (recur's extension).
+	RerunOf string `json:"rerunOf,omitempty"`
 	// Lateness is how late the main action of a scheduled run started
 	// against its start as planned (recur's extension, as
 	// Status.LastLateness); none on the rows of other runs.
@@ -612,9 +626,12 @@ type HTTPRequestInput struct {
 	ActionName   string // MainAction or ErrorAction
 	Request      HTTPRequest
 	OccurrenceID string
-	Key          Key
-	Nominal      time.Time
-	Timeout      time.Duration // of one attempt
+	// SignedAs is the occurrence ID the calls are signed as (webhook-id)
+	// when it is not OccurrenceID: a re-run's, its original's.
+	SignedAs string `json:",omitempty"`
+	Key      Key
+	Nominal  time.Time
+	Timeout  time.Duration // of one attempt
 }
 
 // FirstAttemptInput is the argument of the local activity that makes an

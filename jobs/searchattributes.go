@@ -33,13 +33,18 @@ var (
 	// postponed or missed: its Status.LastMissedTime, trailing it by
 	// less than LastMissedLag.
 	AttrLastMissed = temporal.NewSearchAttributeKeyTime("RecurLastMissed")
+	// AttrFailures is true once a job keeps a failure record
+	// (MemoFailures): the lists of failures across collections read the
+	// records of those jobs alone. It is never unset: a job's records
+	// last as long as its history.
+	AttrFailures = temporal.NewSearchAttributeKeyBool("RecurFailures")
 )
 
 // SearchAttributeKeys lists every custom search attribute, for
 // registration.
 var SearchAttributeKeys = []temporal.SearchAttributeKey{
 	AttrKind, AttrSubscription, AttrResourceGroup, AttrCollection, AttrJob, AttrState, AttrStatus,
-	AttrFailingSince, AttrLateness, AttrLastMissed,
+	AttrFailingSince, AttrLateness, AttrLastMissed, AttrFailures,
 }
 
 // Kinds of workflows, the values of AttrKind.

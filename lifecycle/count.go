@@ -26,7 +26,7 @@ func (j *Job) count(e Ended, out []Effect) []Effect {
 	// After fault: a run that reaches both maxConsecutiveFaults and
 	// disableAfterFailures faults the job, which is final.
 	j.countHealth(e)
-	return append(out, Record{Rows: e.Rows})
+	return append(out, Record{Rows: e.Rows, Failure: e.Failure})
 }
 
 // fault counts a run whose main action failed after all its retries, and

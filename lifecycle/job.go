@@ -102,6 +102,10 @@ type (
 	// RunNowAsked asks for a run now, outside the schedule, of nominal
 	// time At.
 	RunNowAsked struct{ At time.Time }
+	// RerunAsked queues a failed occurrence to run again, as a backfill
+	// occurrence runs: a pace after the one before, in a free slot, while
+	// the job is enabled.
+	RerunAsked struct{ Failure jobs.Failure }
 	// RunEnded says a run's actions ended (or were cancelled).
 	RunEnded struct{ Ended Ended }
 	// Step is time passing: the machine acts on what it was told and on
@@ -120,6 +124,7 @@ func (Disabled) isEvent()       {}
 func (Deleted) isEvent()        {}
 func (BackfillQueued) isEvent() {}
 func (RunNowAsked) isEvent()    {}
+func (RerunAsked) isEvent()     {}
 func (RunEnded) isEvent()       {}
 func (Step) isEvent()           {}
 func (RetentionKnown) isEvent() {}
@@ -136,8 +141,12 @@ type (
 	}
 	// CancelRuns cancels every run in flight: the job is deleted.
 	CancelRuns struct{}
-	// Record writes history rows.
-	Record struct{ Rows []jobs.HistoryRow }
+	// Record writes history rows and, for a run that failed for good, its
+	// failure record, in the same upsert.
+	Record struct {
+		Rows    []jobs.HistoryRow
+		Failure *jobs.Failure
+	}
 	// NotRun says an occurrence was recorded as Postponed, for Why: the
 	// workflow counts it in its metrics (its row is a Record of its own).
 	NotRun struct {
@@ -203,6 +212,8 @@ func (j *Job) Apply(e Event) ([]Effect, error) {
 		j.state.BackfillPace = e.Pace
 	case RunNowAsked:
 		j.pending.runsNow = append(j.pending.runsNow, e.At)
+	case RerunAsked:
+		j.state.Reruns = append(j.state.Reruns, e.Failure)
 	case RunEnded:
 		j.running--
 		if !e.Ended.Cancelled {
@@ -245,9 +256,10 @@ func (j *Job) step(m Moment) ([]Effect, error) {
 // nothing is, and ends with the wake-up the planner names, or with
 // AskRetention. Each act takes away what made it due (the buffered
 // occurrence, the next occurrence, which takeDue moves past, a queued
-// backfill occurrence, the enabled state, the retention still to ask, the
+// re-run or backfill occurrence, the enabled state, the retention still to ask, the
 // job itself), so the loop ends. In this order: a buffered occurrence
-// before the schedule's next, which comes before a backfill.
+// before the schedule's next, which comes before a re-run, which comes
+// before a backfill.
 func (j *Job) due(m Moment, out []Effect) ([]Effect, error) {
 	for {
 		switch p := j.Plan(m); {
@@ -260,6 +272,8 @@ func (j *Job) due(m Moment, out []Effect) ([]Effect, error) {
 			if out, err = j.takeDue(*j.state.Next, m.Now, out); err != nil {
 				return nil, err
 			}
+		case p.StartRerun:
+			out = j.startRerun(m.Now, out)
 		case p.StartBackfill:
 			out = j.startBackfill(m.Now, out)
 		case p.Settle:
@@ -328,10 +342,11 @@ func (j *Job) settle() {
 }
 
 // spent reports whether an enabled job has nothing left to run: no next
-// occurrence, none running, buffered or queued for a backfill.
+// occurrence, none running, buffered or queued for a backfill or a
+// re-run.
 func (j *Job) spent() bool {
 	return j.state.Job.Properties.State == jobs.Enabled && j.state.Next == nil && j.running == 0 &&
-		j.state.Buffered == nil && len(j.state.Backfill) == 0
+		j.state.Buffered == nil && len(j.state.Backfill) == 0 && len(j.state.Reruns) == 0
 }
 
 // revise gives the definition its next revision and ETag: it changed.

@@ -13,6 +13,7 @@ type Plan struct {
 	Abandon       bool // a job never defined gives up its name: its grace has passed and no PUT still waits
 	StartBuffered bool // the occurrence buffered behind a run may start
 	TakeNext      bool // the start of the next occurrence has passed
+	StartRerun    bool // a queued re-run may start: as a backfill occurrence, before one
 	StartBackfill bool // a queued backfill occurrence may start: a slot is free and its pace has passed
 	Settle        bool // an enabled job has nothing left to run: it completes
 	Retain        bool // a finished job has yet to ask how long it is kept
@@ -71,8 +72,11 @@ func (j *Job) Plan(m Moment) Plan {
 	backfills := max(props.RunLimit(), 1) // one at a time when the job has no limit
 	// The pace's end is a wake-up even while the slot is busy: a run
 	// shorter than the pace then leaves the timer as it is.
-	if len(j.state.Backfill) > 0 && props.State == jobs.Enabled && j.backfillPaced(come) {
-		p.StartBackfill = j.running < backfills
+	// Re-runs share the backfill's slot and pace: a burst of them is one
+	// burst of calls to the target as a backfill is.
+	if len(j.state.Reruns)+len(j.state.Backfill) > 0 && props.State == jobs.Enabled && j.backfillPaced(come) {
+		p.StartRerun = len(j.state.Reruns) > 0 && j.running < backfills
+		p.StartBackfill = !p.StartRerun && j.running < backfills
 	}
 	p.Settle = j.spent()
 	p.Retain = j.finished() && !j.local.retention.known

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -152,6 +153,28 @@ func (j *Job) Backfillable(n int, collectionDisabled bool) *jobs.Error {
 	case queued+max(n, 1) > jobs.MaxQueuedBackfill:
 		return conflict(fmt.Sprintf("job %s holds %d backfill occurrences queued, and at most %d may wait: backfill again once they have run",
 			j.key.Job, queued, jobs.MaxQueuedBackfill))
+	}
+	return nil
+}
+
+// Rerunnable refuses a re-run of failure id of a job that is disabled,
+// whose collection is (as the job last heard), that holds it queued
+// already or whose queue of re-runs is full: as a backfill, a re-run runs
+// only while the job is enabled.
+func (j *Job) Rerunnable(id string, collectionDisabled bool) *jobs.Error {
+	conflict := func(message string) *jobs.Error {
+		return &jobs.Error{Code: jobs.CodeConflict, Message: message}
+	}
+	switch {
+	case collectionDisabled:
+		return conflict("job collection " + j.key.Collection + " is disabled: enable it before a re-run of job " + j.key.Job)
+	case j.state.Job.Properties.State == jobs.Disabled:
+		return conflict("job " + j.key.Job + " is disabled: enable it before a re-run")
+	case slices.ContainsFunc(j.state.Reruns, func(f jobs.Failure) bool { return f.ID == id }):
+		return conflict("failure " + id + " of job " + j.key.Job + " is queued to run again already")
+	case len(j.state.Reruns) >= jobs.MaxQueuedReruns:
+		return conflict(fmt.Sprintf("job %s holds %d re-runs queued, and at most %d may wait: run again once they have run",
+			j.key.Job, len(j.state.Reruns), jobs.MaxQueuedReruns))
 	}
 	return nil
 }

@@ -15,7 +15,21 @@ const (
 	Scheduled RunKind = iota // its nominal time came
 	RunNow                   // POST .../run, outside the schedule
 	Backfill                 // POST .../backfill, a past occurrence
+	Rerun                    // POST .../failures/{id}/run, a failed occurrence again
 )
+
+// Name is the kind as a failure record names it (jobs.RunKindScheduled...).
+func (k RunKind) Name() string {
+	switch k {
+	case RunNow:
+		return jobs.RunKindRunNow
+	case Backfill:
+		return jobs.RunKindBackfill
+	case Rerun:
+		return jobs.RunKindRerun
+	}
+	return jobs.RunKindScheduled
+}
 
 // Run is one run of a job's action, as the machine started it.
 type Run struct {
@@ -27,6 +41,10 @@ type Run struct {
 	Kind         RunKind
 	Repeat       int // the job's runs so far, this one included
 	Started      time.Time
+	// A re-run's: the failure it runs again, and the occurrence ID its
+	// calls are signed as (that failure's own, or the one it was signed
+	// as in turn).
+	RerunOf, SignedAs string
 }
 
 // Lateness is how late the run started against when it was meant to.
@@ -35,9 +53,12 @@ func (r Run) Lateness() time.Duration { return max(r.Started.Sub(r.PlannedStart)
 // Ended is a run whose actions have ended.
 type Ended struct {
 	Run
-	Result    jobs.RunResult
-	Rows      []jobs.HistoryRow // the main action's, then the error action's
-	Cancelled bool              // by the job's deletion: no result, no rows
+	Result jobs.RunResult
+	Rows   []jobs.HistoryRow // the main action's, then the error action's
+	// Failure is the run's failure record when its main action failed for
+	// good: it is written with the rows.
+	Failure   *jobs.Failure
+	Cancelled bool // by the job's deletion: no result, no rows
 }
 
 // takeDue handles the occurrence due at nominal, and any later ones that
@@ -199,6 +220,28 @@ func (j *Job) startBackfill(now time.Time, out []Effect) []Effect {
 		j.state.BackfillNotBefore = &notBefore
 	}
 	return j.startRun(next, Backfill, now, out)
+}
+
+// startRerun starts the first queued re-run: the failure's action, at
+// its nominal time, under an occurrence ID of its own (every attempt's
+// idempotency key, which a second run of the failure's ID would share
+// with it) and signed as the failure was. The next backfill occurrence
+// or re-run may start a pace later.
+func (j *Job) startRerun(now time.Time, out []Effect) []Effect {
+	f := j.state.Reruns[0]
+	j.state.Reruns = j.state.Reruns[1:]
+	j.state.Reran++
+	if pace := j.Pace(); pace > 0 {
+		notBefore := now.Add(pace)
+		j.state.BackfillNotBefore = &notBefore
+	}
+	j.running++
+	run := Run{
+		ID: fmt.Sprintf("%s/rerun-%d", jobs.OccurrenceID(j.key.JobWorkflowID(), f.Nominal), j.state.Reran), Nominal: f.Nominal,
+		PlannedStart: f.Nominal, Kind: Rerun, Repeat: j.status().ExecutionCount + j.running, Started: now,
+		RerunOf: f.ID, SignedAs: cmp.Or(f.SignedAs, f.OccurrenceID),
+	}
+	return append(out, Start{Run: run, Action: f.Action})
 }
 
 // Pace is the least time between two backfill starts: the one of the

@@ -45,28 +45,48 @@ func (s *Store) History(ctx context.Context, k jobs.Key, status string, want int
 // maxHistoryRuns of them.
 func (s *Store) historyRows(ctx context.Context, k jobs.Key, runID, status string, want int) ([]jobs.HistoryRow, error) {
 	var rows []jobs.HistoryRow
+	err := readUpserts(ctx, s, k, runID, jobs.MemoRows, func(upserted []jobs.HistoryRow) bool {
+		rows = append(rows, newestFirst(upserted, status)...)
+		return len(rows) < want
+	})
+	return rows, err
+}
+
+// readUpserts calls visit with the values of each upsert of the memo key
+// of the job workflow, from the newest back, until visit returns false: it
+// reads the workflow's runs in reverse, from the running one (runID, or ""
+// for the current one) back along the continue-as-new chain, at most
+// maxHistoryRuns of them.
+func readUpserts[T any](ctx context.Context, s *Store, k jobs.Key, runID, key string, visit func([]T) bool) error {
+	more := true
 	for range maxHistoryRuns {
-		previous, err := s.readRunRows(ctx, k.JobWorkflowID(), runID, func(upserted []jobs.HistoryRow) bool {
-			rows = append(rows, newestFirst(upserted, status)...)
-			return len(rows) < want
+		previous, err := s.readRunMemo(ctx, k.JobWorkflowID(), runID, key, func(p *commonpb.Payload, event int64) bool {
+			var values []T
+			if err := s.dataConverter().FromPayload(p, &values); err != nil {
+				// One unreadable upsert never hides the rest of the history.
+				s.log.WarnContext(ctx, "skip an unreadable upsert", "key", key, "workflowID", k.JobWorkflowID(), "event", event, "error", err)
+				return true
+			}
+			more = visit(values)
+			return more
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read the job's history: %w", err)
+			return fmt.Errorf("read the job's history: %w", err)
 		}
-		if len(rows) >= want || previous == "" {
-			break
+		if !more || previous == "" {
+			return nil
 		}
 		runID = previous
 	}
-	return rows, nil
+	return nil
 }
 
-// readRunRows reads one run of the job workflow from its last event back
-// and calls visit with the rows of each upsert of jobs.MemoRows, until
+// readRunMemo reads one run of the job workflow from its last event back
+// and calls visit with the payload of each upsert of the memo key, until
 // visit returns false. It returns the run it continued from, "" for the
 // first of its chain or when visit stopped before the run's first event.
-// A run that retention already removed has no rows.
-func (s *Store) readRunRows(ctx context.Context, workflowID, runID string, visit func([]jobs.HistoryRow) bool) (previous string, err error) {
+// A run that retention already removed has no upserts.
+func (s *Store) readRunMemo(ctx context.Context, workflowID, runID, key string, visit func(*commonpb.Payload, int64) bool) (previous string, err error) {
 	var token []byte
 	for {
 		var resp *workflowservice.GetWorkflowExecutionHistoryReverseResponse
@@ -89,17 +109,11 @@ func (s *Store) readRunRows(ctx context.Context, workflowID, runID string, visit
 			if started := e.GetWorkflowExecutionStartedEventAttributes(); started != nil {
 				return started.GetContinuedExecutionRunId(), nil
 			}
-			p, ok := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[jobs.MemoRows]
+			p, ok := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[key]
 			if !ok {
 				continue
 			}
-			var rows []jobs.HistoryRow
-			if err := s.dataConverter().FromPayload(p, &rows); err != nil {
-				// One unreadable upsert never hides the rest of the history.
-				s.log.WarnContext(ctx, "skip unreadable history rows", "workflowID", workflowID, "event", e.GetEventId(), "error", err)
-				continue
-			}
-			if !visit(rows) {
+			if !visit(p, e.GetEventId()) {
 				return "", nil
 			}
 		}

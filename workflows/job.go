@@ -45,6 +45,7 @@ type job struct {
 	// own methods.
 	admission admission
 	rows      []jobs.HistoryRow // history rows not yet written
+	failures  []jobs.Failure    // failure records not yet written, with their rows
 	// The runs in flight, which a deletion cancels.
 	runs       workflow.Context
 	cancelRuns workflow.CancelFunc
@@ -73,6 +74,9 @@ func (j *job) apply(ctx workflow.Context, e lifecycle.Event) (wake time.Time, er
 				j.cancelRuns()
 			case lifecycle.Record:
 				j.rows = append(j.rows, f.Rows...)
+				if f.Failure != nil {
+					j.failures = append(j.failures, *f.Failure)
+				}
 			case lifecycle.NotRun:
 				observePostponed(ctx, j.key, f.Nominal, f.Why, f.Reason)
 			case lifecycle.Skipped:

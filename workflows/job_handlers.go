@@ -58,6 +58,10 @@ func (j *job) register(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: j.validateBackfill}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateRerun, j.rerun,
+		workflow.UpdateHandlerOptions{Validator: j.validateRerun}); err != nil {
+		return err
+	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateDeleteJob, j.delete,
 		workflow.UpdateHandlerOptions{Validator: j.validateDelete}); err != nil {
 		return err
@@ -290,6 +294,25 @@ func (j *job) validateDelete(_ workflow.Context, req jobs.DeleteJobRequest) erro
 // as it cancels every run in flight).
 func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, error) {
 	return struct{}{}, j.event(ctx, lifecycle.RunNowAsked{At: workflow.Now(ctx).UTC()})
+}
+
+// validateRerun refuses a re-run of a job that does not exist or has
+// ended, and one the job does not take now (lifecycle.Rerunnable): as a
+// backfill.
+func (j *job) validateRerun(_ workflow.Context, req jobs.RerunRequest) error {
+	if err := j.m.IsDefined(); err != nil {
+		return wire(err)
+	}
+	if err := j.m.Redefinable(); err != nil {
+		return wire(err)
+	}
+	return wire(j.m.Rerunnable(req.Failure.ID, j.collectionDisabled()))
+}
+
+// rerun queues the failure the API read to run again: the loop starts it
+// as it starts a backfill occurrence.
+func (j *job) rerun(ctx workflow.Context, req jobs.RerunRequest) (struct{}, error) {
+	return struct{}{}, j.event(ctx, lifecycle.RerunAsked{Failure: req.Failure})
 }
 
 // delete deletes the job, and answers once its collection has the

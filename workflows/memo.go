@@ -43,19 +43,26 @@ func (j *job) flush(ctx workflow.Context) {
 		fields[jobs.MemoRows] = j.rows
 		j.rows = nil
 	}
+	// A failure record goes in its occurrence's upsert: it costs no event.
+	failed := len(j.failures) > 0
+	if failed {
+		fields[jobs.MemoFailures] = j.failures
+		j.failures = nil
+	}
 	if len(fields) > 0 {
 		if err := workflow.UpsertMemo(ctx, fields); err != nil {
 			workflow.GetLogger(ctx).Error("upsert the memo", "error", err)
 		}
 	}
-	j.upsertAttributes(ctx)
+	j.upsertAttributes(ctx, failed)
 }
 
 // upsertAttributes keeps the job's state, the outcome of its last run and
 // its health in its search attributes (RecurState, RecurStatus and those
-// of healthAttributes: failing jobs are one visibility filter away),
-// upserted on a change only, all in one upsert.
-func (j *job) upsertAttributes(ctx workflow.Context) {
+// of healthAttributes: failing jobs are one visibility filter away), and
+// whether it keeps failures (RecurFailures, when failed says this task
+// wrote a failure record), upserted on a change only, all in one upsert.
+func (j *job) upsertAttributes(ctx workflow.Context, failed bool) {
 	current := workflow.GetTypedSearchAttributes(ctx)
 	var updates []temporal.SearchAttributeUpdate
 	state, outcome := j.state().Job.Properties.State, j.m.Outcome()
@@ -66,6 +73,15 @@ func (j *job) upsertAttributes(ctx workflow.Context) {
 		updates = append(updates, jobs.AttrStatus.ValueSet(string(outcome)))
 	}
 	updates = append(updates, j.healthAttributes(current)...)
+	// RecurFailures rides an upsert the task makes anyway, which costs no
+	// event and, matched by its type alone on replay, changes no recorded
+	// history. The run that writes a job's first record always makes one:
+	// its last run's outcome or its failure streak changes. A failure with
+	// neither (a streak that began before the job kept records) leaves it
+	// to the next run that makes one.
+	if kept, _ := current.GetBool(jobs.AttrFailures); failed && !kept && len(updates) > 0 {
+		updates = append(updates, jobs.AttrFailures.ValueSet(true))
+	}
 	if len(updates) == 0 {
 		return
 	}

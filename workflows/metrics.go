@@ -35,12 +35,12 @@ const (
 
 // observeStart counts an occurrence whose action is about to run and how
 // late it starts: after the start its jitter gave it, which is on time,
-// not after its nominal time. A backfill runs past occurrences on purpose
-// and is never late.
+// not after its nominal time. A backfill or a re-run runs a past
+// occurrence on purpose and is never late.
 func observeStart(ctx workflow.Context, o occurrence) {
 	m := workflow.GetMetricsHandler(ctx)
 	m.Counter(MetricOccurrences).Inc(1)
-	if o.Kind != lifecycle.Backfill {
+	if o.Kind != lifecycle.Backfill && o.Kind != lifecycle.Rerun {
 		m.Timer(MetricLateness).Record(max(workflow.Now(ctx).Sub(o.PlannedStart), 0))
 	}
 }

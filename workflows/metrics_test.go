@@ -168,3 +168,26 @@ func TestLatenessCountsFromTheJitteredStartAndLeavesBackfillsOut(t *testing.T) {
 	require.Equal(t, uint64(2), lateness[0].GetHistogram().GetSampleCount(), "the two scheduled runs")
 	require.Less(t, lateness[0].GetHistogram().GetSampleSum(), 1.0, "both started on their jittered time")
 }
+
+// TestLatenessLeavesRerunsOut: a re-run runs a failed occurrence of the
+// past on purpose: it is not late.
+func TestLatenessLeavesRerunsOut(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h, gather := measured(t, now, false)
+	h.answer = failing
+	j := job(now, &recurrence.Recurrence{Frequency: "Hour"})
+	j.Properties.Action.RetryPolicy = &jobs.RetryPolicy{RetryType: "None"}
+	h.at(0, func() { h.put(j) })
+	h.at(30*time.Minute, func() {
+		update(h.t, h.env, jobs.UpdateRerun, jobs.RerunRequest{Failure: h.failures()[0]})
+	})
+	h.run(50*time.Minute, jobs.JobInput{Key: key})
+	require.Len(t, h.attempts, 2, "12:00 and its re-run at 12:30")
+
+	families := gather()
+	require.Equal(t, 2.0, total(families, workflows.MetricOccurrences))
+	lateness := families[workflows.MetricLateness].GetMetric()
+	require.Len(t, lateness, 1)
+	require.Equal(t, uint64(1), lateness[0].GetHistogram().GetSampleCount(), "the scheduled run alone")
+	require.Less(t, lateness[0].GetHistogram().GetSampleSum(), 1.0)
+}

@@ -69,6 +69,12 @@ func runModel(t *testing.T, c lt.Config, events []lt.Event) lt.Outcome {
 			from, to := lt.BackfillRange(lt.Start.Add(at[i]))
 			req := jobs.BackfillRequest{StartTime: from, EndTime: to, Pace: lt.BackfillPace}
 			h.at(at[i], func() { updateAnswer(h, jobs.UpdateBackfill, req, &refused) })
+		case lt.Rerun:
+			h.at(at[i], func() {
+				if fs := h.failures(); len(fs) > 0 {
+					updateAnswer(h, jobs.UpdateRerun, jobs.RerunRequest{Failure: fs[len(fs)-1]}, &refused)
+				}
+			})
 		case lt.Delete:
 			h.at(at[i], func() { updateAnswer(h, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}, &refused) })
 		}
@@ -97,6 +103,9 @@ func runModel(t *testing.T, c lt.Config, events []lt.Event) lt.Outcome {
 	}
 	for _, r := range h.rows("") {
 		out.Rows = append(out.Rows, lt.RowOf(r))
+	}
+	for _, f := range h.failures() {
+		out.Failures = append(out.Failures, f.ID)
 	}
 	return out
 }

@@ -41,7 +41,7 @@ type occurrence struct {
 // but nothing more is sent, the error action included.
 func (o occurrence) run(ctx workflow.Context) lifecycle.Ended {
 	observeStart(ctx, o)
-	result, row := o.act(ctx, o.action.ActionSpec, jobs.MainAction)
+	result, row, resp := o.act(ctx, o.action.ActionSpec, jobs.MainAction)
 	if ctx.Err() != nil {
 		observeCancelled(ctx, o)
 		return lifecycle.Ended{Run: o.Run, Cancelled: true}
@@ -51,20 +51,39 @@ func (o occurrence) run(ctx workflow.Context) lifecycle.Ended {
 		row.Lateness = jobs.DurationOf(o.Lateness())
 	}
 	e := lifecycle.Ended{Run: o.Run, Result: result, Rows: []jobs.HistoryRow{row}}
+	if result.Faulted {
+		e.Failure = o.failure(result, row, resp)
+	}
 	if result.Status == jobs.ExecutionFailed && o.action.ErrorAction != nil {
 		spec := *o.action.ErrorAction
 		if spec.RetryPolicy == nil {
 			spec.RetryPolicy = o.action.RetryPolicy
 		}
-		_, row := o.act(ctx, spec, jobs.ErrorAction)
+		_, row, _ := o.act(ctx, spec, jobs.ErrorAction)
 		e.Rows = append(e.Rows, row)
+		if e.Failure != nil {
+			e.Failure.ErrorAction = row.Status
+		}
 	}
 	return e
 }
 
+// failure is the record of the occurrence whose main action failed for
+// good with result, row and its last answer resp: what the API lists and
+// what a re-run sends again.
+func (o occurrence) failure(result jobs.RunResult, row jobs.HistoryRow, resp jobs.HTTPResponse) *jobs.Failure {
+	resp.Body = jobs.CutBody(resp.Body, jobs.MaxFailureBody)
+	kind := o.Kind.Name()
+	return &jobs.Failure{
+		ID: jobs.FailureID(o.Nominal, kind, o.ID), Nominal: o.Nominal, Kind: kind, OccurrenceID: o.ID,
+		SignedAs: o.SignedAs, RerunOf: o.RerunOf, Action: o.action, Started: *row.StartTime, Ended: *row.EndTime, Response: resp,
+		Message: row.Message, Attempts: result.Attempts, FailedAttempts: result.FailedAttempts,
+	}
+}
+
 // act runs one action with its retry policy and per-attempt timeout, and
-// returns its outcome and history row.
-func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string) (jobs.RunResult, jobs.HistoryRow) {
+// returns its outcome, its history row and its last answer.
+func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string) (jobs.RunResult, jobs.HistoryRow, jobs.HTTPResponse) {
 	started := workflow.Now(ctx)
 	result := jobs.RunResult{Status: jobs.ExecutionCompleted}
 	var resp jobs.HTTPResponse
@@ -98,8 +117,8 @@ func (o occurrence) act(ctx workflow.Context, spec jobs.ActionSpec, name string)
 	return result, jobs.HistoryRow{
 		StartTime: &started, EndTime: &end, ExpectedExecutionTime: o.Nominal, ActionName: name,
 		Status: result.Status, Message: message, RetryCount: result.Attempts - 1, RepeatCount: o.Repeat,
-		Backfill: o.Kind == lifecycle.Backfill,
-	}
+		Backfill: o.Kind == lifecycle.Backfill, RerunOf: o.RerunOf,
+	}, resp
 }
 
 // perform runs an action's attempts and returns the last one's answer (a
@@ -149,7 +168,7 @@ func (o occurrence) first(ctx workflow.Context, spec jobs.ActionSpec, name strin
 	in := jobs.FirstAttemptInput{}
 	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
 		in.HTTP = &jobs.HTTPRequestInput{
-			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID,
+			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID, SignedAs: o.SignedAs,
 			Key: o.key, Nominal: o.Nominal, Timeout: spec.AttemptTimeout(),
 		}
 	} else {
@@ -237,7 +256,7 @@ func (o occurrence) lostAgain(ctx workflow.Context, spec jobs.ActionSpec, name s
 func (o occurrence) activity(ctx workflow.Context, spec jobs.ActionSpec, name string) workflow.Future {
 	if spec.Type == jobs.ActionHTTP || spec.Type == jobs.ActionHTTPS {
 		return workflow.ExecuteActivity(ctx, acts.HTTP, jobs.HTTPRequestInput{
-			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID,
+			ActionName: name, Request: *spec.Request, OccurrenceID: o.ID, SignedAs: o.SignedAs,
 			Key: o.key, Nominal: o.Nominal, Timeout: spec.AttemptTimeout(),
 		})
 	}

@@ -6,6 +6,7 @@
   const API_VERSION = '2016-03-01';
   const TOKEN_KEY = 'recur.dashboard.token';
   const HISTORY_ROWS = 40; // history rows read per job: about 20 to 40 runs
+  const FAILURE_ROWS = 10; // failures read per job that has any
   const TIMELINE_RUNS = 20;
   const MAX_PAGES = 20; // nextLinks followed per list
   const RUN_WAIT_MS = 60000; // how long run now waits for its history row
@@ -410,6 +411,38 @@
     return details;
   }
 
+  // failuresDetails lists the job's failed runs, newest first, each with
+  // its last answer and a Run again button.
+  function failuresDetails(entry, job, zone) {
+    const failures = entry.failures || [];
+    const details = el('details', { className: 'failures' }, el('summary', { text: `Failed runs of ${job} (${failures.length})` }));
+    if (!failures.length) {
+      details.hidden = true;
+      return details;
+    }
+    const body = el('tbody');
+    for (const f of failures) {
+      const p = f.properties || {};
+      const id = String(f.name || '').split('/').pop();
+      const again = el('button', { type: 'button', className: 'run-again', text: 'Run again',
+        'aria-label': `Run again the ${p.kind || ''} run of ${job} planned ${when(p.expectedExecutionTime, zone)}` });
+      again.addEventListener('click', () => { if (!acting.has(entry.path)) rerun(entry, id, p.expectedExecutionTime); });
+      body.append(el('tr', { 'data-failure': id },
+        el('td', {}, timeEl(p.expectedExecutionTime, zone)),
+        el('td', { text: p.kind || '' }),
+        el('td', { text: (p.response || {}).status || '' }),
+        el('td', { text: String(p.attempts ?? '') }),
+        el('td', { className: 'failure-message', text: p.message || '' }),
+        el('td', {}, again)));
+    }
+    // Not the history's classes: what reads the history's rows reads
+    // them alone.
+    details.append(el('table', { className: 'failed-runs' },
+      el('thead', {}, el('tr', {}, ...['Planned', 'Kind', 'Answer', 'Attempts', 'Message', '']
+        .map((h) => el('th', { scope: 'col', text: h })))), body));
+    return details;
+  }
+
   // ---- each job shown: its row, kept up to date by its actions ----
 
   // shown holds, by job path, what the page shows of each job: the job as
@@ -428,9 +461,18 @@
     return (data && data.value) || [];
   }
 
+  // failuresOf reads the newest failed runs of a job that has faulted
+  // runs; none for the others, which have none to read.
+  async function failuresOf(path, job) {
+    if (!(((job.properties || {}).status || {}).faultedCount > 0)) return [];
+    const data = await call('GET', armURL(path + '/failures', { $top: FAILURE_ROWS })).catch(() => null);
+    return (data && data.value) || [];
+  }
+
   async function newEntry(path, job, rows) {
     const p = job.properties || {};
-    return { path, job, rows, zone: await zoneOf(p.recurrence && p.recurrence.timeZone, path), nodes: [] };
+    const [zone, failures] = await Promise.all([zoneOf(p.recurrence && p.recurrence.timeZone, path), failuresOf(path, job)]);
+    return { path, job, rows, failures, zone, nodes: [] };
   }
 
   function jobRow(entry) {
@@ -457,7 +499,7 @@
       actionsCell(entry, k.job, String(p.state || '').toLowerCase()));
     // The history gets a row of its own, the table's full width.
     const history = el('tr', { 'data-history-of': k.job, className: 'history-row' },
-      el('td', { colSpan: 8 }, historyDetails(rows, k.job, zone)));
+      el('td', { colSpan: 8 }, historyDetails(rows, k.job, zone), failuresDetails(entry, k.job, zone)));
     return [row, history];
   }
 
@@ -466,7 +508,11 @@
   function render(entry) {
     const [oldRow, oldHistory] = entry.nodes;
     const nodes = jobRow(entry);
-    if (oldHistory) nodes[1].querySelector('details').open = oldHistory.querySelector('details').open;
+    if (oldHistory) {
+      for (const cls of ['history', 'failures']) {
+        nodes[1].querySelector('details.' + cls).open = oldHistory.querySelector('details.' + cls).open;
+      }
+    }
     const focused = oldRow && oldRow.contains(document.activeElement);
     if (oldRow) {
       oldRow.replaceWith(nodes[0]);
@@ -634,6 +680,17 @@
         }
       }
       return `The run of ${name} started; its history row has not come yet: refresh later.`;
+    });
+  }
+
+  // rerun queues a failed run of the job to run again, as it ran; the
+  // job starts it as a backfill occurrence, once a slot is free.
+  function rerun(entry, id, planned) {
+    const path = entry.path;
+    const name = parts(path).job;
+    return act(path, `Queuing the run of ${name} planned ${when(planned, entry.zone)} to run again…`, async () => {
+      await call('POST', armURL(path + '/failures/' + seg(id) + '/run'));
+      return `The run of ${name} planned ${when(planned, entry.zone)} is queued to run again.`;
     });
   }
 

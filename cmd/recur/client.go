@@ -50,6 +50,7 @@ var (
 // job, as far as a command needs them.
 type address struct {
 	subscription, resourceGroup, collection, job string
+	arg                                          string // a verb's own argument (verb.arg)
 }
 
 // field returns the field of a that holds p.
@@ -98,6 +99,11 @@ func (a address) collectionPath() string {
 func (a address) jobsPath() string { return a.collectionPath() + "/jobs" }
 
 func (a address) jobPath() string { return a.jobsPath() + "/" + url.PathEscape(a.job) }
+
+// rerunPath is the path that runs the job's failure a.arg again.
+func (a address) rerunPath() string {
+	return a.jobPath() + "/failures/" + url.PathEscape(a.arg) + "/run"
+}
 
 // connection is a client command's --server and --token.
 type connection struct{ server, token string }

@@ -25,8 +25,11 @@ type verb struct {
 	name, summary string
 	// needs are the address parts the verb requires; with named, the last
 	// of them may also come as the one argument.
-	needs  []part
-	named  bool
+	needs []part
+	named bool
+	// arg names an argument the verb requires after the named part
+	// ("FAILURE"), which the path reads from the address (address.arg).
+	arg    string
 	method string
 	path   func(address) string
 	// list follows nextLink through every page.
@@ -72,6 +75,10 @@ var jobsCommand = &group{
 		{name: "history", summary: "list the runs of a job, newest first",
 			needs: jobParts, named: true, method: http.MethodGet, path: suffix(address.jobPath, "/history"), list: true, show: &historyKind,
 			filter: "status", filterHelp: "list only runs of `STATUS`: Completed, Failed or Postponed"},
+		{name: "failures", summary: "list the runs of a job that failed for good, newest first",
+			needs: jobParts, named: true, method: http.MethodGet, path: suffix(address.jobPath, "/failures"), list: true, show: &failureKind},
+		{name: "rerun", summary: "run a job's failed run again, as it ran (its ID is the FAILURE column of recur jobs failures)",
+			needs: jobParts, named: true, arg: "FAILURE", method: http.MethodPost, path: address.rerunPath, done: "job %s: failure queued to run again"},
 	},
 }
 
@@ -199,6 +206,12 @@ func (g *group) parse(v *verb, args []string) (*flag.FlagSet, clientOptions, err
 		named, args = append(named, fs.Arg(0)), fs.Args()[1:]
 	}
 	o.connection.resolve()
+	if v.arg != "" {
+		if len(named) == 0 {
+			return fs, o, fmt.Errorf("no %s given: name it as the last argument", v.arg)
+		}
+		o.addr.arg, named = named[len(named)-1], named[:len(named)-1]
+	}
 	switch {
 	case len(named) > 1 || len(named) == 1 && !v.named:
 		return fs, o, fmt.Errorf("unexpected argument %q", named[len(named)-1])
@@ -237,6 +250,9 @@ func (g *group) verbUsage(w io.Writer, v *verb, fs *flag.FlagSet) {
 	arg := ""
 	if v.named {
 		arg = " [" + strings.ToUpper(v.needs[len(v.needs)-1].flag) + "]"
+	}
+	if v.arg != "" {
+		arg += " " + v.arg
 	}
 	fmt.Fprintf(w, "Usage: recur %s %s%s [flags]\n\n%s.\n\nFlags:\n", g.name, v.name, arg, capitalize(v.summary))
 	printDefaults(w, fs)

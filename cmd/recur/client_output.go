@@ -29,6 +29,8 @@ var (
 		columns: []string{"NAME", "RESOURCE GROUP", "STATE", "SKU", "MAX JOBS", "MAX RECURRENCE", "LOCATION"}}
 	historyKind = kind{plural: "history rows", row: historyRow,
 		columns: []string{"TIME", "ACTION", "STATUS", "RETRY", "MESSAGE"}}
+	failureKind = kind{plural: "failures", row: failureRow,
+		columns: []string{"FAILURE", "TIME", "KIND", "ANSWER", "ATTEMPTS", "MESSAGE"}}
 )
 
 // printOne prints one resource the API answered with.
@@ -194,6 +196,30 @@ func historyRow(data json.RawMessage) ([]string, error) {
 		at = &p.ExpectedExecutionTime
 	}
 	return []string{timeCell(at), p.ActionName, p.Status, strconv.Itoa(p.RetryCount), clip(p.Message, maxMessage)}, nil
+}
+
+// failureRow is a failure's row: its ID (what recur jobs rerun takes),
+// its nominal time, its kind, the status of its last answer, its attempts
+// and its message.
+func failureRow(data json.RawMessage) ([]string, error) {
+	var f struct {
+		Name       string `json:"name"`
+		Properties struct {
+			ExpectedExecutionTime time.Time `json:"expectedExecutionTime"`
+			Kind                  string    `json:"kind"`
+			Response              struct {
+				Status string `json:"status"`
+			} `json:"response"`
+			Attempts int    `json:"attempts"`
+			Message  string `json:"message"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, err
+	}
+	p := f.Properties
+	id := f.Name[strings.LastIndexByte(f.Name, '/')+1:]
+	return []string{id, timeCell(&p.ExpectedExecutionTime), p.Kind, p.Response.Status, strconv.Itoa(p.Attempts), clip(p.Message, maxMessage)}, nil
 }
 
 func timeCell(t *time.Time) string {

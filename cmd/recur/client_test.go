@@ -238,6 +238,49 @@ func TestClient(t *testing.T) {
 		require.Empty(t, res.stdout)
 	})
 
+	t.Run("failures", func(t *testing.T) {
+		var fixed atomic.Bool
+		calls := make(chan string, 4)
+		flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls <- r.Header.Get("Idempotency-Key")
+			if !fixed.Load() {
+				http.Error(w, "down", http.StatusInternalServerError)
+			}
+		}))
+		t.Cleanup(flaky.Close)
+		res := recurCLI(t, `{"properties":{}}`, at("collections", "put", "failing", "-f", "-")...)
+		require.Equal(t, 0, res.code, "%s", res)
+		res = recurCLI(t, jobJSON(flaky.URL, start), at("jobs", "put", "flaky", "--collection", "failing", "-f", "-")...)
+		require.Equal(t, 0, res.code, "%s", res)
+		res = recurCLI(t, "", at("jobs", "run", "flaky", "--collection", "failing")...)
+		require.Equal(t, 0, res.code, "%s", res)
+		<-calls
+		res = eventually(t, func(r cliResult) bool { return r.code == 0 && len(r.rows(t)) == 1 }, "",
+			at("jobs", "failures", "flaky", "--collection", "failing")...)
+		row := res.rows(t)[0]
+		require.Equal(t, "runNow", row["KIND"])
+		require.Equal(t, "500 Internal Server Error", row["ANSWER"])
+		require.Equal(t, "1", row["ATTEMPTS"])
+		require.Regexp(t, `^\d{8}T\d{6}(\.\d+)?Z-run-now$`, row["FAILURE"])
+
+		res = recurCLI(t, "", at("jobs", "rerun", "--collection", "failing", "--job", "flaky")...)
+		require.Equal(t, 2, res.code, "%s", res)
+		require.Contains(t, res.stderr, "no FAILURE given")
+		fixed.Store(true)
+		res = recurCLI(t, "", at("jobs", "rerun", "flaky", row["FAILURE"], "--collection", "failing")...)
+		require.Equal(t, 0, res.code, "%s", res)
+		require.Equal(t, "job flaky: failure queued to run again\n", res.stdout)
+		select {
+		case key := <-calls:
+			require.Contains(t, key, "/rerun-1")
+		case <-time.After(30 * time.Second):
+			t.Fatal("the re-run reached no target")
+		}
+		res = recurCLI(t, "", at("jobs", "rerun", "flaky", "20200101T000000Z-scheduled", "--collection", "failing")...)
+		require.Equal(t, 1, res.code, "%s", res)
+		require.Regexp(t, `^recur: ResourceNotFound: .*20200101T000000Z-scheduled.*\n$`, res.stderr)
+	})
+
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv("RECUR_SERVER", st.API.URL)
 		t.Setenv("RECUR_SUBSCRIPTION", "sub1")
@@ -315,7 +358,7 @@ func TestClient(t *testing.T) {
 		require.NoError(t, err)
 		var term bytes.Buffer
 		c := &apiClient{server: server, http: http.DefaultClient, progress: &term}
-		values, err := c.list(context.Background(), address{"sub1", "rg1", "big", ""}.jobsPath(), nil, "jobs")
+		values, err := c.list(context.Background(), address{subscription: "sub1", resourceGroup: "rg1", collection: "big"}.jobsPath(), nil, "jobs")
 		require.NoError(t, err)
 		require.Len(t, values, n)
 		line := "fetched 100 jobs…"

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -50,7 +51,7 @@ import (
 const finishedRetention = 8 * time.Second
 
 func main() {
-	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json, job-buffered-TAG.json, collection-dead-lease-TAG.json, collection-renewed-TAG.json and job-completed-TAG.json, keeping the files of earlier recordings")
+	tag := flag.String("tag", "", "write collection-`TAG`.json, job-TAG.json, job-gone-TAG.json, job-idle-TAG.json, job-held-TAG.json, job-doomed-TAG.json, job-behind-TAG.json, job-unadmitted-TAG.json, job-lost-TAG.json, job-retried-TAG.json, job-buffered-TAG.json, job-rerun-TAG.json, collection-dead-lease-TAG.json, collection-renewed-TAG.json and job-completed-TAG.json, keeping the files of earlier recordings")
 	flag.Parse()
 	if err := record(filepath.Join("workflows", "testdata"), *tag); err != nil {
 		log.Fatal(err)
@@ -111,6 +112,8 @@ func record(dir, tag string) error {
 	go func() { lost <- recordLost(ctx, dir, tag) }()
 	retried := make(chan error, 1)
 	go func() { retried <- recordRetried(ctx, c, dir, tag, target.URL) }()
+	rerun := make(chan error, 1)
+	go func() { rerun <- recordRerun(ctx, c, dir, tag, target.URL) }()
 	buffered := make(chan error, 1)
 	go func() {
 		buffered <- recordBuffered(ctx, c, dir, tag, target.URL, bufferedHolding, bufferedRelease)
@@ -357,6 +360,9 @@ func record(dir, tag string) error {
 	}
 	if err := <-retried; err != nil {
 		return fmt.Errorf("the job whose first attempt failed: %w", err)
+	}
+	if err := <-rerun; err != nil {
+		return fmt.Errorf("the job whose failure ran again: %w", err)
 	}
 	if err := <-buffered; err != nil {
 		return fmt.Errorf("the job disabled while an occurrence was buffered: %w", err)
@@ -737,6 +743,44 @@ func recordRetried(ctx context.Context, c client.Client, dir, tag, target string
 		return err
 	}
 	return saveAfterRuns(ctx, c, k, 1, dir, "job-retried", tag)
+}
+
+// recordRerun records job-rerun.json: an hourly job whose first run
+// fails for good, which writes its failure record with its rows; the
+// failure is run again (the rerun update), fails again, and the job is
+// deleted.
+func recordRerun(ctx context.Context, c client.Client, dir, tag, target string) error {
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "reruns", Job: "rerun"}
+	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
+		jobs.UpdatePutCollection, jobs.PutCollectionRequest{Collection: jobs.Collection{}}); err != nil {
+		return err
+	}
+	job := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)),
+		Recurrence: &recurrence.Recurrence{Frequency: "Hour"},
+		Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/fail", Method: "POST"},
+			RetryPolicy: &jobs.RetryPolicy{RetryType: "None"}}}}}
+	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {
+		return err
+	}
+	if err := waitRuns(ctx, c, k, 1); err != nil {
+		return err
+	}
+	d, err := c.DescribeWorkflowExecution(ctx, k.JobWorkflowID(), "")
+	if err != nil {
+		return err
+	}
+	var failures []jobs.Failure
+	p, ok := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[jobs.MemoFailures]
+	if !ok {
+		return errors.New("the failed run wrote no failure record")
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &failures); err != nil {
+		return err
+	}
+	if err := put(ctx, c, k, "", nil, k.JobWorkflowID(), jobs.UpdateRerun, jobs.RerunRequest{Failure: failures[0]}); err != nil {
+		return err
+	}
+	return saveAfterRuns(ctx, c, k, 2, dir, "job-rerun", tag)
 }
 
 // recordBuffered records job-buffered.json: an every-minute BufferOne job

@@ -55,11 +55,12 @@ const (
 	Backfill                       // POST .../backfill of three minutes, five minutes ago
 	Delete                         // the sequence's last event: the events after it are dropped
 	Complete                       // a PUT of the definition, completed (as an import writes a job that ran elsewhere)
+	Rerun                          // POST .../failures/{id}/run of the newest failure, if there is one
 	kinds
 )
 
 func (k Kind) String() string {
-	return [...]string{"enable", "disable", "collection disabled", "collection enabled", "run now", "backfill", "delete", "complete"}[k]
+	return [...]string{"enable", "disable", "collection disabled", "collection enabled", "run now", "backfill", "delete", "complete", "rerun"}[k]
 }
 
 func (e Event) String() string { return fmt.Sprintf("%s after %s", e.Kind, e.After) }

@@ -34,6 +34,15 @@ var Seeds = []Seed{
 		[]Event{ev(Backfill, 95*time.Second), ev(Enable, 149*time.Second), ev(RunNow, 31*time.Second)}},
 	{"faulted amid a backfill", Config{Overlap: jobs.OverlapAllowAll, Seed: 5, Failing: 1, MaxFaults: 1},
 		[]Event{ev(Backfill, 33*time.Second), ev(CollectionDisabled, 121*time.Second), ev(CollectionEnabled, 41*time.Second)}},
+	// Failures run again: queued behind the run in flight, and refused
+	// while the job is disabled.
+	{"a failure run again after a run", Config{Overlap: jobs.OverlapSkip, Seed: 2, Failing: 2},
+		[]Event{ev(Rerun, 75*time.Second), ev(Rerun, 13*time.Second), ev(Disable, 31*time.Second), ev(Rerun, 7*time.Second), ev(Enable, 61*time.Second)}},
+	// Failures run again beside the schedule's runs, within the limit,
+	// and while the collection is disabled (refused).
+	{"failures run again", Config{Overlap: jobs.OverlapAllowAll, Limit: 2, Seed: 2, Failing: 2},
+		[]Event{ev(Rerun, 95*time.Second), ev(Rerun, 7*time.Second), ev(Disable, 31*time.Second), ev(Rerun, 7*time.Second),
+			ev(Enable, 61*time.Second), ev(Rerun, 7*time.Second), ev(CollectionDisabled, 7*time.Second), ev(Rerun, 9*time.Second), ev(CollectionEnabled, 41*time.Second)}},
 }
 
 func ev(k Kind, after time.Duration) Event { return Event{Kind: k, After: after} }

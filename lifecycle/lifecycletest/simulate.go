@@ -19,6 +19,8 @@ type Outcome struct {
 	State   jobs.State
 	Status  jobs.Status
 	Rows    []Row // the history rows, in the order written
+	// Failures are the IDs of the failure records, in the order written.
+	Failures []string
 }
 
 // Row is what the model compares of a history row.
@@ -28,12 +30,13 @@ type Row struct {
 	Action   string
 	Status   jobs.ExecutionStatus
 	Backfill bool
+	RerunOf  string
 	Repeat   int
 }
 
 // RowOf is h as the model compares it.
 func RowOf(h jobs.HistoryRow) Row {
-	r := Row{Nominal: h.ExpectedExecutionTime.UTC(), Action: h.ActionName, Status: h.Status, Backfill: h.Backfill, Repeat: h.RepeatCount}
+	r := Row{Nominal: h.ExpectedExecutionTime.UTC(), Action: h.ActionName, Status: h.Status, Backfill: h.Backfill, RerunOf: h.RerunOf, Repeat: h.RepeatCount}
 	if h.StartTime != nil {
 		r.Started = h.StartTime.UTC()
 	}
@@ -64,6 +67,7 @@ type sim struct {
 	inFlight []flight
 	out      Outcome
 	rows     []jobs.HistoryRow
+	failures []jobs.Failure // the failure records, in the order written
 	// What the checks read: the scheduled occurrences accounted for, and
 	// whether the job waited for its next occurrence, from each instant
 	// on.
@@ -146,6 +150,9 @@ func Simulate(c Config, events []Event) (Outcome, error) {
 	for _, r := range s.rows {
 		s.out.Rows = append(s.out.Rows, RowOf(r))
 	}
+	for _, f := range s.failures {
+		s.out.Failures = append(s.out.Failures, f.ID)
+	}
 	s.checkAccounted()
 	return s.out, errors.Join(s.errs...)
 }
@@ -191,6 +198,10 @@ func (s *sim) event(e Event) {
 		}
 	case Backfill:
 		s.backfill(BackfillRange(s.now))
+	case Rerun:
+		if len(s.failures) > 0 {
+			s.rerun(s.failures[len(s.failures)-1])
+		}
 	case Delete:
 		if s.refuse(s.m.IsDefined()) {
 			s.apply(lifecycle.Deleted{})
@@ -240,6 +251,14 @@ func (s *sim) backfill(from, to time.Time) {
 	s.apply(lifecycle.BackfillQueued{Times: times, Pace: BackfillPace})
 }
 
+// rerun asks for failure f to run again, refused as the job refuses it.
+func (s *sim) rerun(f jobs.Failure) {
+	if !s.refuse(s.m.IsDefined()) || !s.refuse(s.m.Redefinable()) || !s.refuse(s.m.Rerunnable(f.ID, !s.collEnabled)) {
+		return
+	}
+	s.apply(lifecycle.RerunAsked{Failure: f})
+}
+
 // endRuns tells the machine of the runs that end now.
 func (s *sim) endRuns() {
 	s.inFlight = slices.DeleteFunc(s.inFlight, func(f flight) bool {
@@ -279,7 +298,7 @@ func (s *sim) apply(e lifecycle.Event) {
 	for _, f := range effects {
 		switch f := f.(type) {
 		case lifecycle.Start:
-			s.start(f.Run)
+			s.start(f.Run, f.Action)
 		case lifecycle.CancelRuns:
 			for _, r := range s.inFlight {
 				if _, err := s.m.Apply(lifecycle.RunEnded{Ended: lifecycle.Ended{Run: r.ended.Run, Cancelled: true}}); err != nil {
@@ -289,6 +308,9 @@ func (s *sim) apply(e lifecycle.Event) {
 			s.inFlight = nil
 		case lifecycle.Record:
 			s.rows = append(s.rows, f.Rows...)
+			if f.Failure != nil {
+				s.failures = append(s.failures, *f.Failure)
+			}
 			for _, r := range f.Rows {
 				if r.Status == jobs.ExecutionPostponed {
 					s.account(r.ExpectedExecutionTime, "postponed")
@@ -307,7 +329,7 @@ func (s *sim) apply(e lifecycle.Event) {
 
 // start starts a run: the target sees it now, and it ends Length later,
 // failed if Fails says.
-func (s *sim) start(r lifecycle.Run) {
+func (s *sim) start(r lifecycle.Run, action jobs.Action) {
 	st := s.m.State()
 	if r.Kind != lifecycle.RunNow {
 		if st.Job.Properties.State != jobs.Enabled || s.m.Deleted() || !s.collEnabled {
@@ -328,9 +350,21 @@ func (s *sim) start(r lifecycle.Run) {
 	}
 	started := s.now
 	row := jobs.HistoryRow{StartTime: &started, ExpectedExecutionTime: r.Nominal, ActionName: jobs.MainAction, Status: result.Status,
-		RepeatCount: r.Repeat, Backfill: r.Kind == lifecycle.Backfill}
+		RepeatCount: r.Repeat, Backfill: r.Kind == lifecycle.Backfill, RerunOf: r.RerunOf}
+	ended := lifecycle.Ended{Run: r, Result: result, Rows: []jobs.HistoryRow{row}}
+	if result.Faulted {
+		ended.Failure = Failure(r, action)
+	}
 	s.out.Starts = append(s.out.Starts, start)
-	s.inFlight = append(s.inFlight, flight{start, lifecycle.Ended{Run: r, Result: result, Rows: []jobs.HistoryRow{row}}})
+	s.inFlight = append(s.inFlight, flight{start, ended})
+}
+
+// Failure is the failure record of run r of action, as the workflow
+// writes it (what the model compares of it).
+func Failure(r lifecycle.Run, action jobs.Action) *jobs.Failure {
+	kind := r.Kind.Name()
+	return &jobs.Failure{ID: jobs.FailureID(r.Nominal, kind, r.ID), Nominal: r.Nominal, Kind: kind, OccurrenceID: r.ID,
+		SignedAs: r.SignedAs, RerunOf: r.RerunOf, Action: action}
 }
 
 // account notes a scheduled occurrence handled: started or postponed,

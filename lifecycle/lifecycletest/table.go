@@ -57,12 +57,20 @@ var tableEvents = []tableEvent{
 	{"PUT, completed", func(s *sim) { s.event(Event{Kind: Complete}) }},
 	{"run now", func(s *sim) { s.event(Event{Kind: RunNow}) }},
 	{"backfill", func(s *sim) { s.backfill(at(12), at(14)) }},
+	{"re-run of a failure", func(s *sim) { s.rerun(*tableFailure(s)) }},
 	{"the collection is disabled", func(s *sim) { s.event(Event{Kind: CollectionDisabled}) }},
 	{"the collection is enabled", func(s *sim) { s.event(Event{Kind: CollectionEnabled}) }},
 	{"DELETE", func(s *sim) { s.event(Event{Kind: Delete}) }},
 	{"its retention passes", func(s *sim) {
 		s.until(s.now.Sub(at(0)) + jobs.DefaultFinishedRetention + time.Hour)
 	}},
+}
+
+// tableFailure is the failure the table runs again: 13:00's, scheduled.
+func tableFailure(s *sim) *jobs.Failure {
+	nominal := at(13)
+	run := lifecycle.Run{ID: jobs.OccurrenceID(Key.JobWorkflowID(), nominal), Nominal: nominal, Kind: lifecycle.Scheduled}
+	return Failure(run, *s.def.Properties.Action)
 }
 
 // at is hour h of Start's day.
@@ -114,6 +122,7 @@ type tableSnapshot struct {
 	running  int
 	buffered *time.Time
 	queued   int
+	reruns   int
 	starts   int
 	rows     int
 	revision int
@@ -124,6 +133,7 @@ func (s *sim) tableSnapshot() tableSnapshot {
 	n := tableSnapshot{deleted: s.m.Deleted(), running: s.m.Running(), starts: len(s.out.Starts), rows: len(s.rows)}
 	if st := s.m.State(); st != nil {
 		n.state, n.buffered, n.queued, n.revision, n.next = st.Job.Properties.State, st.Buffered, len(st.Backfill), st.Revision, st.Next
+		n.reruns = len(st.Reruns)
 	}
 	return n
 }
@@ -170,6 +180,8 @@ func cell(state tableState, event tableEvent) string {
 			says = append(says, "starts a run now")
 		case s.kinds[i] == lifecycle.Backfill:
 			says = append(says, "starts a backfill occurrence")
+		case s.kinds[i] == lifecycle.Rerun:
+			says = append(says, "starts a re-run")
 		case before.buffered != nil && st.Nominal().Equal(*before.buffered):
 			says = append(says, "starts the buffered occurrence")
 		default:
@@ -198,6 +210,9 @@ func cell(state tableState, event tableEvent) string {
 	}
 	if after.queued > before.queued {
 		says = append(says, fmt.Sprintf("queues %d backfill occurrences", after.queued-before.queued))
+	}
+	if after.reruns > before.reruns {
+		says = append(says, "queues the re-run")
 	}
 	if len(says) == 0 {
 		return "nothing"
