@@ -1,17 +1,22 @@
 package main
 
 import (
+	"context"
+	"flag"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/internal/freeport"
+	"github.com/recurhq/recur/internal/jaeger"
 	"github.com/recurhq/recur/internal/recurtest"
 )
 
@@ -28,11 +33,32 @@ const waitBound = 6
 
 func TestMain(m *testing.M) {
 	recurtest.ParallelUnlessGiven(waitBound)
+	flag.Parse()
+	prebuildJaeger()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
+}
+
+// prebuildJaeger starts building Jaeger, which TestTracesReachJaeger runs,
+// while the package's other tests run, when that test is to run: cold, the
+// build takes minutes, which after the others would outlast go test's
+// default timeout on a fresh machine. The test's own jaeger.Start waits for
+// it (the install's file lock) and reports its error.
+func prebuildJaeger() {
+	if testing.Short() {
+		return
+	}
+	if run := flag.Lookup("test.run").Value.String(); run != "" {
+		top, _, _ := strings.Cut(run, "/")
+		re, err := regexp.Compile(top)
+		if err != nil || !re.MatchString("TestTracesReachJaeger") {
+			return
+		}
+	}
+	go func() { _, _ = jaeger.Install(context.Background()) }()
 }
 
 // buildRecur builds the real binary once per test run and returns its
