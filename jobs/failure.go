@@ -76,20 +76,16 @@ func FailureID(nominal time.Time, kind, occurrenceID string) string {
 	return id + kind
 }
 
-// CutBody returns body cut to at most n bytes, on a character boundary.
-func CutBody(body string, n int) string {
-	if len(body) <= n {
-		return body
+// CutBody returns s cut to at most n bytes, on a character boundary: a
+// character cut in two leaves at most three of its bytes.
+func CutBody(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	body = body[:n]
-	// A character cut in two leaves up to three bytes of it.
-	for range utf8.UTFMax - 1 {
-		if r, size := utf8.DecodeLastRuneInString(body); r != utf8.RuneError || size != 1 {
-			break
-		}
-		body = body[:len(body)-1]
+	for back := 0; back < utf8.UTFMax-1 && n > 0 && !utf8.RuneStart(s[n]); back++ {
+		n--
 	}
-	return body
+	return s[:n]
 }
 
 // Redacted returns a copy of f whose action carries no secret: the form

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/recurhq/recur/recurrence"
 )
@@ -233,11 +232,7 @@ func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := max(n-len("…"), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return CutBody(s, max(n-len("…"), 0)) + "…"
 }
 
 // DescribeDuration writes d as people write a limit: "10 minutes", "1 hour
