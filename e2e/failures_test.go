@@ -253,3 +253,65 @@ func TestFailedRunsAreKeptAndRunAgain(t *testing.T) {
 	_, body = s.get(t, jobPath+"/failures", nil)
 	require.Len(t, failureEntries(t, body), 1, "a re-run that succeeds leaves no failure")
 }
+
+// TestAFaultedOneTimeJobRunsItsFailureAgain: a one-time job whose one run
+// fails for good is faulted, which is final; its failure still runs
+// again when asked (a failed one-time call is what a re-run is most often
+// for), signed as the failed call, while its collection is enabled, and
+// the job stays faulted.
+func TestAFaultedOneTimeJobRunsItsFailureAgain(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	target := newFixableTarget(t)
+	s.putCollection(t)
+	jobPath := collectionPath + "/jobs/once"
+	status, body := s.do(t, http.MethodPut, jobPath, map[string]any{"properties": map[string]any{
+		"startTime": time.Now().UTC().Add(time.Second).Format(time.RFC3339),
+		"action": map[string]any{
+			"type": "Http",
+			"request": map[string]any{"uri": target.url + "/hook", "method": "POST", "body": "{}",
+				"signing": map[string]any{"secrets": []string{failuresSigning}}},
+			"retryPolicy": map[string]any{"retryType": "None"},
+		},
+	}})
+	require.Equal(t, http.StatusCreated, status, body)
+
+	var failure map[string]any
+	require.Eventually(t, func() bool {
+		_, job := s.get(t, jobPath, nil)
+		_, body := s.get(t, jobPath+"/failures", nil)
+		if list := failureEntries(t, body); len(list) == 1 && path(job, "properties", "state") == "faulted" {
+			failure = list[0]
+		}
+		return failure != nil
+	}, 30*time.Second, 200*time.Millisecond, "the job is faulted and its failure listed")
+	id := failure["id"].(string)[strings.LastIndexByte(failure["id"].(string), '/')+1:]
+	rerunPath := jobPath + "/failures/" + id + "/run"
+
+	status, body = s.do(t, http.MethodPost, collectionPath+"/disable", nil)
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, status, body)
+	require.Eventually(t, func() bool {
+		status, _ := s.do(t, http.MethodPost, rerunPath, nil)
+		return status == http.StatusConflict
+	}, 30*time.Second, 200*time.Millisecond, "refused while the collection is disabled")
+	status, body = s.do(t, http.MethodPost, collectionPath+"/enable", nil)
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, status, body)
+	require.Len(t, target.got(), 1, "nothing ran while the collection was disabled")
+
+	target.fixed.Store(true)
+	require.Eventually(t, func() bool {
+		status, body = s.do(t, http.MethodPost, rerunPath, nil)
+		require.Contains(t, []int{http.StatusAccepted, http.StatusConflict}, status, body)
+		return status == http.StatusAccepted
+	}, 30*time.Second, 200*time.Millisecond, "taken once the job hears of the enable")
+	require.Eventually(t, func() bool { return len(target.got()) == 2 }, 30*time.Second, 100*time.Millisecond, "the re-run reaches the target")
+	require.Equal(t, target.got()[0].webhookID, target.got()[1].webhookID, "signed as the failed call")
+
+	require.Eventually(t, func() bool {
+		_, body := s.get(t, jobPath+"/history", nil)
+		rows := historyRows(t, body)
+		return len(rows) == 2 && rows[0]["rerunOf"] == id && rows[0]["status"] == "Completed"
+	}, 30*time.Second, 200*time.Millisecond, "the re-run's row")
+	_, job := s.get(t, jobPath, nil)
+	require.True(t, path(job, "properties", "state") == "faulted", "faulted is final: %v", job)
+}

@@ -73,7 +73,7 @@ func NotWritten(outcome string) *Error {
 func SameJob(stored, accepted Job) bool {
 	s, a := stored.Properties, accepted.Properties
 	s.Status, a.Status = nil, nil
-	if (s.State == Completed || s.State == Faulted) && (a.State == Enabled || a.State == Disabled || a.State == s.State) {
+	if s.State.Final() && (a.State == Enabled || a.State == Disabled || a.State == s.State) {
 		s.State, s.StateReason = a.State, ""
 		a.StateReason = ""
 	}

@@ -131,6 +131,9 @@ const (
 	Faulted   State = "Faulted"
 )
 
+// Final reports whether s is completed or faulted, which no write changes.
+func (s State) Final() bool { return s == Completed || s == Faulted }
+
 // Status is what the scheduler reports of a job's runs: Azure's counters
 // and times, then the job's health (recur's extensions, health.go).
 type Status struct {

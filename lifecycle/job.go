@@ -104,8 +104,14 @@ type (
 	RunNowAsked struct{ At time.Time }
 	// RerunAsked queues a failed occurrence to run again, as a backfill
 	// occurrence runs: a pace after the one before, in a free slot, while
-	// the job is enabled.
+	// the job is enabled, or once it is completed or faulted.
 	RerunAsked struct{ Failure jobs.Failure }
+	// FinishedCollection tells a completed or faulted job that its
+	// collection was disabled (Disabled) or enabled again: its queued
+	// re-runs wait for the enable, as an enabled job's wait with the job
+	// the collection disabled. Other jobs learn it as Disabled and
+	// Defined.
+	FinishedCollection struct{ Disabled bool }
 	// RunEnded says a run's actions ended (or were cancelled).
 	RunEnded struct{ Ended Ended }
 	// Step is time passing: the machine acts on what it was told and on
@@ -119,15 +125,16 @@ type (
 	}
 )
 
-func (Defined) isEvent()        {}
-func (Disabled) isEvent()       {}
-func (Deleted) isEvent()        {}
-func (BackfillQueued) isEvent() {}
-func (RunNowAsked) isEvent()    {}
-func (RerunAsked) isEvent()     {}
-func (RunEnded) isEvent()       {}
-func (Step) isEvent()           {}
-func (RetentionKnown) isEvent() {}
+func (Defined) isEvent()            {}
+func (Disabled) isEvent()           {}
+func (Deleted) isEvent()            {}
+func (BackfillQueued) isEvent()     {}
+func (RunNowAsked) isEvent()        {}
+func (RerunAsked) isEvent()         {}
+func (FinishedCollection) isEvent() {}
+func (RunEnded) isEvent()           {}
+func (Step) isEvent()               {}
+func (RetentionKnown) isEvent()     {}
 
 // An Effect is what the workflow must do: one of the types below, carried
 // out in the order Apply returns them.
@@ -214,6 +221,11 @@ func (j *Job) Apply(e Event) ([]Effect, error) {
 		j.pending.runsNow = append(j.pending.runsNow, e.At)
 	case RerunAsked:
 		j.state.Reruns = append(j.state.Reruns, e.Failure)
+	case FinishedCollection:
+		if j.state == nil || !j.state.Job.Properties.State.Final() || j.state.RerunsWait == e.Disabled {
+			return nil, nil
+		}
+		j.state.RerunsWait = e.Disabled
 	case RunEnded:
 		j.running--
 		if !e.Ended.Cancelled {

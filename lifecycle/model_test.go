@@ -2,10 +2,14 @@ package lifecycle_test
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/recurhq/recur/jobs"
 	lt "github.com/recurhq/recur/lifecycle/lifecycletest"
 )
 
@@ -19,7 +23,8 @@ import (
 //
 //   - no occurrence of the schedule or of a backfill starts while the job
 //     or its collection is disabled, or the job is deleted, completed or
-//     faulted (a run now does: it is asked for);
+//     faulted (a run now does: it is asked for; a re-run does once the job
+//     is completed or faulted, but not while its collection is disabled);
 //   - none starts while the job's limit of runs are in flight;
 //   - the machine never wakes in the past, and an enabled job always has
 //     a next occurrence until its count is used up;
@@ -56,6 +61,34 @@ func TestModelSeeds(t *testing.T) {
 	}
 	require.Contains(t, ids, "job:s/rg/c/j@2026-06-01T12:00:00Z")
 	require.NotContains(t, ids, "job:s/rg/c/j@2026-06-01T12:01:00Z", "the buffered occurrence is the one a disabled job would start")
+}
+
+// TestAFaultedJobRunsItsFailureAgain: a job faulted by its one failure
+// runs it again when asked, at once, and a re-run queued behind that one
+// waits while the collection is disabled (Outcome.Check fails a start
+// then) and starts once it is enabled; the job stays faulted.
+func TestAFaultedJobRunsItsFailureAgain(t *testing.T) {
+	i := slices.IndexFunc(lt.Seeds, func(s lt.Seed) bool { return s.Name == "a faulted job's failure run again" })
+	require.GreaterOrEqual(t, i, 0)
+	s := lt.Seeds[i]
+	out, err := lt.Simulate(s.Config, s.Events)
+	require.NoError(t, err)
+	require.NoError(t, out.Check())
+	require.Equal(t, jobs.Faulted, out.State)
+
+	var reruns []lt.RunStart
+	for _, r := range out.Starts {
+		if strings.Contains(r.ID, "/rerun-") {
+			reruns = append(reruns, r)
+		}
+	}
+	require.Len(t, reruns, 2, "both re-runs ran: %+v", out.Starts)
+	require.True(t, out.Starts[0].End.Before(reruns[0].At), "the job faulted before its first re-run: %+v", out.Starts)
+	// The events after the first re-run's ask: a second ask, the disable,
+	// a third ask (refused) and, 149 s later, the enable.
+	enabled := reruns[0].At.Add((7 + 7 + 7 + 149) * time.Second)
+	require.True(t, reruns[0].End.Before(enabled), "the first re-run ended while the collection was disabled: %+v", reruns)
+	require.Equal(t, enabled, reruns[1].At, "the second starts as the collection is enabled")
 }
 
 // FuzzLifecycle runs generated sequences through the machine and checks

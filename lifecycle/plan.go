@@ -74,9 +74,13 @@ func (j *Job) Plan(m Moment) Plan {
 	// shorter than the pace then leaves the timer as it is.
 	// Re-runs share the backfill's slot and pace: a burst of them is one
 	// burst of calls to the target as a backfill is.
-	if len(j.state.Reruns)+len(j.state.Backfill) > 0 && props.State == jobs.Enabled && j.backfillPaced(come) {
+	switch {
+	case len(j.state.Reruns)+len(j.state.Backfill) > 0 && props.State == jobs.Enabled && j.backfillPaced(come):
 		p.StartRerun = len(j.state.Reruns) > 0 && j.running < backfills
 		p.StartBackfill = !p.StartRerun && j.running < backfills
+	case j.rerunsFinished() && !j.state.RerunsWait && j.backfillPaced(come):
+		// A final job has no schedule left: its re-runs alone take the slot.
+		p.StartRerun = j.running < backfills
 	}
 	p.Settle = j.spent()
 	p.Retain = j.finished() && !j.local.retention.known
@@ -99,13 +103,16 @@ func (j *Job) Held(now time.Time) bool {
 	return j.local.deleted && now.Before(j.local.holdUntil)
 }
 
-// finished reports whether the job has ended for good, its last run too.
+// finished reports whether the job has ended for good, its last run and
+// the re-runs asked of it too.
 func (j *Job) finished() bool {
-	if j.state == nil {
-		return false
-	}
-	st := j.state.Job.Properties.State
-	return (st == jobs.Completed || st == jobs.Faulted) && j.running == 0
+	return j.state != nil && j.state.Job.Properties.State.Final() && j.running == 0 && !j.rerunsFinished()
+}
+
+// rerunsFinished reports whether the job is final and holds re-runs
+// queued that it runs (FinishedReruns; before it, they waited for good).
+func (j *Job) rerunsFinished() bool {
+	return len(j.state.Reruns) > 0 && j.state.Job.Properties.State.Final() && j.world.Has(FinishedReruns)
 }
 
 // expiry returns when the finished job deletes itself, if it does: what

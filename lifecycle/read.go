@@ -102,7 +102,7 @@ func (j *Job) IsDefined() *jobs.Error {
 // completed and faulted are final.
 func (j *Job) Redefinable() *jobs.Error {
 	if j.state != nil {
-		if st := j.state.Job.Properties.State; st == jobs.Completed || st == jobs.Faulted {
+		if st := j.state.Job.Properties.State; st.Final() {
 			return &jobs.Error{Code: jobs.CodeConflict, Target: "properties.state",
 				Message: "job " + j.key.Job + " is " + string(st) + ", which is final: delete it and create it again"}
 		}
@@ -160,7 +160,8 @@ func (j *Job) Backfillable(n int, collectionDisabled bool) *jobs.Error {
 // Rerunnable refuses a re-run of failure id of a job that is disabled,
 // whose collection is (as the job last heard), that holds it queued
 // already or whose queue of re-runs is full: as a backfill, a re-run runs
-// only while the job is enabled.
+// only while the job is enabled, or once it is completed or faulted (a
+// one-time job's failed run is the one a re-run is most often for).
 func (j *Job) Rerunnable(id string, collectionDisabled bool) *jobs.Error {
 	conflict := func(message string) *jobs.Error {
 		return &jobs.Error{Code: jobs.CodeConflict, Message: message}

@@ -33,6 +33,9 @@ const (
 	DisabledHoldsBuffered Behaviour = iota
 	// PacedBackfill: backfill occurrences start a pace apart.
 	PacedBackfill
+	// FinishedReruns: a completed or faulted job runs the re-runs asked
+	// of it, and keeps them waiting while its collection is disabled.
+	FinishedReruns
 )
 
 const (

@@ -111,6 +111,9 @@ func (j *job) onCollection(ctx workflow.Context, told jobs.CollectionChange) (st
 		if err := j.event(ctx, lifecycle.Defined{Job: def, At: creationTime(ctx)}); err != nil {
 			workflow.GetLogger(ctx).Error("enable job", "error", err)
 		}
+	case told.State != "" && j.state().Job.Properties.State.Final() &&
+		workflow.GetVersion(ctx, versionFinishedReruns, workflow.DefaultVersion, 1) != workflow.DefaultVersion:
+		err = j.event(ctx, lifecycle.FinishedCollection{Disabled: told.State == jobs.Disabled})
 	}
 	return struct{}{}, err
 }
@@ -296,14 +299,10 @@ func (j *job) runNow(ctx workflow.Context, _ jobs.RunNowRequest) (struct{}, erro
 	return struct{}{}, j.event(ctx, lifecycle.RunNowAsked{At: workflow.Now(ctx).UTC()})
 }
 
-// validateRerun refuses a re-run of a job that does not exist or has
-// ended, and one the job does not take now (lifecycle.Rerunnable): as a
-// backfill.
+// validateRerun refuses a re-run of a job that does not exist, and one
+// the job does not take now (lifecycle.Rerunnable).
 func (j *job) validateRerun(_ workflow.Context, req jobs.RerunRequest) error {
 	if err := j.m.IsDefined(); err != nil {
-		return wire(err)
-	}
-	if err := j.m.Redefinable(); err != nil {
 		return wire(err)
 	}
 	return wire(j.m.Rerunnable(req.Failure.ID, j.collectionDisabled()))

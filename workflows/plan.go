@@ -37,6 +37,7 @@ func (w *world) Plan(def recurrence.Definition, c, nominal, now time.Time) (life
 var behaviours = map[lifecycle.Behaviour]string{
 	lifecycle.DisabledHoldsBuffered: versionDisabledBuffered,
 	lifecycle.PacedBackfill:         versionBackfillPace,
+	lifecycle.FinishedReruns:        versionFinishedReruns,
 }
 
 func (w *world) Has(b lifecycle.Behaviour) bool {

@@ -24,4 +24,8 @@ const (
 	// gave the name up after the claim was answered, and the job whose PUT
 	// the claim was ran uncounted (collectionstate renew).
 	versionRenewClaimedNames = "2026-11-27-renew-claimed-names"
+	// A completed or faulted job runs the re-runs asked of it (a failed
+	// one-time job's run most often), and its collection's disable and
+	// enable hold and free them: a final job refused every re-run.
+	versionFinishedReruns = "2026-11-28-finished-reruns"
 )

@@ -746,9 +746,9 @@ func recordRetried(ctx context.Context, c client.Client, dir, tag, target string
 }
 
 // recordRerun records job-rerun.json: an hourly job whose first run
-// fails for good, which writes its failure record with its rows; the
-// failure is run again (the rerun update), fails again, and the job is
-// deleted.
+// fails for good, which writes its failure record with its rows and
+// faults the job (maxConsecutiveFaults 1); the failure is run again (the
+// rerun update) by the faulted job, fails again, and the job is deleted.
 func recordRerun(ctx context.Context, c client.Client, dir, tag, target string) error {
 	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "reruns", Job: "rerun"}
 	if err := put(ctx, c, k, jobs.CollectionWorkflowName, jobs.CollectionInput{Key: k.CollectionKey()}, k.CollectionWorkflowID(),
@@ -756,7 +756,7 @@ func recordRerun(ctx context.Context, c client.Client, dir, tag, target string) 
 		return err
 	}
 	job := jobs.Job{Properties: jobs.Properties{StartTime: recurrence.At(time.Now().UTC().Add(2 * time.Second).Truncate(time.Second)),
-		Recurrence: &recurrence.Recurrence{Frequency: "Hour"},
+		Recurrence: &recurrence.Recurrence{Frequency: "Hour"}, MaxConsecutiveFaults: 1,
 		Action: &jobs.Action{ActionSpec: jobs.ActionSpec{Type: "Http", Request: &jobs.HTTPRequest{URI: target + "/fail", Method: "POST"},
 			RetryPolicy: &jobs.RetryPolicy{RetryType: "None"}}}}}
 	if err := put(ctx, c, k, jobs.JobWorkflowName, jobs.JobInput{Key: k}, k.JobWorkflowID(), jobs.UpdatePutJob, jobs.PutJobRequest{Job: job}); err != nil {

@@ -43,6 +43,10 @@ var Seeds = []Seed{
 	{"failures run again", Config{Overlap: jobs.OverlapAllowAll, Limit: 2, Seed: 2, Failing: 2},
 		[]Event{ev(Rerun, 95*time.Second), ev(Rerun, 7*time.Second), ev(Disable, 31*time.Second), ev(Rerun, 7*time.Second),
 			ev(Enable, 61*time.Second), ev(Rerun, 7*time.Second), ev(CollectionDisabled, 7*time.Second), ev(Rerun, 9*time.Second), ev(CollectionEnabled, 41*time.Second)}},
+	// A faulted job runs its failure again: one re-run at once, the next
+	// queued behind it and held while the collection is disabled.
+	{"a faulted job's failure run again", Config{Overlap: jobs.OverlapSkip, Seed: 2, Failing: 2, MaxFaults: 1},
+		[]Event{ev(Rerun, 149*time.Second), ev(Rerun, 7*time.Second), ev(CollectionDisabled, 7*time.Second), ev(Rerun, 7*time.Second), ev(CollectionEnabled, 149*time.Second)}},
 }
 
 func ev(k Kind, after time.Duration) Event { return Event{Kind: k, After: after} }

@@ -191,6 +191,8 @@ func (s *sim) event(e Event) {
 			d := st.Job
 			d.Properties.State, d.Properties.StateReason = jobs.Enabled, ""
 			s.apply(lifecycle.Defined{Job: d, At: s.now.Truncate(time.Second)})
+		case st.Job.Properties.State.Final():
+			s.apply(lifecycle.FinishedCollection{Disabled: !s.collEnabled})
 		}
 	case RunNow:
 		if s.refuse(s.m.IsDefined()) {
@@ -253,7 +255,7 @@ func (s *sim) backfill(from, to time.Time) {
 
 // rerun asks for failure f to run again, refused as the job refuses it.
 func (s *sim) rerun(f jobs.Failure) {
-	if !s.refuse(s.m.IsDefined()) || !s.refuse(s.m.Redefinable()) || !s.refuse(s.m.Rerunnable(f.ID, !s.collEnabled)) {
+	if !s.refuse(s.m.IsDefined()) || !s.refuse(s.m.Rerunnable(f.ID, !s.collEnabled)) {
 		return
 	}
 	s.apply(lifecycle.RerunAsked{Failure: f})
@@ -332,7 +334,9 @@ func (s *sim) apply(e lifecycle.Event) {
 func (s *sim) start(r lifecycle.Run, action jobs.Action) {
 	st := s.m.State()
 	if r.Kind != lifecycle.RunNow {
-		if st.Job.Properties.State != jobs.Enabled || s.m.Deleted() || !s.collEnabled {
+		// A re-run is asked for too, and a final job runs it.
+		runs := st.Job.Properties.State == jobs.Enabled || r.Kind == lifecycle.Rerun && st.Job.Properties.State.Final()
+		if !runs || s.m.Deleted() || !s.collEnabled {
 			s.failf("%s started while its job is %s (deleted %t, collection enabled %t)", r.ID, st.Job.Properties.State, s.m.Deleted(), s.collEnabled)
 		}
 		if limit := st.Job.Properties.RunLimit(); limit > 0 && len(s.inFlight) >= limit {

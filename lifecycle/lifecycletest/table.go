@@ -154,7 +154,7 @@ func cell(state tableState, event tableEvent) string {
 	if strings.HasPrefix(event.name, "a run") && len(s.inFlight) == 0 {
 		return "—" // no run in flight
 	}
-	if finished := before.state == jobs.Completed || before.state == jobs.Faulted; strings.HasPrefix(event.name, "its retention") && (!finished || before.deleted) {
+	if finished := before.state.Final(); strings.HasPrefix(event.name, "its retention") && (!finished || before.deleted) {
 		return "—" // only a finished job has a retention
 	}
 	s.refused = nil
