@@ -156,6 +156,7 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	if err != nil {
 		return err
 	}
+	linkNext(ctx, k, res.Job)
 	writeOutcome(c, createdOutcome(res.Created))
 	writeJob(c, putStatus(res.Created), res.Job)
 	return nil
@@ -234,6 +235,7 @@ func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error
 	if err != nil {
 		return err
 	}
+	linkNext(ctx, k, defined.Job)
 	writeJob(c, http.StatusOK, defined.Job)
 	return nil
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -9,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/tracing"
 )
 
@@ -52,5 +54,15 @@ func (s *Server) trace(c *gin.Context) {
 	}
 	if k, err := key(c); err == nil && k.Job != "" {
 		span.SetAttributes(tracing.AttrJob.String(k.JobWorkflowID()))
+	}
+}
+
+// linkNext links a write's span, when it records, to the span of the
+// occurrence the write planned next for job k: the trace of a PUT or
+// PATCH leads to the run it caused.
+func linkNext(ctx context.Context, k jobs.Key, job jobs.Job) {
+	span := trace.SpanFromContext(ctx)
+	if st := job.Properties.Status; span.IsRecording() && st != nil && st.NextExecutionTime != nil {
+		span.AddLink(tracing.LinkOccurrence(jobs.OccurrenceID(k.JobWorkflowID(), *st.NextExecutionTime)))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/tracing"
 )
 
@@ -56,4 +58,31 @@ func TestARequestIsASpanOfItsRoute(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(data), "query-secret")
 	require.NotContains(t, string(data), "header-secret")
+}
+
+// TestAWriteLinksToTheOccurrenceItPlanned: a PUT's or PATCH's span links
+// to the span of the job's next occurrence, whose IDs the occurrence
+// ID gives before it runs; a job with none planned links nothing.
+func TestAWriteLinksToTheOccurrenceItPlanned(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(t.Context()) }()
+	k := jobs.Key{Subscription: "s", ResourceGroup: "rg", Collection: "c", Job: "j"}
+	next := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+
+	ctx, span := tp.Tracer(tracing.Scope).Start(t.Context(), "PUT")
+	linkNext(ctx, k, jobs.Job{Properties: jobs.Properties{Status: &jobs.Status{NextExecutionTime: &next}}})
+	span.End()
+	ctx, span = tp.Tracer(tracing.Scope).Start(t.Context(), "PATCH")
+	linkNext(ctx, k, jobs.Job{Properties: jobs.Properties{Status: &jobs.Status{}}})
+	span.End()
+
+	spans := exp.GetSpans()
+	require.Len(t, spans, 2)
+	require.Len(t, spans[0].Links, 1)
+	occurrence := jobs.OccurrenceID(k.JobWorkflowID(), next)
+	link := spans[0].Links[0].SpanContext
+	require.Equal(t, tracing.TraceID(occurrence), link.TraceID())
+	require.Equal(t, trace.SpanContextFromContext(tracing.InOccurrence(t.Context(), occurrence)).SpanID(), link.SpanID(), "the occurrence span's own ID")
+	require.Empty(t, spans[1].Links, "nothing planned, nothing linked")
 }

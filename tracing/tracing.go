@@ -62,6 +62,18 @@ func InOccurrence(ctx context.Context, occurrenceID string) context.Context {
 	}))
 }
 
+// LinkOccurrence returns a link to the span of the occurrence
+// occurrenceID, which need not have run yet: a write that plans an
+// occurrence links its span to it, and the occurrence's trace, once made,
+// is a click away from the write's.
+func LinkOccurrence(occurrenceID string) trace.Link {
+	t, s := ids(occurrenceID)
+	return trace.Link{
+		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: t, SpanID: s, TraceFlags: trace.FlagsSampled, Remote: true}),
+		Attributes:  []attribute.KeyValue{AttrOccurrence.String(occurrenceID)},
+	}
+}
+
 // occurrenceKey marks a context whose root span is an occurrence's: the
 // ID generator gives it the occurrence's IDs.
 type occurrenceKey struct{}

@@ -175,11 +175,13 @@ func requireTracedOccurrence(t *testing.T, bin string, j *jaeger.Jaeger, target 
 	require.Equal(t, "client", call2.Tag("span.kind"))
 	requireNoTracedSecret(t, raw)
 
-	// The PUT's trace names the job and the run its write reached.
+	// The PUT's trace names the job and the run its write reached, and
+	// links to the occurrence it planned.
 	put := findPutTrace(t, j, "job:s/rg/c/"+name)
 	requireNoTracedSecret(t, put)
 	require.Contains(t, string(put), `"recur.job.id"`)
 	require.Contains(t, string(put), `"temporal.workflow.run_id"`)
+	require.Contains(t, string(put), `"traceID":"`+traceID+`","spanID":"`+occurrence.SpanID+`"`, "the PUT links to the occurrence's span")
 	p.stop(t, os.Interrupt)
 
 }
