@@ -68,6 +68,10 @@ func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 	aead, _ := c.keys.aead(id)
 	out := make([]*commonpb.Payload, len(payloads))
 	for i, p := range payloads {
+		if isNil(p) {
+			out[i] = p
+			continue
+		}
 		plain, err := proto.Marshal(p)
 		if err != nil {
 			return nil, fmt.Errorf("encrypt payload: %w", err)
@@ -85,6 +89,13 @@ func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 		}
 	}
 	return out, nil
+}
+
+// isNil reports whether p is the default converter's nil: it holds
+// nothing to hide, and the server reads it, in a memo upsert, as the
+// deletion of the field, which an encrypted nil would not be.
+func isNil(p *commonpb.Payload) bool {
+	return string(p.GetMetadata()[converter.MetadataEncoding]) == converter.MetadataEncodingNil && len(p.GetData()) == 0 && len(p.GetMetadata()) == 1
 }
 
 // Decode decrypts the encrypted payloads and passes the others through.

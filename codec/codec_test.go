@@ -197,3 +197,24 @@ func keyOf(t *testing.T, data []byte, id string) string {
 	require.Len(t, raw, codec.KeySize)
 	return key
 }
+
+// TestNilPassesThrough: the default converter's nil holds nothing and
+// stays as it is, so that a memo upsert of it deletes the field; a
+// payload that only claims to be nil and carries data or other metadata
+// is encrypted.
+func TestNilPassesThrough(t *testing.T) {
+	c := codec.New(newKeys(t))
+	null, err := converter.GetDefaultDataConverter().ToPayload(nil)
+	require.NoError(t, err)
+	out, err := c.Encode([]*commonpb.Payload{null})
+	require.NoError(t, err)
+	require.True(t, proto.Equal(null, out[0]), "nil as it is: %v", out[0])
+
+	withData := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingNil)}, Data: []byte(secret)}
+	withMeta := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingNil), "x": []byte(secret)}}
+	out, err = c.Encode([]*commonpb.Payload{withData, withMeta})
+	require.NoError(t, err)
+	for _, p := range out {
+		require.Equal(t, codec.EncodingEncrypted, string(p.Metadata[codec.MetadataEncoding]))
+	}
+}

@@ -252,6 +252,14 @@ func TestFailedRunsAreKeptAndRunAgain(t *testing.T) {
 
 	_, body = s.get(t, jobPath+"/failures", nil)
 	require.Len(t, failureEntries(t, body), 1, "a re-run that succeeds leaves no failure")
+
+	// The record is read from its upsert's event: the memo, which every
+	// visibility row of the job carries, holds it no longer.
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "fixable"}
+	d, err := s.temporal.GetDefaultClient().DescribeWorkflowExecution(t.Context(), k.JobWorkflowID(), "")
+	require.NoError(t, err)
+	require.Contains(t, d.GetWorkflowExecutionInfo().GetMemo().GetFields(), jobs.MemoRows)
+	require.NotContains(t, d.GetWorkflowExecutionInfo().GetMemo().GetFields(), jobs.MemoFailures)
 }
 
 // TestAFaultedOneTimeJobRunsItsFailureAgain: a one-time job whose one run

@@ -29,7 +29,8 @@ func (h *harness) failures() []jobs.Failure {
 // ran, secrets included, its last answer with the body cut to 1 KiB, its
 // attempts, the error action's outcome) in the upsert of its rows: the
 // job writes no more upserts than when it succeeds. A success writes
-// none. RecurFailures rides the search attributes' upsert its outcome
+// none, and its upsert deletes the record from the memo, where every
+// visibility row of the job would carry it. RecurFailures rides the search attributes' upsert its outcome
 // makes.
 func TestAFailedOccurrenceKeepsItsRecordInItsOwnUpsert(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -56,7 +57,10 @@ func TestAFailedOccurrenceKeepsItsRecordInItsOwnUpsert(t *testing.T) {
 	require.Len(t, h.upserts, 4, "the definition, two occurrences (the last completes the job), the DELETE")
 	require.Contains(t, h.upserts[1], jobs.MemoRows)
 	require.Contains(t, h.upserts[1], jobs.MemoFailures, "the failure is in its occurrence's upsert")
-	for _, i := range []int{0, 2, 3} {
+	deleted, ok := h.upserts[2][jobs.MemoFailures]
+	require.True(t, ok, "the next upsert deletes the record from the memo")
+	require.Nil(t, deleted)
+	for _, i := range []int{0, 3} {
 		require.NotContains(t, h.upserts[i], jobs.MemoFailures, i)
 	}
 	fs := h.failures()

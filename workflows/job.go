@@ -30,6 +30,7 @@ func Job(ctx workflow.Context, in jobs.JobInput) error {
 	origin := cmp.Or(in.Origin, workflow.GetInfo(ctx).FirstRunID)
 	grace := workflow.GetInfo(ctx).WorkflowStartTime.Add(undefinedGrace)
 	j := &job{key: in.Key}
+	_, j.memo.failure = workflow.GetInfo(ctx).Memo.GetFields()[jobs.MemoFailures]
 	j.m = lifecycle.New(in.Key, origin, grace, in.State, &j.world)
 	if in.Admission != nil {
 		j.startedDefined(*in.Admission)

@@ -15,6 +15,10 @@ import (
 // upserts' events, so that no read needs a worker.
 type memo struct {
 	job, status []byte // encodings of the JobView and the StatusView
+	// failure says the memo holds a failure record, which the next upsert
+	// without one deletes: the record stays in that upsert's event, where
+	// the failures are read, and leaves every visibility row of the job.
+	failure bool
 }
 
 // flush writes what changed since the last flush, in one upsert of the
@@ -44,10 +48,16 @@ func (j *job) flush(ctx workflow.Context) {
 		j.rows = nil
 	}
 	// A failure record goes in its occurrence's upsert: it costs no event.
+	// The next upsert deletes it from the memo (a nil field), which costs
+	// none either.
 	failed := len(j.failures) > 0
-	if failed {
+	switch {
+	case failed:
 		fields[jobs.MemoFailures] = j.failures
-		j.failures = nil
+		j.failures, j.memo.failure = nil, true
+	case j.memo.failure && len(fields) > 0:
+		fields[jobs.MemoFailures] = nil
+		j.memo.failure = false
 	}
 	if len(fields) > 0 {
 		if err := workflow.UpsertMemo(ctx, fields); err != nil {
