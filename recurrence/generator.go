@@ -35,8 +35,8 @@ type generator struct {
 	times []int32
 	days  daySelector
 	// secs, for a cron with a second field, are the seconds of each
-	// minute it runs at (bit s); times are then its minutes' starts. A
-	// day's times stay a few hundred entries, not 86400. Zero: times are
+	// minute it runs at (bit s); times are then its minutes' starts, so a
+	// day's times stay at most 1440 entries, not 86400. Zero: times are
 	// the times.
 	secs uint64
 	// anchorRuns is set when A's own wall-clock time is on the schedule: A
