@@ -47,6 +47,11 @@ func TestOpenAPIDocumentHasAzureAndRecurOperations(t *testing.T) {
 			require.Contains(t, defs.Definitions[def].Properties, f, "%s.%s, Azure's and recur's fields together", def, f)
 		}
 	}
+	for _, def := range []string{"JobRecurrence", "JobMaxRecurrence"} {
+		frequency, _ := defs.Definitions[def].Properties["frequency"].(map[string]any)
+		require.Contains(t, frequency["enum"], "Second", "%s.frequency takes recur's Second", def)
+		require.Contains(t, frequency["enum"], "Minute", "and Azure's")
+	}
 }
 
 func TestPreviewOfABodyNotYetSaved(t *testing.T) {

@@ -138,6 +138,9 @@ func (s *Server) putJob(ctx context.Context, c *gin.Context, k jobs.Key) error {
 	if err := s.accept(k, &job, created); err != nil {
 		return err
 	}
+	if err := s.checkFloor(ctx, k, job, created); err != nil {
+		return err
+	}
 	cond, err := preconditions(c)
 	if err != nil {
 		return err
@@ -230,6 +233,9 @@ func (s *Server) patchJob(ctx context.Context, c *gin.Context, k jobs.Key) error
 		return err
 	}
 	defined, err := s.store.PatchJob(ctx, k, patch, cond, func(job *jobs.Job) error {
+		if err := s.checkFloor(ctx, k, *job, time.Now().UTC().Truncate(time.Second)); err != nil {
+			return err
+		}
 		return s.workflowTargets.CheckJob(job, s.namespace)
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.temporal.io/sdk/client"
 
+	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/store"
 )
 
@@ -25,7 +26,8 @@ func New(c client.Client, opts Options) http.Handler {
 		auth: opts.Auth, limits: newLimiters(opts.RateLimit), workflowTargets: opts.WorkflowTargets,
 		operationWait: cmp.Or(opts.OperationWait, DefaultOperationWait),
 		backfill:      backfillLimits{pace: opts.Backfill.Pace, budgets: newLimiters(opts.Backfill.PerSubscription)},
-		edge:          newEdgePolicy(opts), refusals: newSampler(), tracer: opts.Tracer}
+		edge:          newEdgePolicy(opts), refusals: newSampler(), tracer: opts.Tracer,
+		minInterval: cmp.Or(opts.MinInterval, jobs.DefaultMinInterval)}
 	stored := store.Options{Namespace: opts.Namespace, Logger: s.log, DataConverter: opts.DataConverter,
 		MaxCollectionsPerSubscription: opts.MaxCollectionsPerSubscription}
 	if opts.Metrics != nil {

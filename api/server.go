@@ -86,6 +86,10 @@ type Options struct {
 	// Tracer, when set, makes each request a span (trace.go); nil traces
 	// nothing.
 	Tracer trace.Tracer
+	// MinInterval is the operator's floor: a PUT or PATCH whose job runs
+	// more often is refused, unless it leaves the schedule of a job
+	// admitted before alone (checkFloor). Zero is jobs.DefaultMinInterval.
+	MinInterval time.Duration
 }
 
 // Server holds the API's dependencies; its methods are the handlers.
@@ -108,4 +112,6 @@ type Server struct {
 	refusals *sampler
 	// tracer is Options.Tracer.
 	tracer trace.Tracer
+	// minInterval is Options.MinInterval, its default filled in.
+	minInterval time.Duration
 }

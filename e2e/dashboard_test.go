@@ -283,6 +283,40 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 		})
 	}, 10*time.Second, 100*time.Millisecond, "the marked preview")
 
+	// Seconds: recur's Second frequency, a six-field cron, and a raw
+	// recurrence sent as written (whatever members the API knows).
+	for _, tc := range []struct {
+		name, set string
+		want      []string
+	}{
+		{"Second", `f.frequency.value = 'Second'; f.interval.value = '15'; f.raw.value = '';`,
+			[]string{"2030-01-01T09:00:00Z", "2030-01-01T09:00:15Z", "2030-01-01T09:00:30Z"}},
+		{"six-field cron", `f.cron.value = '10,40 0 9 * * *';`,
+			[]string{"2030-01-01T09:00:10Z", "2030-01-01T09:00:40Z", "2030-01-02T09:00:10Z"}},
+		{"raw recurrence", `f.cron.value = ''; f.raw.value = '{"frequency":"second","interval":20,"schedule":{"minutes":[5]}}';`,
+			[]string{"2030-01-01T09:05:00Z", "2030-01-01T09:05:20Z", "2030-01-01T09:05:40Z"}},
+	} {
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`(() => {
+				const f = document.getElementById('preview-form').elements;
+				f.startTime.value = '2030-01-01T09:00:00Z'; f.timeZone.value = ''; f.schedule.value = ''; f.dstRepeat.value = 'first';
+				`+tc.set+`
+			})()`),
+			chromedp.Click(chromedp.CSS(`#preview-form button[type=submit]`))))
+		require.Eventually(t, func() bool {
+			times, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+				`Array.from(document.querySelectorAll('#preview-result time')).map((t) => t.dateTime)`))
+			return err == nil && slices.Equal(times, tc.want)
+		}, 10*time.Second, 100*time.Millisecond, "the preview of %s", tc.name)
+	}
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('preview-form').elements.raw.value = '{"cron":'`),
+		chromedp.Click(chromedp.CSS(`#preview-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("preview-error"))))
+	msg, err = chromedp.Run(ctx, chromedp.Text(chromedp.ID("preview-error")))
+	require.NoError(t, err)
+	require.Contains(t, msg, "the recurrence is not valid JSON")
+
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-history-of="failing-job"] details').open = true`)))
 	browser.Screenshot(t, ctx, "dashboard.png")

@@ -64,24 +64,34 @@ func JobsState(s string) State {
 // Skus lists the sku names in the service's spelling.
 var Skus = []string{"Free", "Standard", "P10Premium", "P20Premium"}
 
-// skuLimit is what a sku allows: its jobs, and how often a job may recur
-// at most (Azure Scheduler's documented quotas).
+// skuLimit is what a sku allows: its jobs, how often a job may recur at
+// most when the quota does not say (Azure Scheduler's documented quotas),
+// and the shortest maxRecurrence a quota may set. The paid skus' quota
+// may go down to recur's Second, which Azure did not have; the operator's
+// floor (--min-interval) still holds below it.
 type skuLimit struct {
-	maxJobs int
-	every   MaxRecurrence
+	maxJobs  int
+	every    MaxRecurrence
+	shortest MaxRecurrence
 }
 
+var (
+	hourly      = MaxRecurrence{Frequency: "Hour", Interval: 1}
+	everyMinute = MaxRecurrence{Frequency: "Minute", Interval: 1}
+	everySecond = MaxRecurrence{Frequency: "Second", Interval: 1}
+)
+
 var skuLimits = map[string]skuLimit{
-	"Free":       {5, MaxRecurrence{Frequency: "Hour", Interval: 1}},
-	"Standard":   {50, MaxRecurrence{Frequency: "Minute", Interval: 1}},
-	"P10Premium": {50, MaxRecurrence{Frequency: "Minute", Interval: 1}},
-	"P20Premium": {1000, MaxRecurrence{Frequency: "Minute", Interval: 1}},
+	"Free":       {5, hourly, hourly},
+	"Standard":   {50, everyMinute, everySecond},
+	"P10Premium": {50, everyMinute, everySecond},
+	"P20Premium": {1000, everyMinute, everySecond},
 }
 
 // recurrenceUnits are the frequencies of maxRecurrence and the shortest
-// time each can mean (a month can be 28 days).
+// time each can mean (a month can be 28 days). Second is recur's.
 var recurrenceUnits = map[string]time.Duration{
-	"Minute": time.Minute, "Hour": time.Hour, "Day": 24 * time.Hour, "Week": 7 * 24 * time.Hour, "Month": 28 * 24 * time.Hour,
+	"Second": time.Second, "Minute": time.Minute, "Hour": time.Hour, "Day": 24 * time.Hour, "Week": 7 * 24 * time.Hour, "Month": 28 * 24 * time.Hour,
 }
 
 // dstSlack forgives the hour or two a DST change takes from a day: a job
@@ -156,10 +166,10 @@ func (p *CollectionProperties) normalizeQuota() error {
 		q.MaxRecurrence = &every
 	}
 	m := q.MaxRecurrence
-	freq, ok := canonical(m.Frequency, []string{"Minute", "Hour", "Day", "Week", "Month"})
+	freq, ok := canonical(m.Frequency, []string{"Second", "Minute", "Hour", "Day", "Week", "Month"})
 	if !ok {
 		return &Error{Code: CodeInvalidRequest, Target: "properties.quota.maxRecurrence.frequency",
-			Message: fmt.Sprintf("frequency %q is not one of Minute, Hour, Day, Week, Month", m.Frequency)}
+			Message: fmt.Sprintf("frequency %q is not one of Second, Minute, Hour, Day, Week, Month", m.Frequency)}
 	}
 	m.Frequency = freq
 	if m.Interval == 0 {
@@ -169,9 +179,9 @@ func (p *CollectionProperties) normalizeQuota() error {
 		return &Error{Code: CodeInvalidRequest, Target: "properties.quota.maxRecurrence.interval",
 			Message: fmt.Sprintf("interval must be at least 1, not %d", m.Interval)}
 	}
-	if m.Period() < limit.every.Period() {
+	if m.Period() < limit.shortest.Period() {
 		return &Error{Code: CodeInvalidRequest, Target: "properties.quota.maxRecurrence",
-			Message: fmt.Sprintf("sku %s allows jobs at most once every %d %s(s)", p.Sku.Name, limit.every.Interval, strings.ToLower(limit.every.Frequency))}
+			Message: fmt.Sprintf("sku %s allows jobs at most once every %d %s(s)", p.Sku.Name, limit.shortest.Interval, strings.ToLower(limit.shortest.Frequency))}
 	}
 	return nil
 }

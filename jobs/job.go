@@ -109,7 +109,7 @@ func (p Properties) CatchUp() time.Duration {
 		n = time.Duration(*r.Interval)
 	}
 	unit := map[recurrence.Frequency]time.Duration{
-		recurrence.Minute: time.Minute, recurrence.Hour: time.Hour, recurrence.Day: 24 * time.Hour,
+		recurrence.Second: time.Second, recurrence.Minute: time.Minute, recurrence.Hour: time.Hour, recurrence.Day: 24 * time.Hour,
 		recurrence.Week: 7 * 24 * time.Hour, recurrence.Month: 31 * 24 * time.Hour, recurrence.Year: 366 * 24 * time.Hour,
 	}[r.Frequency]
 	return n * unit

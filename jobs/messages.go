@@ -247,6 +247,27 @@ func (t CollectionTerms) Check(gap time.Duration, collection string) error {
 			DescribeDuration(gap), collection, m.Interval, strings.ToLower(m.Frequency))}
 }
 
+// The operator's floor (recur's --min-interval): no job's occurrences may
+// come closer than it, whatever its collection's quota allows. The
+// default leaves every Azure schedule and every-10-second pollers alone;
+// a second is the smallest, below which an occurrence's own work (a
+// timer, an activity, a history row) takes longer than its period.
+const (
+	DefaultMinInterval  = 10 * time.Second
+	SmallestMinInterval = time.Second
+)
+
+// CheckMinInterval refuses a definition whose occurrences come gap apart,
+// closer than floor (0: one occurrence, or none planned).
+func CheckMinInterval(gap, floor time.Duration) error {
+	if gap <= 0 || gap >= floor {
+		return nil
+	}
+	return &Error{Code: CodeInvalidRequest, Target: "properties.recurrence",
+		Message: fmt.Sprintf("the job runs as often as every %s, but this server runs a job at most once every %s (its operator's --min-interval)",
+			DescribeDuration(gap), DescribeDuration(floor))}
+}
+
 // shortestGapSample is how many occurrences the maxRecurrence quota looks
 // at.
 const shortestGapSample = 500

@@ -11,6 +11,8 @@ import (
 // benchRules are one typical rule per frequency, with a schedule where the
 // frequency has one, in UTC and in a DST zone.
 var benchRules = []struct{ name, recurrence string }{
+	{"Second", `{"frequency":"Second","interval":10}`},
+	{"SecondFilteredBerlin", `{"frequency":"Second","interval":15,"schedule":{"hours":[9,10,11,12,13,14,15,16],"minutes":[0,1,2,3,4,30]},"timeZone":"Europe/Berlin"}`},
 	{"Minute", `{"frequency":"Minute","interval":7}`},
 	{"MinuteFiltered", `{"frequency":"Minute","interval":5,"schedule":{"hours":[9,10,11,12,13,14,15,16],"minutes":[0,15,30,45]}}`},
 	{"Hour", `{"frequency":"Hour","interval":3,"schedule":{"minutes":[0,30]}}`},
@@ -22,6 +24,7 @@ var benchRules = []struct{ name, recurrence string }{
 	{"DayBerlin", `{"frequency":"Day","schedule":{"hours":[2,14],"minutes":[30]},"timeZone":"Europe/Berlin"}`},
 	{"MonthNewYork", `{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"sunday","occurrence":2}],"hours":[2],"minutes":[30]},"timeZone":"America/New_York"}`},
 	{"CronWeekdays", `{"cron":"*/15 9-17 * * MON-FRI"}`},
+	{"CronSeconds", `{"cron":"*/10 * 9-17 * * MON-FRI"}`},
 	{"CronLastWeekdayBerlin", `{"cron":"30 2 LW * *","timeZone":"Europe/Berlin"}`},
 	{"DayExclusions", `{"frequency":"Day","exclusions":[{"from":"2026-12-24","to":"2027-01-01"},{"date":"2027-05-01"}]}`},
 }

@@ -63,6 +63,10 @@ func newGenerator(rec *Recurrence, z zone, a time.Time) generator {
 	aHour, aMinute, aSecond := aSecOfDay/secondsPerHour, aSecOfDay/secondsPerMinute%60, aSecOfDay%60
 
 	switch g.freq {
+	case Second:
+		// Steps of seconds reach every minute of the day: how far the next
+		// allowed minute is, in minutes.
+		g.minuteDist = minuteDistances(sched.Hours, sched.Minutes, 1)
 	case Minute:
 		g.minuteDist = minuteDistances(sched.Hours, sched.Minutes, g.interval)
 	case Hour:

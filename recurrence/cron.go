@@ -3,7 +3,6 @@ package recurrence
 import (
 	"fmt"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,12 +11,14 @@ import (
 
 // cronFrequency is the generator's frequency of a cron recurrence: its
 // days come from the expression, its times of the day are its hours x
-// minutes. Never a frequency of the API (normalize refuses it).
+// minutes (x seconds). Never a frequency of the API (normalize refuses it).
 const cronFrequency Frequency = "cron"
 
-// cronSpec is a parsed five-field cron expression: minute hour
-// day-of-month month day-of-week, with Quartz's L, W and #.
+// cronSpec is a parsed cron expression: minute hour day-of-month month
+// day-of-week, with Quartz's L, W and #, and a seconds field before them
+// when there are six fields, as Quartz and croner read six.
 type cronSpec struct {
+	seconds uint64 // bit s, 0..59; 0 for five fields: at whole minutes
 	minutes uint64 // bit m, 0..59
 	hours   uint32 // bit h, 0..23
 	months  uint16 // bit m, 1..12
@@ -55,7 +56,7 @@ var (
 	dayAbbrevs = []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}
 )
 
-// cronField describes one of the five fields.
+// cronField describes one of the fields.
 type cronField struct {
 	name     string
 	min, max int
@@ -70,19 +71,29 @@ var cronFields = [5]cronField{
 	{name: "day-of-week", min: 0, max: 7, names: dayAbbrevs},
 }
 
-// parseCron parses expr: five fields separated by spaces, or one of the
-// @ shorthands. Errors are *ValidationError at recurrence.cron.
+// secondField is the first of six fields.
+var secondField = cronField{name: "second", min: 0, max: 59}
+
+// parseCron parses expr: five fields separated by spaces, six with
+// seconds first, or one of the @ shorthands. Errors are *ValidationError
+// at recurrence.cron.
 func parseCron(expr string) (*cronSpec, error) {
 	text := strings.TrimSpace(expr)
 	if full, ok := cronShorthands[strings.ToLower(text)]; ok {
 		text = full
 	}
 	fields := strings.Fields(text)
-	if len(fields) != 5 {
-		return nil, cronError("has %d fields; a cron expression has 5 (minute hour day-of-month month day-of-week) or is one of @yearly, @monthly, @weekly, @daily, @hourly", len(fields))
+	if len(fields) != 5 && len(fields) != 6 {
+		return nil, cronError("has %d fields; a cron expression has 5 (minute hour day-of-month month day-of-week), 6 with a second field first, or is one of @yearly, @monthly, @weekly, @daily, @hourly", len(fields))
 	}
 	c := &cronSpec{}
 	var err error
+	if len(fields) == 6 {
+		if c.seconds, _, err = parseCronField(fields[0], secondField, nil); err != nil {
+			return nil, err
+		}
+		fields = fields[1:]
+	}
 	var minutes, hours, months uint64
 	if minutes, _, err = parseCronField(fields[0], cronFields[0], nil); err != nil {
 		return nil, err
@@ -328,23 +339,23 @@ func nearestWeekday(d, dim int, weekday func(int) int) int {
 
 // newCronGenerator returns the generator of cron expression expr (valid)
 // read in zone z, from anchor a on: the expression's times of the day on
-// its days, at whole minutes, placed across offset changes as a daily
-// schedule's are.
+// its days, at whole minutes (or at its seconds), placed across offset
+// changes as a daily schedule's are.
 func newCronGenerator(expr string, z zone, a time.Time) (generator, error) {
 	c, err := parseCron(expr)
 	if err != nil {
 		return generator{}, err
 	}
-	g := generator{freq: cronFrequency, interval: 1, zone: z, aSec: a.Unix(), times: c.times()}
+	g := generator{freq: cronFrequency, interval: 1, zone: z, aSec: a.Unix(), times: c.times(), secs: c.seconds}
 	if a.Nanosecond() != 0 {
-		// Runs are at whole minutes: none at A's own second.
+		// Runs are at whole seconds: none at A's own second.
 		g.aSec++
 	}
 	aWall := z.wall(g.aSec)
 	g.aDay = floorDiv(aWall, secondsPerDay)
 	g.days = daySelector{freq: cronFrequency, interval: 1, aDay: g.aDay, cron: c}
 	firstDay, _ := g.days.next(g.aDay)
-	g.anchorRuns = firstDay == g.aDay && slices.Contains(g.times, int32(aWall-g.aDay*secondsPerDay))
+	g.anchorRuns = firstDay == g.aDay && g.hasTime(aWall-g.aDay*secondsPerDay)
 	return g, nil
 }
 

@@ -135,10 +135,10 @@ var fuzzZones = []string{
 }
 
 var fuzzFrequencies = []recurrence.Frequency{
-	recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year,
+	recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year, recurrence.Second,
 }
 
-var fuzzMaxInterval = []int{1000, 1000, 548, 78, 18, 10}
+var fuzzMaxInterval = []int{1000, 1000, 548, 78, 18, 10, 1000}
 
 // setBits returns the indexes of the set bits of x below n, at most limit of them.
 func setBits(x uint64, n, limit int) []int {
@@ -276,9 +276,13 @@ func FuzzNext(f *testing.F) {
 			require.Equal(t, time.UTC, next.Location(), "times are returned in UTC: %s", ctx)
 			require.Equal(t, a.Nanosecond(), next.Nanosecond(), "SECOND carries A's fraction: %s", ctx)
 			switch freq {
-			case recurrence.Minute:
-				// A + k·interval minutes.
-				require.Zero(t, (next.Unix()-a.Unix())%(iv*60), "not a whole number of interval minutes from A: %s", ctx)
+			case recurrence.Second, recurrence.Minute:
+				// A + k·interval seconds or minutes.
+				unit := int64(60)
+				if freq == recurrence.Second {
+					unit = 1
+				}
+				require.Zero(t, (next.Unix()-a.Unix())%(iv*unit), "not a whole number of intervals from A: %s", ctx)
 				h, m, _ := next.In(loc).Clock()
 				if s := def.Recurrence.Schedule; len(s.Hours) > 0 {
 					require.Contains(t, s.Hours, h, "hour filter: %s", ctx)

@@ -2,6 +2,7 @@ package recurrence
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 	"time"
 )
@@ -19,7 +20,8 @@ type generator struct {
 
 	// Minute: allowed minutes of the day (filters) as a distance table:
 	// minuteDist[q] is how many steps from minute-of-day q reach an
-	// allowed one, -1 for never. Nil when nothing is filtered.
+	// allowed one, -1 for never. Second: the same table in minutes. Nil
+	// when nothing is filtered.
 	minuteDist []int16
 
 	// Hour: the first hour's start, the occurrence offsets within an hour
@@ -32,6 +34,11 @@ type generator struct {
 	// (HOURS x MINUTES x SECOND, sorted) and the day selection.
 	times []int32
 	days  daySelector
+	// secs, for a cron with a second field, are the seconds of each
+	// minute it runs at (bit s); times are then its minutes' starts, so a
+	// day's times stay at most 1440 entries, not 86400. Zero: times are
+	// the times.
+	secs uint64
 	// anchorRuns is set when A's own wall-clock time is on the schedule: A
 	// is then an occurrence even if A is the later instant of a repeated
 	// hour, which the DST rule alone would place before A (rule 4).
@@ -64,6 +71,8 @@ func (g *generator) from(t time.Time, strict bool) (time.Time, bool) {
 	var s int64
 	var ok bool
 	switch g.freq {
+	case Second:
+		s, ok = g.nextSecond(minSec)
 	case Minute:
 		s, ok = g.nextMinute(minSec)
 	case Hour:
@@ -216,18 +225,17 @@ func (g *generator) dayFirst(day, minSec int64, ps []piece) (int64, bool) {
 		}
 		if p.atTransition {
 			// Any of the day's times in the gap runs at the transition.
-			if j := searchOffsets(g.times, lo-l0); j < len(g.times) && l0+int64(g.times[j]) < hi && p.at >= minSec && p.at < best {
+			if tt, ok := g.timeAtOrAfter(lo - l0); ok && l0+tt < hi && p.at >= minSec && p.at < best {
 				best, found = p.at, true
 			}
 			continue
 		}
 		// wall - off >= minSec and wall >= lo, wall < hi.
-		x := max(lo, minSec+p.off) - l0
-		j := searchOffsets(g.times, x)
-		if j == len(g.times) {
+		tt, ok := g.timeAtOrAfter(max(lo, minSec+p.off) - l0)
+		if !ok {
 			continue
 		}
-		w := l0 + int64(g.times[j])
+		w := l0 + tt
 		if w >= hi {
 			continue
 		}
@@ -236,4 +244,35 @@ func (g *generator) dayFirst(day, minSec int64, ps []piece) (int64, bool) {
 		}
 	}
 	return best, found
+}
+
+// timeAtOrAfter returns the first of the day's times (a second of the
+// day) at or after x, and false when none is.
+func (g *generator) timeAtOrAfter(x int64) (int64, bool) {
+	if g.secs == 0 {
+		if j := searchOffsets(g.times, x); j < len(g.times) {
+			return int64(g.times[j]), true
+		}
+		return 0, false
+	}
+	// The minute that holds x, or the first after it.
+	j := searchOffsets(g.times, x-secondsPerMinute+1)
+	if j == len(g.times) {
+		return 0, false
+	}
+	if m := int64(g.times[j]); m < x {
+		if later := g.secs >> (x - m); later != 0 {
+			return x + int64(bits.TrailingZeros64(later)), true
+		}
+		if j++; j == len(g.times) {
+			return 0, false
+		}
+	}
+	return int64(g.times[j]) + int64(bits.TrailingZeros64(g.secs)), true
+}
+
+// hasTime reports whether x is one of the day's times.
+func (g *generator) hasTime(x int64) bool {
+	t, ok := g.timeAtOrAfter(x)
+	return ok && t == x
 }

@@ -255,8 +255,12 @@ func (r *oracleRule) days(k int) []time.Time {
 
 // period returns the occurrences of period k (not yet filtered by ≥ A).
 func (r *oracleRule) period(k int) []time.Time {
-	if r.freq == recurrence.Minute {
-		t := oAddSeconds(r.anchor, int64(k)*int64(r.interval)*60)
+	if r.freq == recurrence.Second || r.freq == recurrence.Minute {
+		unit := int64(60)
+		if r.freq == recurrence.Second {
+			unit = 1
+		}
+		t := oAddSeconds(r.anchor, int64(k)*int64(r.interval)*unit)
 		h, m, _ := t.In(r.loc).Clock()
 		if len(r.hours) > 0 && !slices.Contains(r.hours, h) {
 			return nil
@@ -314,6 +318,8 @@ func (r *oracleRule) startPeriod(t time.Time) int {
 	tDate := oCivil(t, r.loc)
 	var k int
 	switch r.freq {
+	case recurrence.Second:
+		k = int(t.Sub(r.anchor) / (time.Duration(r.interval) * time.Second))
 	case recurrence.Minute:
 		k = int(t.Sub(r.anchor) / (time.Duration(r.interval) * time.Minute))
 	case recurrence.Hour:
@@ -334,8 +340,12 @@ func (r *oracleRule) startPeriod(t time.Time) int {
 // maxPeriods bounds the oracle's walk: two years' worth of Minute or Hour
 // periods (a filter that matches at all matches within a year, whatever
 // the DST rules), and generous bounds for the calendar frequencies.
+// Second's walk stops at 40 days: steps of up to a minute reach every
+// allowed minute within a day, longer ones are at most 1000 seconds.
 func (r *oracleRule) maxPeriods() int {
 	switch r.freq {
+	case recurrence.Second:
+		return max(5_000, min(40*86400, 2*366*86400)/r.interval)
 	case recurrence.Minute:
 		return max(5_000, 2*366*1440/r.interval)
 	case recurrence.Hour:
@@ -577,7 +587,7 @@ func oRandomAnchor(rng *rand.Rand, loc *time.Location) time.Time {
 func oRandomRule(rng *rand.Rand, f recurrence.Frequency, loc *time.Location) oracleRule {
 	r := oracleRule{freq: f, loc: loc, anchor: oRandomAnchor(rng, loc), interval: 1}
 	limit := map[recurrence.Frequency]int{
-		recurrence.Minute: 1000, recurrence.Hour: 1000, recurrence.Day: 548,
+		recurrence.Second: 1000, recurrence.Minute: 1000, recurrence.Hour: 1000, recurrence.Day: 548,
 		recurrence.Week: 78, recurrence.Month: 18, recurrence.Year: 10,
 	}[f]
 	switch rng.Intn(4) {
@@ -593,19 +603,22 @@ func oRandomRule(rng *rand.Rand, f recurrence.Frequency, loc *time.Location) ora
 	if f == recurrence.Minute && rng.Intn(2) == 0 {
 		r.interval = oPick(rng, []int{1, 5, 15, 30, 45, 60, 90, 120, 720, 1000})
 	}
+	if f == recurrence.Second && rng.Intn(2) == 0 {
+		r.interval = oPick(rng, []int{1, 2, 5, 10, 15, 30, 45, 59, 60, 61, 90, 600, 999, 1000})
+	}
 	minute := func() int { return rng.Intn(60) }
 	hour := func() int { return rng.Intn(24) }
 	if rng.Intn(3) > 0 {
 		r.minutes = oRandomSubset(rng, 3, minute)
 	}
 	if rng.Intn(3) > 0 {
-		if f == recurrence.Minute || rng.Intn(2) == 0 {
+		if f == recurrence.Second || f == recurrence.Minute || rng.Intn(2) == 0 {
 			r.hours = oRandomSubset(rng, 3, hour)
 		} else {
 			r.hours = oRandomSubset(rng, 3, func() int { return oPick(rng, []int{0, 1, 2, 3, 23}) }) // DST-prone hours
 		}
 	}
-	if f == recurrence.Minute && len(r.minutes) > 0 && rng.Intn(2) == 0 {
+	if (f == recurrence.Second || f == recurrence.Minute) && len(r.minutes) > 0 && rng.Intn(2) == 0 {
 		// a minute filter that the steps can reach
 		r.minutes = []int{r.anchor.In(loc).Minute()}
 	}
@@ -914,6 +927,13 @@ func TestOccurrenceSetOfMinuteRulesMatchesOracle(t *testing.T) {
 	oRunDifferential(t, recurrence.Minute, 1, 200)
 }
 
+// TestOccurrenceSetOfSecondRulesMatchesOracle: Second periods are A +
+// k·interval seconds in absolute time, filtered by wall-clock hours and
+// minutes as Minute's are.
+func TestOccurrenceSetOfSecondRulesMatchesOracle(t *testing.T) {
+	oRunDifferential(t, recurrence.Second, 13, 200)
+}
+
 // TestOccurrenceSetOfHourRulesMatchesOracle: Hour periods step from A's hour in
 // absolute time, expand by MINUTES, filter by wall-clock hours.
 func TestOccurrenceSetOfHourRulesMatchesOracle(t *testing.T) {
@@ -948,7 +968,7 @@ func TestOccurrenceSetOfYearRulesMatchesOracle(t *testing.T) {
 // speed) of Next far from A: rules anchored in 1970, asked in 2026.
 func TestNextFarFromAnchorMatchesOracle(t *testing.T) {
 	rng := rand.New(rand.NewSource(oracleSeed(7)))
-	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year} {
+	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year, recurrence.Second} {
 		for _, z := range oracleZones {
 			loc := oLoad(t, z.iana)
 			for range 20 * *oracleScale {
@@ -1002,6 +1022,8 @@ func TestDSTRulesMatchOracleAroundEveryTransition(t *testing.T) {
 					{freq: recurrence.Month, interval: 1, monthDays: []int{day.Day()}, hours: hours, minutes: minutes},
 					{freq: recurrence.Year, interval: 1, hours: hours, minutes: minutes},
 					{freq: recurrence.Minute, interval: 7},
+					{freq: recurrence.Second, interval: 10, hours: hours},
+					{freq: recurrence.Second, interval: 7, minutes: minutes},
 					{freq: recurrence.Hour, interval: 1, minutes: []int{0, 30, 59}},
 				}
 				for _, r := range rules {
@@ -1016,6 +1038,8 @@ func TestDSTRulesMatchOracleAroundEveryTransition(t *testing.T) {
 					require.True(t, ok, "rule %s must occur", c.json)
 					from, n := tr.Add(-26*time.Hour), 200
 					switch r.freq {
+					case recurrence.Second:
+						from = tr.Add(-10 * time.Minute)
 					case recurrence.Minute, recurrence.Hour:
 						from = tr.Add(-3 * time.Hour)
 					case recurrence.Week, recurrence.Month, recurrence.Year:
@@ -1032,7 +1056,7 @@ func TestDSTRulesMatchOracleAroundEveryTransition(t *testing.T) {
 // at C, then the occurrences of the rule anchored at A = C that are > C.
 func TestFirstRule2NoStartTimeRunsAtCreationThenFollowsTheRule(t *testing.T) {
 	rng := rand.New(rand.NewSource(oracleSeed(9)))
-	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year} {
+	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year, recurrence.Second} {
 		for _, z := range oracleZones {
 			loc := oLoad(t, z.iana)
 			for range 25 * *oracleScale {
@@ -1067,7 +1091,7 @@ func TestFirstRule2NoStartTimeRunsAtCreationThenFollowsTheRule(t *testing.T) {
 // occurrences are discarded; the first run is the first occurrence ≥ now.
 func TestFirstRule3PastStartTimeRunsAtFirstOccurrenceAtOrAfterNow(t *testing.T) {
 	rng := rand.New(rand.NewSource(oracleSeed(10)))
-	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year} {
+	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year, recurrence.Second} {
 		for _, z := range oracleZones {
 			loc := oLoad(t, z.iana)
 			for range 25 * *oracleScale {
@@ -1107,7 +1131,7 @@ func TestFirstRule3PastStartTimeRunsAtFirstOccurrenceAtOrAfterNow(t *testing.T) 
 // A itself when there is no schedule.
 func TestFirstRule4FutureStartTimeRunsAtFirstOccurrenceAtOrAfterStart(t *testing.T) {
 	rng := rand.New(rand.NewSource(oracleSeed(11)))
-	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year} {
+	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year, recurrence.Second} {
 		for _, z := range oracleZones {
 			loc := oLoad(t, z.iana)
 			for i := range 25 * *oracleScale {
@@ -1153,7 +1177,7 @@ func TestFirstRule4FutureStartTimeRunsAtFirstOccurrenceAtOrAfterStart(t *testing
 // Preview, not Next.
 func TestEndTimeStopsRunsAfterItAndKeepsARunExactlyAtIt(t *testing.T) {
 	rng := rand.New(rand.NewSource(oracleSeed(12)))
-	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year} {
+	for _, f := range []recurrence.Frequency{recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month, recurrence.Year, recurrence.Second} {
 		for _, z := range oracleZones {
 			loc := oLoad(t, z.iana)
 			for i := range 12 * *oracleScale {

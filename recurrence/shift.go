@@ -34,12 +34,12 @@ const (
 
 // Shift reports how a DST transition placed t, an occurrence of the rule,
 // and false when none touched it: a fixed zone, a schedule stepping in
-// absolute time (Minute, Hour) or a wall-clock time that existed once.
+// absolute time (Second, Minute, Hour) or a wall-clock time that existed once.
 // When a skipped time lands on one the schedule also names, the occurrence
 // is reported moved: it stands for both.
 func (r *Rule) Shift(t time.Time) (Shift, bool) {
 	g := &r.gen
-	if r.once || r.zone.fixed || g.freq == Minute || g.freq == Hour {
+	if r.once || r.zone.fixed || g.freq == Second || g.freq == Minute || g.freq == Hour {
 		return Shift{}, false
 	}
 	s := t.Unix()
@@ -82,10 +82,8 @@ func (g *generator) wallsAt(day, s int64, ps []piece) []int64 {
 			if p.at != s {
 				continue
 			}
-			for _, t := range g.times {
-				if w := l0 + int64(t); w >= lo && w < hi {
-					out = append(out, w)
-				}
+			for t, ok := g.timeAtOrAfter(lo - l0); ok && l0+t < hi; t, ok = g.timeAtOrAfter(t + 1) {
+				out = append(out, l0+t)
 			}
 			continue
 		}
@@ -93,7 +91,7 @@ func (g *generator) wallsAt(day, s int64, ps []piece) []int64 {
 		if w < lo || w >= hi {
 			continue
 		}
-		if j := searchOffsets(g.times, w-l0); j < len(g.times) && int64(g.times[j]) == w-l0 {
+		if g.hasTime(w - l0) {
 			out = append(out, w)
 		}
 	}

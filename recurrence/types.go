@@ -80,8 +80,8 @@ type Recurrence struct {
 // a time the clocks skip (Gap) runs shifted forward by the gap's length,
 // not at all, or at the transition; a time they repeat (Repeat) runs at
 // its first instant, its last, or both. It applies to the times of the
-// day a Day, Week, Month, Year or cron recurrence places; Minute and Hour
-// step in absolute time and meet no such time.
+// day a Day, Week, Month, Year or cron recurrence places; Second, Minute
+// and Hour step in absolute time and meet no such time.
 type DSTPolicy struct {
 	Gap    string `json:"gap,omitempty"`
 	Repeat string `json:"repeat,omitempty"`
@@ -128,8 +128,10 @@ type MonthlyOccurrence struct {
 // letter case; Parse normalizes it to the lower case the service wrote.
 type Frequency string
 
-// The frequencies of docs/recurrence.md.
+// The frequencies of docs/recurrence.md. Second is recur's extension:
+// Azure Scheduler's smallest frequency was Minute.
 const (
+	Second Frequency = "second"
 	Minute Frequency = "minute"
 	Hour   Frequency = "hour"
 	Day    Frequency = "day"
@@ -138,7 +140,7 @@ const (
 	Year   Frequency = "year"
 )
 
-var frequencies = []Frequency{Minute, Hour, Day, Week, Month, Year}
+var frequencies = []Frequency{Second, Minute, Hour, Day, Week, Month, Year}
 
 // normalize returns the canonical spelling of f and whether f names a frequency.
 func (f Frequency) normalize() (Frequency, bool) {
@@ -158,9 +160,10 @@ func (f Frequency) title() string {
 	return strings.ToUpper(string(f[:1])) + string(f[1:])
 }
 
-// maxInterval is the largest interval each frequency accepts.
+// maxInterval is the largest interval each frequency accepts. Second
+// takes the bound its neighbours Minute and Hour have.
 var maxInterval = map[Frequency]int{
-	Minute: 1000, Hour: 1000, Day: 548, Week: 78, Month: 18, Year: 10,
+	Second: 1000, Minute: 1000, Hour: 1000, Day: 548, Week: 78, Month: 18, Year: 10,
 }
 
 // DayOfWeek is an English day name. Input is accepted in any letter case;

@@ -214,12 +214,12 @@ func (r *Recurrence) validateCron() error {
 func (r *Recurrence) validateFrequency() error {
 	if r.Frequency == "" {
 		return invalid("recurrence.frequency", CodeRequired,
-			"is required when recurrence is given: one of Minute, Hour, Day, Week, Month, Year (or give recurrence.cron)")
+			"is required when recurrence is given: one of Second, Minute, Hour, Day, Week, Month, Year (or give recurrence.cron)")
 	}
 	f, ok := r.Frequency.normalize()
 	if !ok {
 		return invalid("recurrence.frequency", CodeInvalidFrequency,
-			strconv.Quote(string(r.Frequency))+" is not a frequency: use one of Minute, Hour, Day, Week, Month, Year")
+			strconv.Quote(string(r.Frequency))+" is not a frequency: use one of Second, Minute, Hour, Day, Week, Month, Year")
 	}
 	r.Frequency = f
 	if r.Interval != nil {

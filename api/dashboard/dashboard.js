@@ -826,7 +826,13 @@
     const out = $('preview-result');
     out.replaceChildren();
     try {
-      if (!cron && f.schedule.value.trim()) {
+      if (f.raw.value.trim()) {
+        // The recurrence as written, sent untouched: the API knows its
+        // members, the dashboard need not.
+        try { body.recurrence = JSON.parse(f.raw.value); } catch (e) {
+          throw Object.assign(new Error('the recurrence is not valid JSON: ' + e.message), { target: 'recurrence' });
+        }
+      } else if (!cron && f.schedule.value.trim()) {
         try { recurrence.schedule = JSON.parse(f.schedule.value); } catch (e) {
           throw Object.assign(new Error('the schedule is not valid JSON: ' + e.message), { target: 'recurrence.schedule' });
         }

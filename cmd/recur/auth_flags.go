@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/jobs"
 )
 
 // Default rate limits per subscription of `recur serve` and `recur api`.
@@ -40,6 +41,8 @@ type apiSecurity struct {
 	rateBurst    int
 	// maxCollections caps the job collections of a subscription.
 	maxCollections int
+	// minInterval is the floor of how often a job may run.
+	minInterval time.Duration
 	// backfill paces backfills (backfill_flags.go).
 	backfill backfillFlags
 	// allowedHosts are the names requests may give in Host beyond
@@ -77,6 +80,8 @@ func (s *apiSecurity) register(fs *flag.FlagSet, rate float64, e *envDefaults) {
 		"X-Forwarded-For, X-Real-IP and X-Forwarded-Proto are believed; none by default (RECUR_TRUSTED_PROXIES)", s.trustedProxies.Add)
 	fs.IntVar(&s.maxCollections, "max-collections-per-subscription", e.int("RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION", defaultMaxCollections),
 		"job collections one subscription may have, 0 for no cap; a PUT that would create one more answers 409 (RECUR_MAX_COLLECTIONS_PER_SUBSCRIPTION)")
+	fs.DurationVar(&s.minInterval, "min-interval", e.duration("RECUR_MIN_INTERVAL", jobs.DefaultMinInterval),
+		"shortest time a job's occurrences may come apart, at least 1s; a PUT or PATCH of a job that runs more often answers 400, jobs already admitted keep running (RECUR_MIN_INTERVAL)")
 	s.backfill.register(fs, e)
 }
 
@@ -86,6 +91,7 @@ type apiConfig struct {
 	rateLimit      api.RateLimit
 	tls            *tls.Config // nil: plain HTTP
 	maxCollections int         // per subscription; 0 for no cap
+	minInterval    time.Duration
 	// backfill paces backfills (backfill_flags.go), checked apart from
 	// prepare.
 	backfill       api.BackfillLimits
@@ -107,6 +113,10 @@ func (s *apiSecurity) prepare(ctx context.Context, addr string, log *slog.Logger
 		return cfg, errors.New("--max-collections-per-subscription must be 0 (no cap) or more")
 	}
 	cfg.maxCollections = s.maxCollections
+	if s.minInterval < jobs.SmallestMinInterval {
+		return cfg, fmt.Errorf("--min-interval must be at least %s, not %s", jobs.SmallestMinInterval, s.minInterval)
+	}
+	cfg.minInterval = s.minInterval
 	cfg.allowedHosts, cfg.trustedProxies = s.allowedHosts, s.trustedProxies
 	if cfg.tls, err = apiTLS(s.tlsCert, s.tlsKey); err != nil {
 		return cfg, err

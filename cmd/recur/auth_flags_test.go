@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -62,4 +63,28 @@ func TestAllowedHostsAndTrustedProxiesFlags(t *testing.T) {
 	t.Setenv("RECUR_TRUSTED_PROXIES", "everyone")
 	_, _, err = prepareSecurity(t, "127.0.0.1:8080")
 	require.ErrorContains(t, err, "RECUR_TRUSTED_PROXIES")
+}
+
+// TestMinIntervalFlag: the floor is 10 s unless the flag or
+// RECUR_MIN_INTERVAL says otherwise, the flag first; below a second, or
+// not a duration, stops the command.
+func TestMinIntervalFlag(t *testing.T) {
+	cfg, _, err := prepareSecurity(t, "127.0.0.1:8080")
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, cfg.minInterval)
+	cfg, _, err = prepareSecurity(t, "127.0.0.1:8080", "--min-interval", "1s")
+	require.NoError(t, err)
+	require.Equal(t, time.Second, cfg.minInterval)
+	t.Setenv("RECUR_MIN_INTERVAL", "1m")
+	cfg, _, err = prepareSecurity(t, "127.0.0.1:8080")
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, cfg.minInterval)
+	cfg, _, err = prepareSecurity(t, "127.0.0.1:8080", "--min-interval", "30s")
+	require.NoError(t, err)
+	require.Equal(t, 30*time.Second, cfg.minInterval, "the flag before the environment")
+	_, _, err = prepareSecurity(t, "127.0.0.1:8080", "--min-interval", "500ms")
+	require.ErrorContains(t, err, "--min-interval must be at least 1s, not 500ms")
+	t.Setenv("RECUR_MIN_INTERVAL", "often")
+	_, _, err = prepareSecurity(t, "127.0.0.1:8080")
+	require.ErrorContains(t, err, "RECUR_MIN_INTERVAL")
 }

@@ -99,9 +99,21 @@ func (im *importer) ask(ctx context.Context, it, coll *importItem) {
 	it.plan = plan{held: -1}
 	fail := func(outcome, detail string) { it.plan.outcome, it.outcome, it.detail = "", outcome, detail }
 	if coll != nil && coll.plan.outcome == jobs.OutcomeCreated {
-		// A what-if PUT would find no collection: the job is checked
-		// here, against the collection's definition as the server would
-		// store it.
+		// A what-if PUT finds no collection, but the server checks first
+		// what it checks of a job alone, its operator's floor
+		// (--min-interval) among it: then the job is checked here,
+		// against the collection's definition as the server would store
+		// it.
+		_, err := im.client.putApplying(ctx, im.path(it.Resource), it.Body, jobs.ApplyWhatIf)
+		var ae *armError
+		switch {
+		case err != nil && ctx.Err() != nil:
+			fail(outcomeStopped, "not checked: the import was interrupted")
+			return
+		case err != nil && !(errors.As(err, &ae) && ae.Code == jobs.CodeCollectionMissing):
+			fail(outcomeFailed, err.Error())
+			return
+		}
 		it.plan.outcome, it.plan.held = jobs.OutcomeCreated, 0
 		if err := checkJobLocally(it.Resource, coll.plan.collection); err != nil {
 			fail(outcomeFailed, err.Error())

@@ -287,3 +287,37 @@ func TestAnExportOfFinishedJobsImportsBack(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, map[string]int{"/succeeds": 1, "/fails": 1}, calls, "the jobs ran once, where they were defined first")
 }
+
+// TestImportMeetsTheFloor: a job that runs more often than the server's
+// --min-interval fails the import's check, in a collection that exists
+// and in one the import creates alike, and nothing is written; at the
+// floor it passes.
+func TestImportMeetsTheFloor(t *testing.T) {
+	st := startRecur(t)
+	base := "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/"
+	seconds := func(maxJobs int) map[string]any {
+		c := importCollection(maxJobs)
+		c["properties"].(map[string]any)["quota"].(map[string]any)["maxRecurrence"] = map[string]any{"frequency": "Second", "interval": 1}
+		return c
+	}
+	apiPut(t, st, base+"old", seconds(5))
+	every := func(s int) map[string]any {
+		return map[string]any{"startTime": "2030-01-01T00:00:00Z", "recurrence": map[string]any{"frequency": "Second", "interval": s}}
+	}
+	withResources(t, func() []migrate.Resource {
+		return []migrate.Resource{
+			importResource(t, migrate.Job, "old", "fast", importJob("https://example.com/a", every(5))),
+			importResource(t, migrate.Collection, "new", "", seconds(5)),
+			importResource(t, migrate.Job, "new", "fast", importJob("https://example.com/b", every(5))),
+			importResource(t, migrate.Job, "new", "ten", importJob("https://example.com/c", every(10))),
+		}
+	})
+	res := recurCLI(t, "", "import", "--dry-run", "--server", st.API.URL, "--subscription", "sub1", "--resource-group", "rg1", importFile(t))
+	require.Equal(t, 1, res.code, "%s", res)
+	rows := byName(t, res)
+	for _, name := range []string{"old/fast", "new/fast"} {
+		require.Equal(t, "fail", rows[name]["RESULT"], "%s", res)
+		require.Contains(t, rows[name]["DETAIL"], "at most once every 10 seconds (its operator's --min-interval)", name)
+	}
+	require.Equal(t, "create", rows["new/ten"]["RESULT"], "%s", res)
+}

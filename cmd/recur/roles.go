@@ -160,7 +160,8 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 			Metrics: r.metrics.Registry, MetricsByCollection: r.metricsByCollection, WorkflowTargets: r.workflowTargets, Ready: ready,
 			CodecOrigins: r.codecOrigins, ListenAddr: ln.Addr().String(),
 			AllowedHosts: r.apiConfig.allowedHosts, TrustedProxies: r.apiConfig.trustedProxies,
-			MaxCollectionsPerSubscription: r.apiConfig.maxCollections, Backfill: r.apiConfig.backfill, Tracer: tracer}), writeTimeout)
+			MaxCollectionsPerSubscription: r.apiConfig.maxCollections, Backfill: r.apiConfig.backfill, Tracer: tracer,
+			MinInterval: r.apiConfig.minInterval}), writeTimeout)
 		srv.TLSConfig = r.apiConfig.tls
 		ln = limitListener(ln, r.limits, "api", log)
 		scheme := "http://"
@@ -169,7 +170,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		log.Info("REST API listening", "url", scheme+ln.Addr().String(), "authentication", r.apiConfig.auth != nil,
 			"rateLimitPerSubscription", r.apiConfig.rateLimit.PerSecond, "maxCollectionsPerSubscription", r.apiConfig.maxCollections,
-			"backfillPace", r.apiConfig.backfill.Pace.String(), "backfillRatePerSubscription", r.apiConfig.backfill.PerSubscription.PerSecond,
+			"minInterval", r.apiConfig.minInterval.String(), "backfillPace", r.apiConfig.backfill.Pace.String(), "backfillRatePerSubscription", r.apiConfig.backfill.PerSubscription.PerSecond,
 			"maxConnections", r.limits.Total, "maxConnectionsPerClient", r.limits.PerClient,
 			"allowedHosts", r.apiConfig.allowedHosts.String(), "trustedProxies", r.apiConfig.trustedProxies.String())
 		go func() {

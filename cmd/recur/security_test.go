@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/recurhq/recur/internal/syncbuf"
+	"github.com/recurhq/recur/jobs"
 )
 
 // TestOpenAPIOffLoopbackIsRefused runs the real binary: an API without
@@ -251,7 +252,7 @@ func TestPrepareStartUpRules(t *testing.T) {
 	var logs strings.Builder
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 
-	s := apiSecurity{rateLimit: 50, rateBurst: 100}
+	s := apiSecurity{rateLimit: 50, rateBurst: 100, minInterval: jobs.DefaultMinInterval}
 	cfg, err := s.prepare(ctx, "127.0.0.1:8080", log)
 	require.NoError(t, err)
 	require.Nil(t, cfg.auth)

@@ -7,6 +7,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
 )
 
 // historySample is how many jobs (or schedules) of a phase have their
@@ -18,7 +19,38 @@ type eventCount struct {
 	parent      int // events of the job (schedule) workflows in the window
 	children    int // events of the run (started) workflows of the sampled occurrences
 	occurrences int // the sampled occurrences due in the window and delivered
-	err         error
+	// bytes are the encoded sizes of the parent's and the children's
+	// events; sampled the scheduling workflows counted, continued how
+	// many times they continued as new in the window.
+	parentBytes, childBytes int
+	sampled, continued      int
+	err                     error
+}
+
+// size is the history the sampled occurrences wrote, per occurrence and
+// per job (schedule) and hour at one occurrence every every.
+func (e eventCount) size(every time.Duration) string {
+	if e.err != nil || e.occurrences == 0 {
+		return "n/a"
+	}
+	perOcc := float64(e.parentBytes+e.childBytes) / float64(e.occurrences)
+	perHour := float64(time.Hour / every)
+	return fmt.Sprintf("%.0f bytes per occurrence (%.0f scheduling workflow + %.0f per-occurrence workflow); per job and hour %.0f events, %.1f KiB",
+		perOcc, float64(e.parentBytes)/float64(e.occurrences), float64(e.childBytes)/float64(e.occurrences),
+		float64(e.parent+e.children)/float64(e.occurrences)*perHour, perOcc*perHour/1024)
+}
+
+// cadence is how often a sampled scheduling workflow continued as new,
+// over a window of length window.
+func (e eventCount) cadence(window time.Duration) string {
+	switch {
+	case e.err != nil || e.sampled == 0:
+		return "n/a"
+	case e.continued == 0:
+		return fmt.Sprintf("none in %s across %d sampled", window, e.sampled)
+	}
+	every := time.Duration(float64(window) * float64(e.sampled) / float64(e.continued))
+	return fmt.Sprintf("%d in %s across %d sampled: a run every %s per job", e.continued, window, e.sampled, every.Round(time.Second))
 }
 
 func (e eventCount) perOccurrence() string {
@@ -33,49 +65,61 @@ func (e eventCount) perOccurrence() string {
 		float64(e.children)/float64(e.occurrences), e.occurrences, historySample)
 }
 
+// window is what countWindow found.
+type window struct {
+	events, bytes, continued int
+}
+
 // countWindow counts the events of every run of workflow id (following
-// continue-as-new from its first run) whose time is in [from, to).
-func countWindow(ctx context.Context, c client.Client, id string, from, to time.Time) (int, error) {
+// continue-as-new from its first run) whose time is in [from, to), their
+// size, and the continue-as-new events among them.
+func countWindow(ctx context.Context, c client.Client, id string, from, to time.Time) (window, error) {
+	var w window
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return 0, fmt.Errorf("describe %s: %w", id, err)
+		return w, fmt.Errorf("describe %s: %w", id, err)
 	}
 	run := d.GetWorkflowExecutionInfo().GetFirstRunId()
 	if run == "" {
 		run = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
-	n := 0
 	for run != "" {
 		it := c.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		next := ""
 		for it.HasNext() {
 			e, err := it.Next()
 			if err != nil {
-				return 0, fmt.Errorf("history of %s/%s: %w", id, run, err)
+				return w, fmt.Errorf("history of %s/%s: %w", id, run, err)
 			}
+			a := e.GetWorkflowExecutionContinuedAsNewEventAttributes()
 			if t := e.GetEventTime().AsTime(); !t.Before(from) && t.Before(to) {
-				n++
+				w.events++
+				w.bytes += proto.Size(e)
+				if a != nil {
+					w.continued++
+				}
 			}
-			if a := e.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+			if a != nil {
 				next = a.GetNewExecutionRunId()
 			}
 		}
 		run = next
 	}
-	return n, nil
+	return w, nil
 }
 
-// countAll counts the events of the latest run of workflow id.
-func countAll(ctx context.Context, c client.Client, id string) (int, error) {
+// countAll counts the events of the latest run of workflow id, and their
+// size.
+func countAll(ctx context.Context, c client.Client, id string) (events, bytes int, err error) {
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	n := 0
 	for it.HasNext() {
-		if _, err := it.Next(); err != nil {
-			return 0, fmt.Errorf("history of %s: %w", id, err)
+		e, err := it.Next()
+		if err != nil {
+			return 0, 0, fmt.Errorf("history of %s: %w", id, err)
 		}
-		n++
+		events, bytes = events+1, bytes+proto.Size(e)
 	}
-	return n, nil
+	return events, bytes, nil
 }
 
 // countSample counts the histories of a sample of a phase's scheduling
@@ -102,23 +146,23 @@ func countSample(ctx context.Context, c client.Client, names []string, parentID 
 		if k > 0 && name == names[(k-1)*len(names)/historySample] {
 			continue
 		}
-		n, err := countWindow(ctx, c, parentID(name), from, to)
+		w, err := countWindow(ctx, c, parentID(name), from, to)
 		if err != nil {
 			ec.err = err
 			return ec
 		}
-		ec.parent += n
+		ec.parent, ec.parentBytes, ec.continued, ec.sampled = ec.parent+w.events, ec.parentBytes+w.bytes, ec.continued+w.continued, ec.sampled+1
 		for key := range keys[name] {
 			ec.occurrences++
 			if !perOccurrence {
 				continue
 			}
-			n, err := countAll(ctx, c, key)
+			n, size, err := countAll(ctx, c, key)
 			if err != nil {
 				ec.err = err
 				return ec
 			}
-			ec.children += n
+			ec.children, ec.childBytes = ec.children+n, ec.childBytes+size
 		}
 	}
 	return ec

@@ -2,7 +2,9 @@
 // server, or with -cluster on a Temporal cluster on PostgreSQL: N
 // every-minute recur jobs against a local HTTP sink, then, on the same
 // server in the same run, N native Temporal Schedules starting a
-// trivial workflow that makes the same HTTP call (the peer). For each phase
+// trivial workflow that makes the same HTTP call (the peer). With -every
+// 10s the jobs are every-10-second ones (recur's Second frequency) and the
+// Schedules have a 10-second interval. For each phase
 // it prints the occurrences expected and delivered, lateness (arrival at
 // the sink minus nominal time) p50/p99/max, occurrences per second
 // sustained, CPU and RSS, and history events per occurrence. On the
@@ -18,6 +20,7 @@
 //	go run ./e2e/firing -jobs 1000 -minutes 3
 //	go run ./e2e/firing -jobs 1000 -minutes 3 -cluster
 //	go run ./e2e/firing -jobs 1000 -minutes 3 -otlp
+//	go run ./e2e/firing -jobs 100 -minutes 10 -every 10s
 //	task firing -- -jobs 10000 -minutes 5
 package main
 
@@ -36,6 +39,7 @@ import (
 	"github.com/recurhq/recur/internal/jaeger"
 	"github.com/recurhq/recur/internal/peer"
 	"github.com/recurhq/recur/internal/recurproc"
+	"github.com/recurhq/recur/jobs"
 )
 
 // config is what the flags ask for.
@@ -62,6 +66,9 @@ type config struct {
 	// otlp runs recur with tracing on, exporting to a Jaeger the tool
 	// starts (internal/jaeger).
 	otlp bool
+	// every is the period of every job and schedule: a minute, or whole
+	// seconds that divide one.
+	every time.Duration
 }
 
 func main() {
@@ -77,10 +84,15 @@ func main() {
 	c.cluster.Register(flag.CommandLine)
 	flag.StringVar(&c.bin, "bin", "", recurproc.BinUsage)
 	flag.BoolVar(&c.otlp, "otlp", false, "run recur with tracing on (--otlp-endpoint), exporting to a Jaeger the tool starts, so that firing is measured with tracing off and on; the Schedules are not traced")
+	flag.DurationVar(&c.every, "every", time.Minute, "period of every job and schedule: 1m (Minute jobs) or whole seconds that divide a minute, e.g. 10s (Second jobs; recur runs with --min-interval lowered to it when below its default)")
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's CPU profile over each phase's window, and its heap at the window's end, in")
 	flag.Parse()
 	if c.jobs < 1 || c.minutes < 1 || c.startAfter < 0 {
 		fmt.Fprintln(os.Stderr, "firing: -jobs and -minutes must be positive, -start-after not negative")
+		os.Exit(2)
+	}
+	if c.every < time.Second || c.every%time.Second != 0 || time.Minute%c.every != 0 {
+		fmt.Fprintln(os.Stderr, "firing: -every must be 1m or whole seconds that divide a minute (1s, 2s, 5s, 10s, 15s, 30s, ...)")
 		os.Exit(2)
 	}
 	recurproc.Main("firing", func(ctx context.Context) error { return run(ctx, c) })
@@ -125,6 +137,9 @@ func run(ctx context.Context, c config) error {
 		log.Printf("tracing on: recur exports to Jaeger at %s (UI and query API %s)", j.OTLPHTTP, j.Query)
 		extra = []string{"--otlp-endpoint", j.OTLPHTTP}
 	}
+	if c.every < jobs.DefaultMinInterval {
+		extra = append(extra, "--min-interval", c.every.String())
+	}
 	d, err := recurproc.Deploy(ctx, bin, work, c.cluster.Options(), c.profile != "", extra...)
 	if err != nil {
 		return err
@@ -162,7 +177,7 @@ func (f *firing) recurPhase(ctx context.Context) (*phaseResult, error) {
 	n := f.cfg.jobs
 	started := time.Now()
 	first := f.firstMinute(started)
-	log.Printf("recur: creating %d collection(s) and %d every-minute jobs%s", len(collections(n)), n, startsAt(first))
+	log.Printf("recur: creating %d collection(s) and %d jobs every %s%s", len(collections(n)), n, f.cfg.every, startsAt(first))
 	ok, err := f.createJobs(ctx, n, first)
 	created := time.Since(started)
 	log.Printf("recur: created %d of %d jobs in %s%s", len(ok), n, created.Round(time.Millisecond), firstError(err))
@@ -200,7 +215,7 @@ func (f *firing) peerPhase(ctx context.Context) (*phaseResult, error) {
 	}
 	started := time.Now()
 	first := f.firstMinute(started)
-	log.Printf("peer: creating %d every-minute schedules%s", n, startsAt(first))
+	log.Printf("peer: creating %d schedules every %s%s", n, f.cfg.every, startsAt(first))
 	ok, err := f.createSchedules(ctx, names, first)
 	created := time.Since(started)
 	log.Printf("peer: created %d of %d schedules in %s%s", len(ok), n, created.Round(time.Millisecond), firstError(err))

@@ -13,16 +13,18 @@ import (
 	"github.com/recurhq/recur/internal/recurproc"
 )
 
-// offset is when job (schedule) i of n fires past each minute: the n fire
-// times are spread over the minute in whole seconds.
-func offset(i, n int) time.Duration {
-	return (time.Duration(i) * time.Minute / time.Duration(n)).Truncate(time.Second)
+// offset is when job (schedule) i of n fires past the start of each
+// period every: the n fire times are spread over the period in whole
+// seconds.
+func offset(i, n int, every time.Duration) time.Duration {
+	return (time.Duration(i) * every / time.Duration(n)).Truncate(time.Second)
 }
 
 // phaseResult is what one phase measured.
 type phaseResult struct {
 	phase    string
 	n        int
+	every    time.Duration // the jobs' (schedules') period
 	created  time.Duration
 	from, to time.Time // the window: occurrences due in [from, to) are measured
 
@@ -47,7 +49,7 @@ type phaseResult struct {
 // occurrences due in it, and compares the deliveries with the schedules.
 // Of names (job i fires at offset(i, len(names))), created were created.
 func (f *firing) measure(ctx context.Context, phase string, names []string, created int, first time.Time) *phaseResult {
-	r := &phaseResult{phase: phase, n: created, expected: created * f.cfg.minutes}
+	r := &phaseResult{phase: phase, n: created, every: f.cfg.every, expected: created * f.cfg.minutes * int(time.Minute/f.cfg.every)}
 	r.from = time.Now().Add(10*time.Second + time.Minute - 1).Truncate(time.Minute)
 	if r.from.Before(first) {
 		r.from = first
@@ -102,7 +104,7 @@ func sleepUntil(ctx context.Context, t time.Time) {
 func (r *phaseResult) analyze(names []string, ds []delivery) {
 	slot := make(map[string]time.Duration, len(names))
 	for i, name := range names {
-		slot[name] = offset(i, len(names))
+		slot[name] = offset(i, len(names), r.every)
 	}
 	type occ struct {
 		name    string
@@ -112,7 +114,7 @@ func (r *phaseResult) analyze(names []string, ds []delivery) {
 	r.duplicates, r.offSchedule, r.inWindow = 0, 0, 0
 	for _, d := range ds {
 		off, ok := slot[d.name]
-		if !ok || d.nominal.Sub(d.nominal.Truncate(time.Minute)) != off {
+		if !ok || d.nominal.Sub(d.nominal.Truncate(r.every)) != off {
 			r.offSchedule++
 			continue
 		}
@@ -154,7 +156,7 @@ func (r *phaseResult) lateness() string {
 
 // printResults prints the phases side by side.
 func printResults(c config, rs []*phaseResult) {
-	fmt.Printf("==== firing precision: %d every-minute jobs / schedules, %d minutes measured per phase ====\n", c.jobs, c.minutes)
+	fmt.Printf("==== firing precision: %d jobs / schedules every %s, %d minutes measured per phase ====\n", c.jobs, c.every, c.minutes)
 	fmt.Printf("%-36s %s\n", "recur settings from the environment", recurproc.Settings())
 	if c.catchUp != "" {
 		fmt.Printf("%-36s %s\n", "recur jobs' catchUpWindow", c.catchUp)
@@ -181,7 +183,7 @@ func printResults(c config, rs []*phaseResult) {
 	row("occurrences expected/delivered", func(r *phaseResult) string { return fmt.Sprintf("%d/%d", r.expected, r.delivered) })
 	row("duplicates, off-schedule", func(r *phaseResult) string { return fmt.Sprintf("%d, %d", r.duplicates, r.offSchedule) })
 	row("lateness (arrival - nominal)", func(r *phaseResult) string { return r.lateness() })
-	row("offered occurrences/s", func(r *phaseResult) string { return fmt.Sprintf("%.1f", float64(r.n)/60) })
+	row("offered occurrences/s", func(r *phaseResult) string { return fmt.Sprintf("%.1f", float64(r.n)/r.every.Seconds()) })
 	row("sustained occurrences/s", func(r *phaseResult) string {
 		return fmt.Sprintf("%.1f (arrived in window)", float64(r.inWindow)/secs(r))
 	})
@@ -212,6 +214,12 @@ func printResults(c config, rs []*phaseResult) {
 	row("load average at window end", func(r *phaseResult) string { return r.load })
 	for _, r := range rs {
 		fmt.Printf("history events per occurrence, %s: %s\n", r.phase, r.events.perOccurrence())
+	}
+	for _, r := range rs {
+		fmt.Printf("history size, %s: %s\n", r.phase, r.events.size(r.every))
+	}
+	for _, r := range rs {
+		fmt.Printf("continue-as-new, %s: %s\n", r.phase, r.events.cadence(r.to.Sub(r.from)))
 	}
 	fmt.Println(`counted: for a sample of jobs (schedules) spread over the N, the events of their job workflow
 (recur) or scheduler workflow temporal-sys-scheduler:<id> (peer), all runs, timestamped in the

@@ -11,15 +11,15 @@ import (
 	"github.com/recurhq/recur/internal/peer"
 )
 
-// createSchedules creates one every-minute schedule per name, firing at
-// the offset of its index past each minute, like recur's jobs, from the
+// createSchedules creates one schedule per name, every -every, firing at
+// the offset of its index past each period, like recur's jobs, from the
 // first minute on if there is one. It returns the names it created.
 func (f *firing) createSchedules(ctx context.Context, names []string, first time.Time) ([]string, error) {
 	return parallel(names, func(i int, name string) error {
 		_, err := f.temporal.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID: name,
 			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{
-				{Every: time.Minute, Offset: offset(i, len(names))},
+				{Every: f.cfg.every, Offset: offset(i, len(names), f.cfg.every)},
 			}, StartAt: first},
 			Action: peer.Action(name, f.sink.target("peer", name)),
 		})

@@ -53,8 +53,8 @@ func collections(n int) []jobs.Key {
 	return keys
 }
 
-// createJobs creates the collections and the every-minute jobs; job i
-// fires at its offset past each minute. Without a first minute, start
+// createJobs creates the collections and the jobs, every -every; job i
+// fires at its offset past each period. Without a first minute, start
 // times lie in the past, so every job begins at its next slot after it was
 // created; with one, every job begins in that minute. It returns the names
 // of the jobs it created.
@@ -64,7 +64,7 @@ func (f *firing) createJobs(ctx context.Context, n int, first time.Time) ([]stri
 			"sku": map[string]any{"name": "P20Premium"},
 			"quota": map[string]any{
 				"maxJobCount":   min(perCollection, n-i*perCollection),
-				"maxRecurrence": map[string]any{"frequency": "Minute", "interval": 1},
+				"maxRecurrence": f.maxRecurrence(),
 			},
 		}}
 		if err := f.api.do(ctx, http.MethodPut, k.CollectionID(), body, http.StatusCreated, http.StatusOK); err != nil {
@@ -82,8 +82,8 @@ func (f *firing) createJobs(ctx context.Context, n int, first time.Time) ([]stri
 	return parallel(names, func(i int, name string) error {
 		props := map[string]any{
 			"catchUpWindow": f.cfg.catchUp,
-			"startTime":     base.Add(offset(i, n)).Format(time.RFC3339),
-			"recurrence":    map[string]any{"frequency": "Minute", "interval": 1},
+			"startTime":     base.Add(offset(i, n, f.cfg.every)).Format(time.RFC3339),
+			"recurrence":    f.recurrence(),
 			"action": map[string]any{"type": "Http", "request": map[string]any{
 				"uri": f.sink.target("recur", name), "method": "POST",
 				"headers": map[string]string{"Content-Type": "application/json"},
@@ -102,4 +102,20 @@ func (f *firing) deleteCollections(ctx context.Context, n int) error {
 		}
 	}
 	return nil
+}
+
+// recurrence is every job's: Minute for a minute, else Second.
+func (f *firing) recurrence() map[string]any {
+	if f.cfg.every == time.Minute {
+		return map[string]any{"frequency": "Minute", "interval": 1}
+	}
+	return map[string]any{"frequency": "Second", "interval": int(f.cfg.every / time.Second)}
+}
+
+// maxRecurrence is the collections' quota: as often as the jobs run.
+func (f *firing) maxRecurrence() map[string]any {
+	if f.cfg.every == time.Minute {
+		return map[string]any{"frequency": "Minute", "interval": 1}
+	}
+	return map[string]any{"frequency": "Second", "interval": 1}
 }

@@ -76,6 +76,9 @@ type Config struct {
 	// backfills at jobs.DefaultBackfillPace, with no budget per
 	// subscription.
 	Backfill api.BackfillLimits
+	// MinInterval is the API's floor (api.Options.MinInterval); zero is
+	// jobs.DefaultMinInterval.
+	MinInterval time.Duration
 }
 
 // Egress is the policy of a stack's outbound calls unless opts set
@@ -110,7 +113,7 @@ func StartWith(cfg Config) (*Stack, error) {
 	}
 	apiOpts := api.Options{Auth: cfg.Auth, RateLimit: cfg.RateLimit, Logger: cfg.Logger, Metrics: set.Registry,
 		WorkflowTargets: cfg.WorkflowTargets, OperationWait: cfg.OperationWait,
-		MaxCollectionsPerSubscription: cfg.MaxCollectionsPerSubscription, Backfill: cfg.Backfill}
+		MaxCollectionsPerSubscription: cfg.MaxCollectionsPerSubscription, Backfill: cfg.Backfill, MinInterval: cfg.MinInterval}
 	if cfg.Plain {
 		cfg.Keys = nil
 	} else {

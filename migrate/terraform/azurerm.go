@@ -97,7 +97,9 @@ func (f hclBlock) collection(def, props map[string]any) {
 		qf := f.block("quota")
 		qf.number("max_job_count", q, "maxJobCount")
 		if m := object(q, "maxRecurrence"); m != nil {
-			qf.text("max_recurrence_frequency", m, "frequency")
+			if azurermFrequency(m["frequency"]) {
+				qf.text("max_recurrence_frequency", m, "frequency")
+			}
 			qf.number("max_recurrence_interval", m, "interval")
 		}
 	}
@@ -174,7 +176,9 @@ func (f hclBlock) request(req map[string]any) {
 }
 
 func (f hclBlock) recurrence(rec map[string]any) {
-	f.text("frequency", rec, "frequency")
+	if azurermFrequency(rec["frequency"]) {
+		f.text("frequency", rec, "frequency")
+	}
 	f.number("interval", rec, "interval")
 	f.number("count", rec, "count")
 	f.text("end_time", rec, "endTime")
@@ -194,4 +198,13 @@ func (f hclBlock) recurrence(rec map[string]any) {
 		of.text("day", o.(map[string]any), "day")
 		of.number("occurrence", o.(map[string]any), "occurrence")
 	}
+}
+
+// azurermFrequency reports whether v is a frequency the provider's schema
+// takes. recur's Second is not: it goes to recur_properties, with cron
+// and the other extensions, where the read-back's diff puts what a block
+// does not say.
+func azurermFrequency(v any) bool {
+	f, _ := v.(string)
+	return f != "" && !strings.EqualFold(f, "Second")
 }

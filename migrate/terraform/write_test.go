@@ -176,6 +176,10 @@ var jobAnswers = map[string]string{
 			"dst": {"gap": "skip", "repeat": "first"}}}}`,
 	"cron": `{"properties": {"action": {"type": "Http", "request": {"uri": "https://example.com", "method": "GET"}},
 		"recurrence": {"cron": "*/5 * * * 1-5", "timeZone": "America/New_York", "schedule": {}}}}`,
+	"seconds": `{"properties": {"action": {"type": "Http", "request": {"uri": "https://example.com", "method": "GET"}},
+		"recurrence": {"frequency": "second", "interval": 10, "schedule": {"hours": [9, 17]}}}}`,
+	"cron-seconds": `{"properties": {"action": {"type": "Http", "request": {"uri": "https://example.com", "method": "GET"}},
+		"recurrence": {"cron": "*/10 * 9-17 * * MON-FRI"}}}`,
 	"service-bus": `{"properties": {"action": {"type": "ServiceBusQueue",
 		"serviceBusQueueMessage": {"namespace": "my-bus", "queueName": "q", "message": "m", "transportType": "AMQP",
 			"authentication": {"sasKeyName": "send", "type": "SharedAccessKey"},
@@ -319,4 +323,23 @@ func TestWriteLeavesSigningSecretsToVariables(t *testing.T) {
 	assert.NotContains(t, w.src, "secretCount")
 	assert.Equal(t, []any{"secret of c_j_signing_secrets_0", "secret of c_j_signing_secrets_1"},
 		member(t, w.read[0].Body, "properties", "action", "request", "signing", "secrets"))
+}
+
+// TestWriteLeavesSecondsToRecurProperties: recur's Second, in a job's
+// recurrence or a collection's maxRecurrence, and a six-field cron are
+// no values of the provider's schema: they are in recur_properties, as
+// cron and timeZone are, and read back as they were.
+func TestWriteLeavesSecondsToRecurProperties(t *testing.T) {
+	es := []migrate.Exported{
+		exported(t, "rg/c", `{"location": "westeurope", "properties": {"sku": {"name": "Standard"},
+			"quota": {"maxRecurrence": {"frequency": "Second", "interval": 10}}}}`),
+		exported(t, "rg/c/j", jobAnswers["seconds"]),
+		exported(t, "rg/c/k", jobAnswers["cron-seconds"]),
+	}
+	w := assertRoundTrip(t, es)
+	require.NotRegexp(t, `recurrence \{[^}]*frequency`, w.src, "no frequency in a recurrence block")
+	require.NotContains(t, w.src, "max_recurrence_frequency")
+	require.Regexp(t, `(?s)recur_properties = \{.*frequency *= "second"`, w.src)
+	require.Regexp(t, `(?s)recur_properties = \{.*frequency *= "Second"`, w.src)
+	require.Contains(t, w.src, `"*/10 * 9-17 * * MON-FRI"`)
 }
