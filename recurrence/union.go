@@ -1,0 +1,265 @@
+package recurrence
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// maxRules bounds a recurrence's rules: each adds its cost to every Next.
+const maxRules = 10
+
+// source is an occurrence set the Rule walks: Azure's fields and cron
+// (generator), an rrule (rruleSource), or the union of rules.
+type source interface {
+	// after returns the first occurrence strictly after t.
+	after(t time.Time) (time.Time, bool)
+	// atOrAfter returns the first occurrence at or after t.
+	atOrAfter(t time.Time) (time.Time, bool)
+	// shift reports how a DST transition placed occurrence t.
+	shift(t time.Time) (Shift, bool)
+}
+
+// union is the occurrences of several rules: an instant two rules reach
+// is one occurrence.
+type union struct{ members []source }
+
+func (u *union) after(t time.Time) (time.Time, bool) {
+	return u.first(func(m source) (time.Time, bool) { return m.after(t) })
+}
+
+func (u *union) atOrAfter(t time.Time) (time.Time, bool) {
+	return u.first(func(m source) (time.Time, bool) { return m.atOrAfter(t) })
+}
+
+func (u *union) first(next func(source) (time.Time, bool)) (time.Time, bool) {
+	var best time.Time
+	found := false
+	for _, m := range u.members {
+		if t, ok := next(m); ok && (!found || t.Before(best)) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
+// shift reports the shift of the first rule that has occurrence t and
+// was moved or repeated there, a move before a repeat.
+func (u *union) shift(t time.Time) (Shift, bool) {
+	var found Shift
+	for _, m := range u.members {
+		if at, ok := m.atOrAfter(t); !ok || !at.Equal(t) {
+			continue
+		}
+		if s, ok := m.shift(t); ok && (found.Kind == "" || s.Kind == ShiftMoved) {
+			found = s
+		}
+	}
+	return found, found.Kind != ""
+}
+
+// hasRules reports whether r is an rrule or a list of rules, which
+// validateRules checks instead of Azure's fields and cron.
+func (r *Recurrence) hasRules() bool { return r.RRule != "" || r.Rules != nil }
+
+// validateRules checks an rrule or a list of rules: what may come with
+// them, the list's length, and each rule.
+func (r *Recurrence) validateRules() error {
+	top := "recurrence.rrule"
+	if r.Rules != nil {
+		top = "recurrence.rules"
+		if r.RRule != "" {
+			return invalid("recurrence.rrule", CodeNotAllowed, "is not allowed with recurrence.rules: put the rrule in the list")
+		}
+	}
+	for _, f := range []struct {
+		path  string
+		given bool
+	}{{"recurrence.cron", r.Cron != ""}, {"recurrence.frequency", r.Frequency != ""},
+		{"recurrence.interval", r.Interval != nil}, {"recurrence.schedule", r.Schedule != nil}} {
+		if f.given {
+			return invalid(f.path, CodeNotAllowed, "is not allowed with "+top+": give "+
+				map[bool]string{true: "the rule inside rules", false: "either rrule or frequency"}[r.Rules != nil])
+		}
+	}
+	if r.Rules == nil {
+		_, err := parseRRuleText(r.RRule)
+		return err
+	}
+	if len(r.Rules) == 0 || len(r.Rules) > maxRules {
+		return invalid("recurrence.rules", CodeOutOfRange, fmt.Sprintf("has %d rules; give 1 to %d", len(r.Rules), maxRules))
+	}
+	for i := range r.Rules {
+		if err := r.Rules[i].validate(fmt.Sprintf("recurrence.rules[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks one rule of a list at path: exactly one of Azure's
+// fields, cron and rrule, each as the recurrence's own would be checked.
+func (m *RuleSpec) validate(path string) error {
+	kinds := 0
+	for _, given := range []bool{m.Frequency != "" || m.Interval != nil || m.Schedule != nil, m.Cron != "", m.RRule != ""} {
+		if given {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return invalid(path, CodeInvalidValue, "is one rule: give frequency (with interval and schedule), or cron, or rrule; not "+
+			map[bool]string{true: "none", false: "several"}[kinds == 0])
+	}
+	var err error
+	switch {
+	case m.RRule != "":
+		_, err = parseRRuleText(m.RRule)
+	case m.Cron != "":
+		_, err = parseCron(m.Cron)
+	default:
+		rec := Recurrence{Frequency: m.Frequency, Interval: m.Interval, Schedule: m.Schedule}
+		if err = rec.validateFrequency(); err == nil && rec.Schedule != nil {
+			err = rec.Schedule.validate(rec.Frequency)
+		}
+		m.Frequency = rec.Frequency
+	}
+	return rulePath(err, path)
+}
+
+// rulePath moves an error at recurrence.x to path.x.
+func rulePath(err error, path string) error {
+	ve, ok := err.(*ValidationError)
+	if !ok {
+		return err
+	}
+	c := *ve
+	c.Path = path + strings.TrimPrefix(c.Path, "recurrence")
+	return &c
+}
+
+// rruleTexts returns each rrule of r with its JSON path.
+func (r *Recurrence) rruleTexts() (paths, texts []string) {
+	if r.RRule != "" {
+		return []string{"recurrence.rrule"}, []string{r.RRule}
+	}
+	for i, m := range r.Rules {
+		if m.RRule != "" {
+			paths = append(paths, fmt.Sprintf("recurrence.rules[%d].rrule", i))
+			texts = append(texts, m.RRule)
+		}
+	}
+	return paths, texts
+}
+
+// location returns the zone r is read in: timeZone; without it, the TZID
+// of its rrules' DTSTART; else UTC. r is valid.
+func (r *Recurrence) location() (*time.Location, error) {
+	if r.TimeZone != "" {
+		return LoadLocation(r.TimeZone)
+	}
+	_, texts := r.rruleTexts()
+	for _, text := range texts {
+		if t, err := parseRRuleText(text); err == nil && t.dtstart != nil && t.dtstart.loc != nil {
+			return t.dtstart.loc, nil
+		}
+	}
+	return time.UTC, nil
+}
+
+// checkDTStarts checks each rrule's DTSTART against the recurrence's
+// timeZone (loc, when given), the other rrules' zones and startTime: a
+// DTSTART is the rule's anchor and zone, so one that says otherwise than
+// they do is refused, naming both.
+func (d *Definition) checkDTStarts(loc *time.Location) error {
+	r := d.Recurrence
+	paths, texts := r.rruleTexts()
+	var zoneFrom string
+	for i, text := range texts {
+		t, err := parseRRuleText(text)
+		if err != nil || t.dtstart == nil {
+			continue
+		}
+		dt := t.dtstart
+		switch {
+		case dt.loc != nil && r.TimeZone != "" && dt.loc.String() != loc.String():
+			return invalid(paths[i], CodeInvalidValue, fmt.Sprintf("DTSTART;TZID=%s is not recurrence.timeZone %s: give the zone once, or the same in both", dt.zone, r.TimeZone))
+		case dt.utc && loc != time.UTC:
+			return invalid(paths[i], CodeInvalidValue, fmt.Sprintf("DTSTART in UTC (Z) is not read in recurrence.timeZone %s: give a local DTSTART, or DTSTART;TZID=%s", loc, loc))
+		case dt.loc != nil && r.TimeZone == "":
+			if zoneFrom != "" && dt.loc.String() != loc.String() {
+				return invalid(paths[i], CodeInvalidValue, fmt.Sprintf("DTSTART;TZID=%s is not the zone of %s (%s): give recurrence.timeZone", dt.zone, zoneFrom, loc))
+			}
+			zoneFrom = paths[i]
+		}
+		if d.StartTime != nil {
+			at := time.Unix(icalInstant(*dt, newZone(loc)), 0)
+			if !at.Equal(d.StartTime.t) {
+				return invalid(paths[i], CodeInvalidValue, fmt.Sprintf("%s is not startTime %s: give one of them, or both the same",
+					dtstartText(dt, newZone(loc)), d.StartTime))
+			}
+		}
+	}
+	return nil
+}
+
+// compileRules returns the source of an rrule or of a list of rules,
+// read in zone z from anchor a (startTime, else C), and the anchor of
+// the whole: a single rrule's DTSTART when it has one. A rule that never
+// occurs is refused at its path.
+func compileRules(rec *Recurrence, z zone, a time.Time) (source, time.Time, error) {
+	if rec.Rules == nil {
+		text, err := parseRRuleText(rec.RRule)
+		if err != nil {
+			return nil, a, err
+		}
+		src := newRRuleSource(text, rruleZone(z), a)
+		anchor := anchorOf(text, rruleZone(z), a).anchor
+		return src, anchor, neverOccurs(src, anchor, "recurrence.rrule")
+	}
+	u := &union{}
+	for i, m := range rec.Rules {
+		path := fmt.Sprintf("recurrence.rules[%d]", i)
+		var src source
+		anchor := a
+		switch {
+		case m.RRule != "":
+			text, err := parseRRuleText(m.RRule)
+			if err != nil {
+				return nil, a, rulePath(err, path)
+			}
+			src = newRRuleSource(text, rruleZone(z), a)
+			anchor = anchorOf(text, rruleZone(z), a).anchor
+		case m.Cron != "":
+			g, err := newCronGenerator(m.Cron, z, a)
+			if err != nil {
+				return nil, a, rulePath(err, path)
+			}
+			src = &g
+		default:
+			g := newGenerator(&Recurrence{Frequency: m.Frequency, Interval: m.Interval, Schedule: m.Schedule}, z, a)
+			src = &g
+		}
+		if err := neverOccurs(src, anchor, path); err != nil {
+			return nil, a, err
+		}
+		u.members = append(u.members, src)
+	}
+	return u, a, nil
+}
+
+// rruleZone is z as an rrule reads it: RFC 5545 ignores instances at a
+// wall-clock time the clocks skip, unless the job's DST policy says
+// otherwise.
+func rruleZone(z zone) zone {
+	if z.gap == "" {
+		z.gap = DSTSkip
+	}
+	return z
+}
+
+func neverOccurs(src source, anchor time.Time, path string) error {
+	if _, ok := src.atOrAfter(anchor); !ok {
+		return invalid(path, CodeNeverOccurs, "this rule never occurs: no instance at or after its start within the years the search covers (to 9999)")
+	}
+	return nil
+}
