@@ -20,16 +20,16 @@ import (
 // are both a filter on the period's days, so one year mask per kind of
 // year answers every frequency.
 type rruleGen struct {
-	spec   *rruleSpec
-	zone   zone
+	spec *rruleSpec
+	zone zone
 	// skipGaps: wall times the zone skips are no instances (RFC 5545,
 	// or the DST policy's skip).
 	skipGaps bool
 	freq     rfreq
-	every  int64
-	dtWall int64 // DTSTART, wall-clock seconds
-	dtDay  int64
-	wkst   int
+	every    int64
+	dtWall   int64 // DTSTART, wall-clock seconds
+	dtDay    int64
+	wkst     int
 
 	// Day-based frequencies: the seconds of the day (BYHOUR x BYMINUTE x
 	// BYSECOND, DTSTART's where absent), sorted.

@@ -92,12 +92,12 @@ type Recurrence struct {
 	// and EXDATE lines.
 	RRule     string     `json:"rrule,omitempty"`
 	Rules     []RuleSpec `json:"rules,omitempty"`
-	Frequency Frequency `json:"frequency,omitempty"`
-	Interval  *int      `json:"interval,omitempty"`
-	Schedule  *Schedule `json:"schedule,omitempty"`
-	Count     *int      `json:"count,omitempty"`
-	EndTime   *DateTime `json:"endTime,omitempty"`
-	TimeZone  string    `json:"timeZone,omitempty"`
+	Frequency Frequency  `json:"frequency,omitempty"`
+	Interval  *int       `json:"interval,omitempty"`
+	Schedule  *Schedule  `json:"schedule,omitempty"`
+	Count     *int       `json:"count,omitempty"`
+	EndTime   *DateTime  `json:"endTime,omitempty"`
+	TimeZone  string     `json:"timeZone,omitempty"`
 	// Exclusions are days without occurrences, in TimeZone (recur's
 	// extension).
 	Exclusions []Exclusion `json:"exclusions,omitempty"`
