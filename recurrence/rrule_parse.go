@@ -493,7 +493,7 @@ func maskPart(name string, lo, hi int, set func(*rruleSpec, int)) func(*rruleSpe
 		for item := range strings.SplitSeq(v, ",") {
 			n, err := strconv.Atoi(item)
 			if err != nil || n < lo || n > hi {
-				return fmt.Sprintf("%q: %s values are %d..%d", item, name, lo, hi), false
+				return itemOf(v, item) + fmt.Sprintf("%s values are %d..%d", name, lo, hi), false
 			}
 			set(s, n)
 		}
@@ -507,7 +507,7 @@ func signedPart(name string, limit int, list func(*rruleSpec) *[]int) func(*rrul
 		for item := range strings.SplitSeq(v, ",") {
 			n, err := strconv.Atoi(item)
 			if err != nil || n == 0 || n < -limit || n > limit {
-				return fmt.Sprintf("%q: %s values are -%d..-1 or 1..%d", item, name, limit, limit), false
+				return itemOf(v, item) + fmt.Sprintf("%s values are -%d..-1 or 1..%d", name, limit, limit), false
 			}
 			if l := list(s); !slices.Contains(*l, n) {
 				*l = append(*l, n)
@@ -515,4 +515,13 @@ func signedPart(name string, limit int, list func(*rruleSpec) *[]int) func(*rrul
 		}
 		return "", true
 	}
+}
+
+// itemOf names the bad item of a list ("0: "), or nothing when the list
+// has one item, which the message quotes already.
+func itemOf(list, item string) string {
+	if !strings.Contains(list, ",") {
+		return ""
+	}
+	return strconv.Quote(item) + ": "
 }

@@ -1,8 +1,10 @@
 package recurrence
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -174,6 +176,7 @@ func (d *Definition) checkDTStarts(loc *time.Location) error {
 	r := d.Recurrence
 	paths, texts := r.rruleTexts()
 	var zoneFrom string
+	var zoneLoc *time.Location
 	for i, text := range texts {
 		t, err := parseRRuleText(text)
 		if err != nil || t.dtstart == nil {
@@ -186,16 +189,16 @@ func (d *Definition) checkDTStarts(loc *time.Location) error {
 		case dt.utc && loc != time.UTC:
 			return invalid(paths[i], CodeInvalidValue, fmt.Sprintf("DTSTART in UTC (Z) is not read in recurrence.timeZone %s: give a local DTSTART, or DTSTART;TZID=%s", loc, loc))
 		case dt.loc != nil && r.TimeZone == "":
-			if zoneFrom != "" && dt.loc.String() != loc.String() {
-				return invalid(paths[i], CodeInvalidValue, fmt.Sprintf("DTSTART;TZID=%s is not the zone of %s (%s): give recurrence.timeZone", dt.zone, zoneFrom, loc))
+			if zoneLoc != nil && dt.loc.String() != zoneLoc.String() {
+				return invalid(paths[i], CodeInvalidValue, fmt.Sprintf("DTSTART;TZID=%s is not the zone of %s (%s): give recurrence.timeZone", dt.zone, zoneFrom, zoneLoc))
 			}
-			zoneFrom = paths[i]
+			zoneFrom, zoneLoc = paths[i], dt.loc
 		}
 		if d.StartTime != nil {
-			at := time.Unix(icalInstant(*dt, newZone(loc)), 0)
+			at := time.Unix(icalInstant(*dt, newZone(cmpLoc(zoneLoc, loc))), 0)
 			if !at.Equal(d.StartTime.t) {
 				return invalid(paths[i], CodeInvalidValue, fmt.Sprintf("%s is not startTime %s: give one of them, or both the same",
-					dtstartText(dt, newZone(loc)), d.StartTime))
+					dtstartText(dt, newZone(cmpLoc(zoneLoc, loc))), d.StartTime))
 			}
 		}
 	}
@@ -262,4 +265,42 @@ func neverOccurs(src source, anchor time.Time, path string) error {
 		return invalid(path, CodeNeverOccurs, "this rule never occurs: no instance at or after its start within the years the search covers (to 9999)")
 	}
 	return nil
+}
+
+// cmpLoc returns a, or b when a is nil.
+func cmpLoc(a, b *time.Location) *time.Location {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// rulePeriods caches RulesPeriod by definition.
+var rulePeriods sync.Map
+
+// RulesPeriod returns the shortest time between two runs of a definition
+// whose recurrence is an rrule or a list of rules, over its first 500
+// runs from its start (startTime or DTSTART, else the year 2001), and
+// false when it does not compile or runs fewer than twice. It is their
+// period, as a frequency and interval have one, and as CronPeriod is a
+// cron's.
+func RulesPeriod(def Definition) (time.Duration, bool) {
+	key, err := json.Marshal(def)
+	if err != nil {
+		return 0, false
+	}
+	if v, ok := rulePeriods.Load(string(key)); ok {
+		d := v.(time.Duration)
+		return d, d > 0
+	}
+	var d time.Duration
+	from := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if def.StartTime != nil {
+		from = def.StartTime.t
+	}
+	if r, err := Compile(def, from); err == nil {
+		d, _ = r.ShortestGap(r.anchor, 500)
+	}
+	rulePeriods.Store(string(key), d)
+	return d, d > 0
 }
