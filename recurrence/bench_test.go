@@ -9,7 +9,8 @@ import (
 )
 
 // benchRules are one typical rule per frequency, with a schedule where the
-// frequency has one, in UTC and in a DST zone.
+// frequency has one, in UTC and in a DST zone; rrules with BYSETPOS,
+// BYWEEKNO, BYYEARDAY and SECONDLY; and a union of three rules.
 var benchRules = []struct{ name, recurrence string }{
 	{"Minute", `{"frequency":"Minute","interval":7}`},
 	{"MinuteFiltered", `{"frequency":"Minute","interval":5,"schedule":{"hours":[9,10,11,12,13,14,15,16],"minutes":[0,15,30,45]}}`},
@@ -24,6 +25,14 @@ var benchRules = []struct{ name, recurrence string }{
 	{"CronWeekdays", `{"cron":"*/15 9-17 * * MON-FRI"}`},
 	{"CronLastWeekdayBerlin", `{"cron":"30 2 LW * *","timeZone":"Europe/Berlin"}`},
 	{"DayExclusions", `{"frequency":"Day","exclusions":[{"from":"2026-12-24","to":"2027-01-01"},{"date":"2027-05-01"}]}`},
+	{"RRuleSetPosBerlin", `{"rrule":"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3;BYHOUR=9;BYMINUTE=0;BYSECOND=0","timeZone":"Europe/Berlin"}`},
+	{"RRuleWeekNoNewYork", `{"rrule":"FREQ=YEARLY;BYWEEKNO=1,10,20,30,40,50;BYDAY=MO,FR;BYHOUR=8;BYMINUTE=0;BYSECOND=0","timeZone":"America/New_York"}`},
+	{"RRuleYearDay", `{"rrule":"FREQ=YEARLY;BYYEARDAY=1,100,200,-1;BYHOUR=6,18;BYMINUTE=0;BYSECOND=0"}`},
+	{"RRuleSecondlyBerlin", `{"rrule":"FREQ=SECONDLY;INTERVAL=15","timeZone":"Europe/Berlin"}`},
+	{"RulesUnionOfThreeBerlin", `{"timeZone":"Europe/Berlin","rules":[
+		{"frequency":"Week","schedule":{"weekDays":["Monday","Tuesday","Wednesday","Thursday","Friday"],"hours":[9],"minutes":[0]}},
+		{"cron":"30 17 * * 1-5"},
+		{"rrule":"FREQ=WEEKLY;BYDAY=SA;BYHOUR=10;BYMINUTE=0;BYSECOND=0"}]}`},
 }
 
 // BenchmarkNext measures one Next call, stepping along the occurrences, for

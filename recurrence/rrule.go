@@ -48,6 +48,9 @@ type rruleGen struct {
 	byYearDay  []int
 	byWeekNo   []int
 	hasDayPart bool
+	// empty: no period can hold an instance (no time of the day, or
+	// BYSETPOS only past the most a period holds).
+	empty bool
 
 	// lastWall bounds instances (COUNT, or a floating or date UNTIL);
 	// untilUTC bounds instants (a UTC UNTIL).
@@ -65,7 +68,7 @@ type yearMask [6]uint64
 // rruleBudget bounds the candidates one search looks at: a rule whose
 // alignment of INTERVAL and filters makes matches rarer than that within
 // reach is treated as having none (Compile refuses it as never occurring).
-const rruleBudget = 1 << 20
+const rruleBudget = 1 << 17
 
 func newRRuleGen(spec *rruleSpec, z zone, dtWall int64) *rruleGen {
 	g := &rruleGen{spec: spec, zone: z, skipGaps: z.gap == DSTSkip, freq: spec.freq, every: int64(spec.interval), dtWall: dtWall,
@@ -138,6 +141,7 @@ func newRRuleGen(spec *rruleSpec, z zone, dtWall int64) *rruleGen {
 			g.plainDays = 1 << mondayIndex(g.dtDay)
 		}
 	}
+	g.empty = len(g.times)+len(g.rel) == 0 || !g.positionsFit()
 	g.hasDayPart = g.byMonth != 0 || len(g.monthDays) > 0 || g.plainDays != 0 || len(g.ordinals) > 0 ||
 		len(g.byYearDay) > 0 || len(g.byWeekNo) > 0
 	return g
@@ -364,7 +368,7 @@ func (g *rruleGen) kthSelected(d0, d1 int64, k int) int64 {
 // *budget counts the candidates looked at.
 func (g *rruleGen) nextLocal(w int64, budget *int) (int64, bool) {
 	w = max(w, g.dtWall)
-	if w > g.lastWall || w > maxWall || len(g.times)+len(g.rel) == 0 {
+	if w > g.lastWall || w > maxWall || g.empty {
 		return 0, false
 	}
 	var s int64
@@ -620,4 +624,22 @@ func (g *rruleGen) gapIndexes(out []int, d0, d1, base int64, times []int32, g0, 
 		}
 	}
 	return out
+}
+
+// positionsFit reports whether some BYSETPOS position is within the most
+// instances a period can hold (true without BYSETPOS).
+func (g *rruleGen) positionsFit() bool {
+	if len(g.spec.bySetPos) == 0 {
+		return true
+	}
+	most := len(g.rel)
+	if g.freq >= daily {
+		most = len(g.times) * map[rfreq]int{daily: 1, weekly: 7, monthly: 31, yearly: 366}[g.freq]
+	}
+	for _, p := range g.spec.bySetPos {
+		if p <= most && -p <= most {
+			return true
+		}
+	}
+	return false
 }

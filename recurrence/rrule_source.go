@@ -256,7 +256,9 @@ func (g *rruleGen) instantAtOrAfter(minSec int64) (int64, bool) {
 			return best, bestOK
 		}
 		w = c + 1
-		if quiet && c-lo < quietEnd {
+		// A wall a day or more before the stretch's end has one instant;
+		// nearer, the clocks may show it again after the transition.
+		if quiet && c-lo < quietEnd-secondsPerDay {
 			if s := c - lo; s >= minSec && s <= g.untilUTC && (!bestOK || s < best) {
 				best, bestOK = s, true
 			}
