@@ -110,6 +110,12 @@ func TestPreviewOfRRuleAndRules(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.JSONEq(t, `{"value":["2026-12-04T16:30:00Z","2026-12-05T09:00:00Z","2026-12-07T08:00:00Z","2026-12-07T16:30:00Z"],"timeZone":"Europe/Berlin"}`, rec.Body.String())
 
+	// A DTSTART;TZID is the zone when timeZone is absent.
+	rec = serve(t, http.MethodPost, "/recur/v1/preview?count=2", "application/json",
+		`{"recurrence":{"rrule":"DTSTART;TZID=America/New_York:20991201T090000\nRRULE:FREQ=DAILY"}}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.JSONEq(t, `{"value":["2099-12-01T14:00:00Z","2099-12-02T14:00:00Z"],"timeZone":"America/New_York"}`, rec.Body.String())
+
 	rec = serve(t, http.MethodPost, "/recur/v1/preview", "application/json",
 		`{"recurrence":{"rrule":"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=0"}}`)
 	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())

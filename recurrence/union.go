@@ -304,3 +304,15 @@ func RulesPeriod(def Definition) (time.Duration, bool) {
 	rulePeriods.Store(string(key), d)
 	return d, d > 0
 }
+
+// Zone returns the name of the zone r is read in: its timeZone, else the
+// TZID of its rrules' DTSTART, else "" (UTC).
+func (r *Recurrence) Zone() string {
+	if r.TimeZone != "" {
+		return r.TimeZone
+	}
+	if loc, err := r.location(); err == nil && loc != time.UTC {
+		return loc.String()
+	}
+	return ""
+}
