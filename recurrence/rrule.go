@@ -60,6 +60,8 @@ type rruleGen struct {
 	// masks caches the days a year selects, by kind of year
 	// (yearKind): bit i of a mask is day i of the year.
 	masks [56]atomic.Pointer[yearMask]
+	// gaps caches gapsOf by year (slot y mod 4).
+	gaps [4]atomic.Pointer[yearGaps]
 }
 
 // yearMask is a set of days of a year, bit i for day i (0 = January 1st).
@@ -78,9 +80,15 @@ func newRRuleGen(spec *rruleSpec, z zone, dtWall int64) *rruleGen {
 	dtH, dtM, dtS := int(sod/secondsPerHour), int(sod/secondsPerMinute%60), int(sod%60)
 	_, dtMonth, dtMD := civilDate(g.dtDay)
 
-	hours := maskValues(uint64(spec.byHour), dtH, 24)
-	minutes := maskValues(spec.byMinute, dtM, 60)
-	seconds := maskValues(spec.bySecond, dtS, 60)
+	g.setTimes(spec, maskValues(uint64(spec.byHour), dtH, 24), maskValues(spec.byMinute, dtM, 60), maskValues(spec.bySecond, dtS, 60))
+	g.setDays(spec, dtMonth, dtMD)
+	g.empty = len(g.times)+len(g.rel) == 0 || !g.positionsFit()
+	return g
+}
+
+// setTimes sets the times of the day (day-based frequencies), or the
+// offsets within a period and the filters (sub-daily ones).
+func (g *rruleGen) setTimes(spec *rruleSpec, hours, minutes, seconds []int) {
 	g.hourOK, g.minuteOK, g.secondOK = 1<<24-1, 1<<60-1, 1<<60-1
 	switch g.freq {
 	case hourly:
@@ -117,6 +125,11 @@ func newRRuleGen(spec *rruleSpec, z zone, dtWall int64) *rruleGen {
 		slices.Sort(g.times)
 	}
 
+}
+
+// setDays sets the day parts, DTSTART's month and day standing in where
+// a rule has none.
+func (g *rruleGen) setDays(spec *rruleSpec, dtMonth time.Month, dtMD int) {
 	g.byMonth, g.monthDays = spec.byMonth, spec.byMonthDay
 	g.byYearDay, g.byWeekNo = spec.byYearDay, spec.byWeekNo
 	for _, d := range spec.byDay {
@@ -141,10 +154,8 @@ func newRRuleGen(spec *rruleSpec, z zone, dtWall int64) *rruleGen {
 			g.plainDays = 1 << mondayIndex(g.dtDay)
 		}
 	}
-	g.empty = len(g.times)+len(g.rel) == 0 || !g.positionsFit()
 	g.hasDayPart = g.byMonth != 0 || len(g.monthDays) > 0 || g.plainDays != 0 || len(g.ordinals) > 0 ||
 		len(g.byYearDay) > 0 || len(g.byWeekNo) > 0
-	return g
 }
 
 // maskValues returns the values 0..n-1 set in mask (60 is never one), or
@@ -170,197 +181,6 @@ func product(out []int32, as, bs []int, unit int) []int32 {
 		}
 	}
 	return out
-}
-
-// yearKind names the kind of year y for the masks: the weekday of its
-// January 1st, and whether it, the year before and the year after are
-// leap years (week numbers look at both neighbours).
-func yearKind(y int) int {
-	k := mondayIndex(civilDays(y, 1, 1)) * 8
-	if isLeap(y) {
-		k += 4
-	}
-	if isLeap(y - 1) {
-		k += 2
-	}
-	if isLeap(y + 1) {
-		k++
-	}
-	return k
-}
-
-// mask returns the days year y selects.
-func (g *rruleGen) mask(y int) *yearMask {
-	k := yearKind(y)
-	if m := g.masks[k].Load(); m != nil {
-		return m
-	}
-	m := g.computeMask(y)
-	g.masks[k].Store(m)
-	return m
-}
-
-// computeMask applies the day parts to every day of year y.
-func (g *rruleGen) computeMask(y int) *yearMask {
-	m := &yearMask{}
-	jan1 := civilDays(y, 1, 1)
-	ylen := 365
-	if isLeap(y) {
-		ylen = 366
-	}
-	var ws, wsPrev, wsNext, wsNext2 int64
-	if len(g.byWeekNo) > 0 {
-		ws, wsPrev, wsNext, wsNext2 = g.week1(y), g.week1(y-1), g.week1(y+1), g.week1(y+2)
-	}
-	i := 0
-	for month := 1; month <= 12; month++ {
-		dim := daysIn(y, time.Month(month))
-		if g.byMonth != 0 && g.byMonth&(1<<month) == 0 {
-			i += dim
-			continue
-		}
-		for md := 1; md <= dim; md, i = md+1, i+1 {
-			d := jan1 + int64(i)
-			if len(g.monthDays) > 0 && !slices.Contains(g.monthDays, md) && !slices.Contains(g.monthDays, md-dim-1) {
-				continue
-			}
-			if len(g.byYearDay) > 0 && !slices.Contains(g.byYearDay, i+1) && !slices.Contains(g.byYearDay, i-ylen) {
-				continue
-			}
-			if len(g.byWeekNo) > 0 && !g.weekNoMatches(d, ws, wsPrev, wsNext, wsNext2) {
-				continue
-			}
-			if (g.plainDays != 0 || len(g.ordinals) > 0) && !g.dayMatches(d, i, ylen, md, dim) {
-				continue
-			}
-			m[i/64] |= 1 << (i % 64)
-		}
-	}
-	return m
-}
-
-// week1 returns the first day of week 1 of year y: the first week,
-// starting on WKST, with at least four days in y.
-func (g *rruleGen) week1(y int) int64 {
-	jan1 := civilDays(y, 1, 1)
-	off := int64((mondayIndex(jan1) - g.wkst + 7) % 7)
-	if off <= 3 {
-		return jan1 - off
-	}
-	return jan1 + 7 - off
-}
-
-// weekNoMatches reports whether day d's week number (in the week-year it
-// belongs to), or its count from that year's end, is in BYWEEKNO.
-func (g *rruleGen) weekNoMatches(d, ws, wsPrev, wsNext, wsNext2 int64) bool {
-	var n, total int64
-	switch {
-	case d < ws:
-		n, total = (d-wsPrev)/7+1, (ws-wsPrev)/7
-	case d >= wsNext:
-		n, total = 1, (wsNext2-wsNext)/7
-	default:
-		n, total = (d-ws)/7+1, (wsNext-ws)/7
-	}
-	return slices.Contains(g.byWeekNo, int(n)) || slices.Contains(g.byWeekNo, int(n-total-1))
-}
-
-// dayMatches applies BYDAY to day d, day i of a year of ylen days and day
-// md of a month of dim days: a plain weekday matches every such day; an
-// ordinal counts within the month (MONTHLY, or YEARLY with BYMONTH) or
-// the year.
-func (g *rruleGen) dayMatches(d int64, i, ylen, md, dim int) bool {
-	wd := mondayIndex(d)
-	if g.plainDays&(1<<wd) != 0 {
-		return true
-	}
-	pos, size := i, ylen
-	if g.freq == monthly || g.spec.byMonth != 0 {
-		pos, size = md-1, dim
-	}
-	first, last := pos/7+1, -((size-1-pos)/7 + 1)
-	for _, o := range g.ordinals {
-		if o.wd == wd && (o.n == first || o.n == last) {
-			return true
-		}
-	}
-	return false
-}
-
-// selected reports whether day d passes the day parts.
-func (g *rruleGen) selected(d int64) bool {
-	if !g.hasDayPart {
-		return true
-	}
-	y, _, _ := civilDate(d)
-	i := d - civilDays(y, 1, 1)
-	return g.mask(y)[i/64]&(1<<(i%64)) != 0
-}
-
-// nextSelected returns the first selected day in [d, limit], and false
-// when there is none.
-func (g *rruleGen) nextSelected(d, limit int64) (int64, bool) {
-	if !g.hasDayPart {
-		return d, d <= limit
-	}
-	for d <= limit {
-		y, _, _ := civilDate(d)
-		jan1 := civilDays(y, 1, 1)
-		m := g.mask(y)
-		for i := d - jan1; i < 366; i = (i/64 + 1) * 64 {
-			if word := m[i/64] >> (i % 64); word != 0 {
-				day := jan1 + i + int64(bits.TrailingZeros64(word))
-				return day, day <= limit
-			}
-		}
-		d = civilDays(y+1, 1, 1)
-	}
-	return 0, false
-}
-
-// countSelected returns how many days of [d0, d1] are selected.
-func (g *rruleGen) countSelected(d0, d1 int64) int {
-	if d1 < d0 {
-		return 0
-	}
-	if !g.hasDayPart {
-		return int(d1 - d0 + 1)
-	}
-	n := 0
-	for d0 <= d1 {
-		y, _, _ := civilDate(d0)
-		jan1 := civilDays(y, 1, 1)
-		end := min(d1, civilDays(y+1, 1, 1)-1)
-		m := g.mask(y)
-		for i := d0 - jan1; i <= end-jan1; {
-			word := m[i/64] >> (i % 64)
-			span := min(64-i%64, end-jan1-i+1)
-			if span < 64 {
-				word &= 1<<span - 1
-			}
-			n += bits.OnesCount64(word)
-			i += span
-		}
-		d0 = end + 1
-	}
-	return n
-}
-
-// kthSelected returns the k-th (0-based) selected day of [d0, d1]; k is
-// below countSelected.
-func (g *rruleGen) kthSelected(d0, d1 int64, k int) int64 {
-	if !g.hasDayPart {
-		return d0 + int64(k)
-	}
-	d := d0
-	for {
-		d, _ = g.nextSelected(d, d1)
-		if k == 0 {
-			return d
-		}
-		k--
-		d++
-	}
 }
 
 // nextLocal returns the first instance at or after wall second w, and
@@ -556,7 +376,13 @@ func nextBit(mask uint64, from, n int) (int, bool) {
 // times the zone skips are no instances of the set (RFC 5545 ignores
 // them) when the rule's DST policy skips them: gapped lists those.
 func (g *rruleGen) setPositions(d0, d1, base int64, times []int32, buf []int64) []int64 {
-	nDays := g.countSelected(d0, d1)
+	// A period of up to 64 days in one year (a month, a week, a day) is
+	// read as one word of its year's mask.
+	win, small := g.window(d0, d1)
+	nDays := bits.OnesCount64(win)
+	if !small {
+		nDays = g.countSelected(d0, d1)
+	}
 	total := nDays * len(times)
 	if total == 0 {
 		return buf
@@ -577,7 +403,16 @@ func (g *rruleGen) setPositions(d0, d1, base int64, times []int32, buf []int64) 
 			}
 			idx++
 		}
-		day := g.kthSelected(d0, d1, idx/len(times))
+		var day int64
+		if small {
+			w := win
+			for range idx / len(times) {
+				w &= w - 1
+			}
+			day = d0 + int64(bits.TrailingZeros64(w))
+		} else {
+			day = g.kthSelected(d0, d1, idx/len(times))
+		}
 		c := day*secondsPerDay + base + int64(times[idx%len(times)])
 		if !slices.Contains(buf, c) {
 			buf = append(buf, c)
@@ -595,18 +430,45 @@ func (g *rruleGen) gapped(d0, d1, base int64, times []int32) []int {
 		return nil
 	}
 	var out []int
-	end := (d1 + 2) * secondsPerDay
-	sp := g.zone.span((d0 - 2) * secondsPerDay)
+	y0, _, _ := civilDate(d0)
+	y1, _, _ := civilDate(d1)
+	for y := y0; y <= y1; y++ {
+		for _, gap := range g.gapsOf(y) {
+			out = g.gapIndexes(out, d0, d1, base, times, gap[0], gap[1])
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// yearGaps are the wall-clock ranges [from, to) a zone skips around a
+// year (from two days before it to two days after).
+type yearGaps struct {
+	year int
+	gaps [][2]int64
+}
+
+// gapsOf returns the wall-clock ranges the zone skips around year y,
+// cached: walking the zone's offsets is most of what a BYSETPOS period
+// costs otherwise.
+func (g *rruleGen) gapsOf(y int) [][2]int64 {
+	slot := &g.gaps[y&3]
+	if c := slot.Load(); c != nil && c.year == y {
+		return c.gaps
+	}
+	c := &yearGaps{year: y}
+	end := (civilDays(y+1, 1, 1) + 2) * secondsPerDay
+	sp := g.zone.span((civilDays(y, 1, 1) - 2) * secondsPerDay)
 	for sp.end <= end {
 		t := sp.end
 		next := g.zone.span(t)
 		if next.off > sp.off {
-			out = g.gapIndexes(out, d0, d1, base, times, t+sp.off, t+next.off)
+			c.gaps = append(c.gaps, [2]int64{t + sp.off, t + next.off})
 		}
 		sp = next
 	}
-	slices.Sort(out)
-	return out
+	slot.Store(c)
+	return c.gaps
 }
 
 // gapIndexes appends the indexes of the candidates whose wall is in

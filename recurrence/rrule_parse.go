@@ -314,12 +314,6 @@ func parseICalTime(s string, date bool) (icalTime, error) {
 	return t, nil
 }
 
-// rrulePart is how one rule part is read.
-type rrulePart struct {
-	name string
-	read func(s *rruleSpec, value string) (string, bool) // a reason when the value is bad
-}
-
 // parseRRule parses an RRULE value (FREQ=...;...) found at byte vpos of
 // line l.
 func parseRRule(text string, l logicalLine, value string, vpos int) (*rruleSpec, error) {
@@ -373,7 +367,7 @@ func (s *rruleSpec) check(seen map[string]bool) string {
 		return "BYYEARDAY is not allowed with FREQ=DAILY, WEEKLY or MONTHLY (RFC 5545)"
 	case seen["BYMONTHDAY"] && s.freq == weekly:
 		return "BYMONTHDAY is not allowed with FREQ=WEEKLY (RFC 5545)"
-	case seen["BYSETPOS"] && len(seen) == 2+btoi(seen["INTERVAL"])+btoi(seen["COUNT"])+btoi(seen["UNTIL"])+btoi(seen["WKST"]):
+	case seen["BYSETPOS"] && !slices.ContainsFunc(rrulePartNames, func(p string) bool { return p != "BYSETPOS" && strings.HasPrefix(p, "BY") && seen[p] }):
 		return "BYSETPOS needs another BYxxx part to pick from (RFC 5545)"
 	}
 	for _, d := range s.byDay {
@@ -393,13 +387,8 @@ func (s *rruleSpec) check(seen map[string]bool) string {
 	return ""
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
+// rruleParts read each rule part's value (upper case) into the spec, or
+// say why it is bad.
 var rruleParts = map[string]func(s *rruleSpec, value string) (string, bool){
 	"FREQ": func(s *rruleSpec, v string) (string, bool) {
 		i := slices.Index(rfreqNames, v)
