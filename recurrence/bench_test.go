@@ -2,6 +2,7 @@ package recurrence_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +108,26 @@ func BenchmarkCompile(b *testing.B) {
 		if _, err := recurrence.Compile(def, now); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCompileRRule measures compiling an rrule and a list of rules,
+// which the job workflow does for every occurrence it plans, as
+// BenchmarkCompile does for Azure's fields.
+func BenchmarkCompileRRule(b *testing.B) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for _, rule := range benchRules {
+		if !strings.Contains(rule.recurrence, `"rr`) && !strings.Contains(rule.recurrence, `"rules"`) {
+			continue
+		}
+		b.Run(rule.name, func(b *testing.B) {
+			def := defOf(b, fmt.Sprintf(`{"startTime":%q,"recurrence":%s}`, now.Add(-time.Hour).Format(time.RFC3339), rule.recurrence))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := recurrence.Compile(def, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

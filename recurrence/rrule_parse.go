@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -146,11 +148,39 @@ func unfold(text string) []logicalLine {
 	return out
 }
 
+// parsedTexts caches parseRRuleText's results by text: Compile reads the
+// text several times (validation, zone, DTSTART checks, the rule), and
+// the job workflow compiles its rule for every occurrence it plans. A
+// parsed text is never changed after parsing.
+var (
+	parsedTexts sync.Map // string -> *rruleText
+	parsedSize  atomic.Int64
+)
+
+const parsedTextsMax = 1024
+
 // parseRRuleText parses recurrence.rrule: one RRULE value
 // ("FREQ=DAILY;BYHOUR=9"), or content lines: DTSTART, RRULE, RDATE and
 // EXDATE. Errors are *ValidationError at recurrence.rrule naming the
 // part and its position.
 func parseRRuleText(text string) (*rruleText, error) {
+	if v, ok := parsedTexts.Load(text); ok {
+		return v.(*rruleText), nil
+	}
+	t, err := parseRRuleTextOnce(text)
+	if err != nil {
+		return nil, err
+	}
+	if parsedSize.Add(1) > parsedTextsMax {
+		parsedTexts.Clear()
+		parsedSize.Store(0)
+	}
+	parsedTexts.Store(text, t)
+	return t, nil
+}
+
+// parseRRuleTextOnce is parseRRuleText without the cache.
+func parseRRuleTextOnce(text string) (*rruleText, error) {
 	if len(text) > maxRRuleText {
 		return nil, invalid(rrulePath, CodeOutOfRange, fmt.Sprintf("has %d characters; at most %d", len(text), maxRRuleText))
 	}
