@@ -1,8 +1,8 @@
 package recurrence
 
 import (
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -285,11 +285,8 @@ var rulePeriods sync.Map
 // period, as a frequency and interval have one, and as CronPeriod is a
 // cron's.
 func RulesPeriod(def Definition) (time.Duration, bool) {
-	key, err := json.Marshal(def)
-	if err != nil {
-		return 0, false
-	}
-	if v, ok := rulePeriods.Load(string(key)); ok {
+	key := periodKey(def)
+	if v, ok := rulePeriods.Load(key); ok {
 		d := v.(time.Duration)
 		return d, d > 0
 	}
@@ -301,8 +298,66 @@ func RulesPeriod(def Definition) (time.Duration, bool) {
 	if r, err := Compile(def, from); err == nil {
 		d, _ = r.ShortestGap(r.anchor, 500)
 	}
-	rulePeriods.Store(string(key), d)
+	rulePeriods.Store(key, d)
 	return d, d > 0
+}
+
+// periodKey writes out what RulesPeriod's answer depends on. It avoids
+// encoding/json and fmt, which workflowcheck refuses in workflow code
+// (the job workflow reads the catch-up window).
+func periodKey(def Definition) string {
+	var b strings.Builder
+	add := func(parts ...string) {
+		for _, p := range parts {
+			b.WriteString(p)
+			b.WriteByte('|')
+		}
+	}
+	ints := func(v []int) {
+		for _, x := range v {
+			add(strconv.Itoa(x))
+		}
+		add(";")
+	}
+	if def.StartTime != nil {
+		add("start", def.StartTime.String())
+	}
+	r := def.Recurrence
+	add(r.RRule, r.TimeZone)
+	if r.DST != nil {
+		add("dst", r.DST.Gap, r.DST.Repeat)
+	}
+	if r.Count != nil {
+		add("count", strconv.Itoa(*r.Count))
+	}
+	if r.EndTime != nil {
+		add("end", r.EndTime.String())
+	}
+	for _, e := range r.Exclusions {
+		add("except", e.Date, e.From, e.To)
+	}
+	for _, m := range r.Rules {
+		add("rule", string(m.Frequency), m.Cron, m.RRule)
+		if m.Interval != nil {
+			add("interval", strconv.Itoa(*m.Interval))
+		}
+		if sc := m.Schedule; sc != nil {
+			add("schedule")
+			ints(sc.Minutes)
+			ints(sc.Hours)
+			ints(sc.MonthDays)
+			for _, d := range sc.WeekDays {
+				add("day", string(d))
+			}
+			for _, o := range sc.MonthlyOccurrences {
+				add("monthly", string(o.Day))
+				if o.Occurrence != nil {
+					add("occurrence", strconv.Itoa(*o.Occurrence))
+				}
+			}
+		}
+	}
+	return b.String()
 }
 
 // Zone returns the name of the zone r is read in: its timeZone, else the
