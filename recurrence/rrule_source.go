@@ -113,24 +113,24 @@ const countCacheMax = 4096
 
 // countBound returns the wall second of the count-th instance of g that
 // exists (RFC 5545: instances at a nonexistent local time are not
-// counted), or g.lastWall when there are fewer.
+// counted), or of the last one found when a search ends first (there are
+// fewer, or they are beyond a search's bounds): never more than count.
 func countBound(g *rruleGen, count int) int64 {
 	key := fmt.Sprintf("%s|%s|%s|%d|%s", g.zone.loc, g.zone.gap, g.zone.repeat, g.dtWall, specKey(g.spec))
 	if v, ok := countCache.Load(key); ok {
 		return v.(int64)
 	}
-	bound := g.lastWall
-	budget := rruleBudget
+	bound := g.dtWall - 1 // no instance at all
 	w, n := g.dtWall, 0
 	for n < count {
+		budget := rruleBudget
 		c, ok := g.nextLocal(w, &budget)
 		if !ok {
 			break
 		}
 		if !g.skipGaps || g.zone.exists(c) {
-			if n++; n == count {
-				bound = c
-			}
+			n++
+			bound = c
 		}
 		w = c + 1
 	}

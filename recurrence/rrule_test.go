@@ -212,3 +212,21 @@ func TestRRuleShiftsArePreviewed(t *testing.T) {
 	require.Equal(t, []recurrence.Shifted{{Time: time.Date(2026, 3, 29, 1, 30, 0, 0, time.UTC),
 		Shift: recurrence.Shift{Wall: "2026-03-29T02:30:00", Kind: recurrence.ShiftMoved}}}, r.Shifts(times))
 }
+
+// COUNT bounds an RRULE whose instances are sparse for its steps (one
+// second in 604,800 is on the list): the count-th is its last however
+// much searching the count took.
+func TestRRuleCountBoundsASparseRule(t *testing.T) {
+	start := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC) // a Monday
+	def, err := recurrence.Parse([]byte(`{"startTime":"2026-01-05T00:00:00Z","recurrence":{"rrule":"FREQ=SECONDLY;INTERVAL=7;BYHOUR=0;BYMINUTE=0;BYSECOND=0;COUNT=10000"}}`))
+	require.NoError(t, err)
+	var r *recurrence.Rule
+	guardHang(30*time.Second, func() string { return "COUNT=10000" }, func() { r, err = recurrence.Compile(def, start) })
+	require.NoError(t, err)
+	last := start.Add(9999 * 7 * 24 * time.Hour)
+	got, ok := r.Next(last.Add(-time.Second))
+	require.True(t, ok)
+	require.Equal(t, last, got, "the 10,000th Monday at midnight")
+	_, ok = r.Next(last)
+	require.False(t, ok, "no 10,001st")
+}
