@@ -67,9 +67,9 @@ func (r *Recurrence) hasRules() bool { return r.RRule != "" || r.Rules != nil }
 // validateRules checks an rrule or a list of rules: what may come with
 // them, the list's length, and each rule.
 func (r *Recurrence) validateRules() error {
-	top := "recurrence.rrule"
+	top, hint := "recurrence.rrule", "either rrule or frequency"
 	if r.Rules != nil {
-		top = "recurrence.rules"
+		top, hint = "recurrence.rules", "the rule inside rules"
 		if r.RRule != "" {
 			return invalid("recurrence.rrule", CodeNotAllowed, "is not allowed with recurrence.rules: put the rrule in the list")
 		}
@@ -80,8 +80,7 @@ func (r *Recurrence) validateRules() error {
 	}{{"recurrence.cron", r.Cron != ""}, {"recurrence.frequency", r.Frequency != ""},
 		{"recurrence.interval", r.Interval != nil}, {"recurrence.schedule", r.Schedule != nil}} {
 		if f.given {
-			return invalid(f.path, CodeNotAllowed, "is not allowed with "+top+": give "+
-				map[bool]string{true: "the rule inside rules", false: "either rrule or frequency"}[r.Rules != nil])
+			return invalid(f.path, CodeNotAllowed, "is not allowed with "+top+": give "+hint)
 		}
 	}
 	if r.Rules == nil {
@@ -109,8 +108,11 @@ func (m *RuleSpec) validate(path string) error {
 		}
 	}
 	if kinds != 1 {
-		return invalid(path, CodeInvalidValue, "is one rule: give frequency (with interval and schedule), or cron, or rrule; not "+
-			map[bool]string{true: "none", false: "several"}[kinds == 0])
+		given := "several"
+		if kinds == 0 {
+			given = "none"
+		}
+		return invalid(path, CodeInvalidValue, "is one rule: give frequency (with interval and schedule), or cron, or rrule; not "+given)
 	}
 	var err error
 	switch {
