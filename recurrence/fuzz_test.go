@@ -70,6 +70,9 @@ func FuzzParse(f *testing.F) {
 		`{"recurrence":{"frequency":"Day","schedule":{"monthDays":[1]}}}`,
 		`{"recurrence":{"frequency":"Day","colour":"red"}}`,
 		`{"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"occurrence":6}]}}}`,
+		`{"recurrence":{"rrule":"DTSTART;TZID=Europe/Berlin:20261201T090000\nRRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3\nEXDATE;TZID=Europe/Berlin:20270105T090000","count":3}}`,
+		`{"startTime":"2026-12-01T00:00:00Z","recurrence":{"timeZone":"Europe/Berlin","rules":[{"frequency":"week","schedule":{"weekDays":["monday"],"hours":[9]}},{"cron":"30 17 * * 1-5"},{"rrule":"FREQ=WEEKLY;BYDAY=SA;BYHOUR=10"}]}}`,
+		`{"recurrence":{"rules":[{"cron":"0 9 * * *","rrule":"FREQ=DAILY"}]}}`,
 		`{"startTime":"yesterday"}`,
 		// Found by the fuzzer: the offset moves the instant into year -1,
 		// which the written-back UTC form cannot hold.
