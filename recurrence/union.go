@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -277,8 +278,14 @@ func cmpLoc(a, b *time.Location) *time.Location {
 	return b
 }
 
-// rulePeriods caches RulesPeriod by definition.
-var rulePeriods sync.Map
+// rulePeriods caches RulesPeriod by definition, cleared when it holds
+// rulePeriodsMax: its keys are whole definitions, one per job at most.
+var (
+	rulePeriods     sync.Map
+	rulePeriodsSize atomic.Int64
+)
+
+const rulePeriodsMax = 4096
 
 // RulesPeriod returns the shortest time between two runs of a definition
 // whose recurrence is an rrule or a list of rules, over its first 500
@@ -299,6 +306,10 @@ func RulesPeriod(def Definition) (time.Duration, bool) {
 	}
 	if r, err := Compile(def, from); err == nil {
 		d, _ = r.ShortestGap(r.anchor, 500)
+	}
+	if rulePeriodsSize.Add(1) > rulePeriodsMax {
+		rulePeriods.Clear()
+		rulePeriodsSize.Store(0)
 	}
 	rulePeriods.Store(key, d)
 	return d, d > 0
