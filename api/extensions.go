@@ -107,13 +107,12 @@ func ianaZone(name string) string {
 	return loc.String()
 }
 
-// previewZone is the recurrence's timeZone in a preview's body: a job's
-// properties, or a whole job definition.
+// previewZone is the zone of the recurrence in a preview's body (its
+// timeZone, or its rrule's DTSTART;TZID): a job's properties, or a whole
+// job definition.
 func previewZone(data []byte) string {
 	type withZone struct {
-		Recurrence *struct {
-			TimeZone string `json:"timeZone"`
-		} `json:"recurrence"`
+		Recurrence *recurrence.Recurrence `json:"recurrence"`
 	}
 	var body struct {
 		withZone
@@ -128,7 +127,7 @@ func previewZone(data []byte) string {
 	if body.Recurrence == nil {
 		return ""
 	}
-	return body.Recurrence.TimeZone
+	return body.Recurrence.Zone()
 }
 
 // previewBody answers POST /recur/v1/preview: the next runs of a job not
@@ -169,7 +168,7 @@ func (s *Server) previewJob(ctx context.Context, c *gin.Context, k jobs.Key) err
 	}
 	var zone string
 	if r := view.Job.Properties.Recurrence; r != nil {
-		zone = r.TimeZone
+		zone = r.Zone()
 	}
 	times, shifts := jobs.UpcomingStarts(k, view.Job, view.PlannedFrom, view.Runs, next, n)
 	c.JSON(http.StatusOK, newPreviewList(times, shifts, zone))

@@ -96,3 +96,33 @@ func TestPreviewNamesTheIANAZone(t *testing.T) {
 		require.JSONEq(t, want, string(got["timeZone"]), body)
 	}
 }
+
+// The preview reads an rrule and a list of rules as PUT would: the third
+// business day of each month, and a union of an Azure rule, a cron and
+// an rrule (weekdays at 9:00 and 17:30, Saturdays at 10:00); a bad
+// rrule names its part and position.
+func TestPreviewOfRRuleAndRules(t *testing.T) {
+	rec := serve(t, http.MethodPost, "/recur/v1/preview?count=3", "application/json",
+		`{"startTime":"2026-12-01T00:00:00Z","recurrence":{"rrule":"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3;BYHOUR=9;BYMINUTE=0;BYSECOND=0","timeZone":"Europe/Berlin"}}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.JSONEq(t, `{"value":["2026-12-03T08:00:00Z","2027-01-05T08:00:00Z","2027-02-03T08:00:00Z"],"timeZone":"Europe/Berlin"}`, rec.Body.String())
+
+	rec = serve(t, http.MethodPost, "/recur/v1/preview?count=4", "application/json",
+		`{"startTime":"2026-12-04T12:00:00Z","recurrence":{"timeZone":"Europe/Berlin","rules":[
+			{"frequency":"Week","schedule":{"weekDays":["Monday","Tuesday","Wednesday","Thursday","Friday"],"hours":[9],"minutes":[0]}},
+			{"cron":"30 17 * * 1-5"},
+			{"rrule":"FREQ=WEEKLY;BYDAY=SA;BYHOUR=10;BYMINUTE=0;BYSECOND=0"}]}}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.JSONEq(t, `{"value":["2026-12-04T16:30:00Z","2026-12-05T09:00:00Z","2026-12-07T08:00:00Z","2026-12-07T16:30:00Z"],"timeZone":"Europe/Berlin"}`, rec.Body.String())
+
+	// A DTSTART;TZID is the zone when timeZone is absent.
+	rec = serve(t, http.MethodPost, "/recur/v1/preview?count=2", "application/json",
+		`{"recurrence":{"rrule":"DTSTART;TZID=America/New_York:20991201T090000\nRRULE:FREQ=DAILY"}}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.JSONEq(t, `{"value":["2099-12-01T14:00:00Z","2099-12-02T14:00:00Z"],"timeZone":"America/New_York"}`, rec.Body.String())
+
+	rec = serve(t, http.MethodPost, "/recur/v1/preview", "application/json",
+		`{"recurrence":{"rrule":"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=0"}}`)
+	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `recurrence.rrule: BYSETPOS=0 at character 35: BYSETPOS values are -366..-1 or 1..366`)
+}

@@ -104,6 +104,10 @@ func (p Properties) CatchUp() time.Duration {
 		d, _ := recurrence.CronPeriod(r.Cron)
 		return d
 	}
+	if r.RRule != "" || r.Rules != nil {
+		d, _ := recurrence.RulesPeriod(p.Schedule())
+		return d
+	}
 	n := time.Duration(1)
 	if r.Interval != nil {
 		n = time.Duration(*r.Interval)

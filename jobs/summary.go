@@ -128,8 +128,18 @@ func DescribeSchedule(d recurrence.Definition) string {
 	if r.Cron != "" {
 		s = "cron " + strings.TrimSpace(r.Cron)
 	}
+	if r.RRule != "" {
+		s = "rrule " + oneLine(r.RRule)
+	}
 	if sc := describeAdvanced(r.Schedule); sc != "" {
 		s += " (" + sc + ")"
+	}
+	if r.Rules != nil {
+		parts := make([]string, len(r.Rules))
+		for i, m := range r.Rules {
+			parts[i] = describeRule(m)
+		}
+		s = fmt.Sprintf("%d rules: %s", len(r.Rules), strings.Join(parts, "; "))
 	}
 	if r.TimeZone != "" {
 		s += " in " + r.TimeZone
@@ -144,6 +154,32 @@ func DescribeSchedule(d recurrence.Definition) string {
 		s += ", until " + r.EndTime.String()
 	}
 	return s
+}
+
+// describeRule says in words when one rule of a list runs.
+func describeRule(m recurrence.RuleSpec) string {
+	switch {
+	case m.Cron != "":
+		return "cron " + strings.TrimSpace(m.Cron)
+	case m.RRule != "":
+		return "rrule " + oneLine(m.RRule)
+	}
+	s := DescribeSchedule(recurrence.Definition{Recurrence: &recurrence.Recurrence{Frequency: m.Frequency, Interval: m.Interval}})
+	if sc := describeAdvanced(m.Schedule); sc != "" {
+		s += " (" + sc + ")"
+	}
+	return s
+}
+
+// oneLine is an rrule's lines joined by " / ", for a one-line summary.
+func oneLine(text string) string {
+	var lines []string
+	for l := range strings.Lines(text) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, " / ")
 }
 
 func describeAdvanced(sc *recurrence.Schedule) string {

@@ -2,6 +2,7 @@ package recurrence_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,7 +10,8 @@ import (
 )
 
 // benchRules are one typical rule per frequency, with a schedule where the
-// frequency has one, in UTC and in a DST zone.
+// frequency has one, in UTC and in a DST zone; rrules with BYSETPOS,
+// BYWEEKNO, BYYEARDAY and SECONDLY; and a union of three rules.
 var benchRules = []struct{ name, recurrence string }{
 	{"Second", `{"frequency":"Second","interval":10}`},
 	{"SecondFilteredBerlin", `{"frequency":"Second","interval":15,"schedule":{"hours":[9,10,11,12,13,14,15,16],"minutes":[0,1,2,3,4,30]},"timeZone":"Europe/Berlin"}`},
@@ -27,6 +29,14 @@ var benchRules = []struct{ name, recurrence string }{
 	{"CronSeconds", `{"cron":"*/10 * 9-17 * * MON-FRI"}`},
 	{"CronLastWeekdayBerlin", `{"cron":"30 2 LW * *","timeZone":"Europe/Berlin"}`},
 	{"DayExclusions", `{"frequency":"Day","exclusions":[{"from":"2026-12-24","to":"2027-01-01"},{"date":"2027-05-01"}]}`},
+	{"RRuleSetPosBerlin", `{"rrule":"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3;BYHOUR=9;BYMINUTE=0;BYSECOND=0","timeZone":"Europe/Berlin"}`},
+	{"RRuleWeekNoNewYork", `{"rrule":"FREQ=YEARLY;BYWEEKNO=1,10,20,30,40,50;BYDAY=MO,FR;BYHOUR=8;BYMINUTE=0;BYSECOND=0","timeZone":"America/New_York"}`},
+	{"RRuleYearDay", `{"rrule":"FREQ=YEARLY;BYYEARDAY=1,100,200,-1;BYHOUR=6,18;BYMINUTE=0;BYSECOND=0"}`},
+	{"RRuleSecondlyBerlin", `{"rrule":"FREQ=SECONDLY;INTERVAL=15","timeZone":"Europe/Berlin"}`},
+	{"RulesUnionOfThreeBerlin", `{"timeZone":"Europe/Berlin","rules":[
+		{"frequency":"Week","schedule":{"weekDays":["Monday","Tuesday","Wednesday","Thursday","Friday"],"hours":[9],"minutes":[0]}},
+		{"cron":"30 17 * * 1-5"},
+		{"rrule":"FREQ=WEEKLY;BYDAY=SA;BYHOUR=10;BYMINUTE=0;BYSECOND=0"}]}`},
 }
 
 // BenchmarkNext measures one Next call, stepping along the occurrences, for
@@ -101,5 +111,26 @@ func BenchmarkCompile(b *testing.B) {
 		if _, err := recurrence.Compile(def, now); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCompileRRule measures compiling an rrule and a list of rules,
+// which the job workflow does for every occurrence it plans, as
+// BenchmarkCompile does for Azure's fields.
+func BenchmarkCompileRRule(b *testing.B) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for _, rule := range benchRules {
+		if !strings.Contains(rule.recurrence, `"rr`) && !strings.Contains(rule.recurrence, `"rules"`) {
+			continue
+		}
+		b.Run(rule.name, func(b *testing.B) {
+			def := defOf(b, fmt.Sprintf(`{"startTime":%q,"recurrence":%s}`, now.Add(-time.Hour).Format(time.RFC3339), rule.recurrence))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := recurrence.Compile(def, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -17,9 +17,10 @@ func compile(def Definition, created time.Time) (*Rule, error) {
 		r.zone = newZone(time.UTC)
 		return r, nil
 	}
-	// A cron runs at its times only: without startTime, not at C too.
-	r.immediate = def.StartTime == nil && rec.Cron == ""
-	loc, err := LoadLocation(rec.TimeZone)
+	// A cron, an rrule or a list of rules runs at its times only: without
+	// startTime, not at C too.
+	r.immediate = def.StartTime == nil && rec.Cron == "" && !rec.hasRules()
+	loc, err := rec.location()
 	if err != nil {
 		return nil, err
 	}
@@ -34,12 +35,18 @@ func compile(def Definition, created time.Time) (*Rule, error) {
 		r.end = rec.EndTime.In(loc)
 	}
 	r.excluded = excludedDays(rec.Exclusions)
-	if rec.Cron != "" {
-		r.gen, err = newCronGenerator(rec.Cron, r.zone, r.anchor)
-		return r, err
+	switch {
+	case rec.hasRules():
+		r.gen, r.anchor, err = compileRules(rec, r.zone, r.anchor)
+	case rec.Cron != "":
+		var g generator
+		g, err = newCronGenerator(rec.Cron, r.zone, r.anchor)
+		r.gen = &g
+	default:
+		g := newGenerator(rec, r.zone, r.anchor)
+		r.gen = &g
 	}
-	r.gen = newGenerator(rec, r.zone, r.anchor)
-	return r, nil
+	return r, err
 }
 
 func newGenerator(rec *Recurrence, z zone, a time.Time) generator {

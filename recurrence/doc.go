@@ -4,7 +4,9 @@
 //
 // Parse reads and validates the JSON; Compile turns a Definition into a
 // Rule; Rule.First applies the start-time rules and Rule.Next steps from
-// one nominal occurrence to the next; Preview lists the next runs. The
+// one nominal occurrence to the next; Preview lists the next runs. A Rule
+// walks one source of occurrences: Azure's fields or a cron (generator),
+// an RFC 5545 rrule (rruleSource), or the union of a list of rules. The
 // package uses only the standard library and never reads the clock: every
 // instant is passed in.
 //

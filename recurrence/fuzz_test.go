@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,9 @@ func FuzzParse(f *testing.F) {
 		`{"recurrence":{"frequency":"Day","schedule":{"monthDays":[1]}}}`,
 		`{"recurrence":{"frequency":"Day","colour":"red"}}`,
 		`{"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"occurrence":6}]}}}`,
+		`{"recurrence":{"rrule":"DTSTART;TZID=Europe/Berlin:20261201T090000\nRRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3\nEXDATE;TZID=Europe/Berlin:20270105T090000","count":3}}`,
+		`{"startTime":"2026-12-01T00:00:00Z","recurrence":{"timeZone":"Europe/Berlin","rules":[{"frequency":"week","schedule":{"weekDays":["monday"],"hours":[9]}},{"cron":"30 17 * * 1-5"},{"rrule":"FREQ=WEEKLY;BYDAY=SA;BYHOUR=10"}]}}`,
+		`{"recurrence":{"rules":[{"cron":"0 9 * * *","rrule":"FREQ=DAILY"}]}}`,
 		`{"startTime":"yesterday"}`,
 		// Found by the fuzzer: the offset moves the instant into year -1,
 		// which the written-back UTC form cannot hold.
@@ -315,5 +319,76 @@ func FuzzNext(f *testing.F) {
 			require.True(t, okFirst && first.Equal(next), "First(next) = %s %v (rule 3: first occurrence ≥ now): %s", first, okFirst, ctx)
 			prev = next
 		}
+	})
+}
+
+// FuzzRRule checks the rrule parser and engine: any text either parses or
+// is rejected with a *ValidationError, a parse error naming its place in
+// the text ("at character n"), never a panic or a hang; what compiles
+// gives strictly increasing occurrences, each after the one before.
+//
+//	go test -run='^$' -fuzz=FuzzRRule -fuzztime=60s ./recurrence/
+func FuzzRRule(f *testing.F) {
+	for _, seed := range []string{
+		"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3",
+		"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=0",
+		"FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO",
+		"FREQ=YEARLY;BYWEEKNO=1,-1;BYDAY=MO;WKST=SU",
+		"FREQ=YEARLY;BYYEARDAY=1,-1,366;BYHOUR=2;BYMINUTE=30",
+		"FREQ=SECONDLY;INTERVAL=15;BYMINUTE=0,30",
+		"FREQ=HOURLY;INTERVAL=7;BYMONTH=2;BYMONTHDAY=29",
+		"FREQ=MINUTELY;INTERVAL=30;BYMINUTE=15",
+		"FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;BYSETPOS=-1;COUNT=5",
+		"FREQ=DAILY;UNTIL=20270101;BYHOUR=2;BYMINUTE=30",
+		"DTSTART;TZID=Europe/Berlin:20260329T023000\nRRULE:FREQ=DAILY;COUNT=3\nEXDATE;TZID=Europe/Berlin:20260330T023000\nRDATE;VALUE=DATE:20260401",
+		"DTSTART:20260101T000000Z\nRRULE:FREQ=MONTHLY;BYDAY=-1FR\nRRULE:FREQ=WEEKLY;BYDAY=SA",
+		"RRULE:FREQ=DAILY\n BYHOUR=9",
+		"FREQ=DAILY;;BYHOUR=",
+		"FREQ=YEARLY;BYDAY=53MO,-53SU",
+		"",
+	} {
+		f.Add(seed, uint8(2), int64(1774742400))
+	}
+	f.Fuzz(func(t *testing.T, text string, zoneIdx uint8, startSec int64) {
+		start := time.Unix(startSec%(1<<34), 0).UTC()
+		if start.Year() < 1 || start.Year() > 9999 {
+			start = time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC)
+		}
+		rec := map[string]any{"rrule": text}
+		if zone := fuzzZones[int(zoneIdx)%len(fuzzZones)]; zone != "" {
+			rec["timeZone"] = zone
+		}
+		js, err := json.Marshal(map[string]any{"recurrence": rec})
+		require.NoError(t, err)
+		var def recurrence.Definition
+		fuzzGuard(func() string { return fmt.Sprintf("Parse(%s)", js) }, func() { def, err = recurrence.Parse(js) })
+		if err != nil {
+			var ve *recurrence.ValidationError
+			require.True(t, errors.As(err, &ve), "Parse(%s): %T %v", js, err, err)
+			require.NotEmpty(t, ve.Code)
+			if ve.Path == "recurrence.rrule" && ve.Code == recurrence.CodeInvalidValue && !strings.Contains(ve.Message, "DTSTART") {
+				require.Contains(t, ve.Message, " at character ", "Parse(%s): a parse error names its place", js)
+			}
+			return
+		}
+		var rule *recurrence.Rule
+		fuzzGuard(func() string { return fmt.Sprintf("Compile(%s)", js) }, func() { rule, err = recurrence.Compile(def, start) })
+		if err != nil {
+			var ve *recurrence.ValidationError
+			require.True(t, errors.As(err, &ve), "Compile(%s): %T %v", js, err, err)
+			require.Equal(t, recurrence.CodeNeverOccurs, ve.Code, "Compile(%s): %v", js, err)
+			return
+		}
+		fuzzGuard(func() string { return fmt.Sprintf("Next chain of %s", js) }, func() {
+			prev := start
+			for range 20 {
+				next, ok := rule.Next(prev)
+				if !ok {
+					break
+				}
+				require.True(t, next.After(prev), "Next(%v) = %v for %s", prev, next, js)
+				prev = next
+			}
+		})
 	})
 }

@@ -26,6 +26,7 @@ var (
 	occurrenceFields = jsonNames(reflect.TypeFor[MonthlyOccurrence]())
 	exclusionFields  = jsonNames(reflect.TypeFor[Exclusion]())
 	dstFields        = jsonNames(reflect.TypeFor[DSTPolicy]())
+	ruleFields       = jsonNames(reflect.TypeFor[RuleSpec]())
 )
 
 // jsonNames returns the JSON names of the fields of struct type t, in
@@ -44,9 +45,7 @@ func jsonNames(t reflect.Type) []string {
 // checkUnknownFields runs on JSON that decoded, so only the shapes of the
 // objects it walks into can still be unexpected; those are left to Parse.
 func checkUnknownFields(data []byte) error {
-	var top map[string]json.RawMessage
-	var rec, sched map[string]json.RawMessage
-	var occs []map[string]json.RawMessage
+	var top, rec map[string]json.RawMessage
 	if json.Unmarshal(data, &top) != nil || json.Unmarshal(fieldFold(top, "recurrence"), &rec) != nil {
 		return nil
 	}
@@ -67,17 +66,36 @@ func checkUnknownFields(data []byte) error {
 			}
 		}
 	}
-	if json.Unmarshal(fieldFold(rec, "schedule"), &sched) != nil {
+	var rules []map[string]json.RawMessage
+	if json.Unmarshal(fieldFold(rec, "rules"), &rules) == nil {
+		for i, m := range rules {
+			path := fmt.Sprintf("recurrence.rules[%d]", i)
+			if err := unknownField(path, m, ruleFields); err != nil {
+				return err
+			}
+			if err := checkUnknownSchedule(path+".schedule", fieldFold(m, "schedule")); err != nil {
+				return err
+			}
+		}
+	}
+	return checkUnknownSchedule("recurrence.schedule", fieldFold(rec, "schedule"))
+}
+
+// checkUnknownSchedule checks the member names of the schedule at path.
+func checkUnknownSchedule(path string, raw json.RawMessage) error {
+	var sched map[string]json.RawMessage
+	var occs []map[string]json.RawMessage
+	if json.Unmarshal(raw, &sched) != nil {
 		return nil
 	}
-	if err := unknownField("recurrence.schedule", sched, scheduleFields); err != nil {
+	if err := unknownField(path, sched, scheduleFields); err != nil {
 		return err
 	}
 	if json.Unmarshal(fieldFold(sched, "monthlyOccurrences"), &occs) != nil {
 		return nil
 	}
 	for i, occ := range occs {
-		if err := unknownField(fmt.Sprintf("recurrence.schedule.monthlyOccurrences[%d]", i), occ, occurrenceFields); err != nil {
+		if err := unknownField(fmt.Sprintf("%s.monthlyOccurrences[%d]", path, i), occ, occurrenceFields); err != nil {
 			return err
 		}
 	}

@@ -20,7 +20,7 @@ type Rule struct {
 	count     int       // 0 = unlimited
 	end       time.Time // zero = no endTime
 	zone      zone
-	gen       generator
+	gen       source
 	excluded  []dayRange // sorted, disjoint
 }
 

@@ -38,14 +38,21 @@ const (
 // When a skipped time lands on one the schedule also names, the occurrence
 // is reported moved: it stands for both.
 func (r *Rule) Shift(t time.Time) (Shift, bool) {
-	g := &r.gen
-	if r.once || r.zone.fixed || g.freq == Second || g.freq == Minute || g.freq == Hour {
+	if r.once {
+		return Shift{}, false
+	}
+	return r.gen.shift(t)
+}
+
+// shift is Rule.Shift for the occurrences of g.
+func (g *generator) shift(t time.Time) (Shift, bool) {
+	if g.zone.fixed || g.freq == Second || g.freq == Minute || g.freq == Hour {
 		return Shift{}, false
 	}
 	s := t.Unix()
 	var buf [4]piece
 	var found Shift
-	day := floorDiv(r.zone.wall(s), secondsPerDay)
+	day := floorDiv(g.zone.wall(s), secondsPerDay)
 	// A wall-clock time of the day before or after may map to s across a
 	// transition, as in nextCalendar.
 	for d := day - 1; d <= day+1; d++ {
@@ -55,9 +62,9 @@ func (r *Rule) Shift(t time.Time) (Shift, bool) {
 		if next, ok := g.days.next(d); !ok || next != d {
 			continue
 		}
-		ps := r.zone.dayPieces(d*secondsPerDay, buf[:0])
+		ps := g.zone.dayPieces(d*secondsPerDay, buf[:0])
 		for _, w := range g.wallsAt(d, s, ps) {
-			kind := r.zone.kindOf(w, ps)
+			kind := g.zone.kindOf(w, ps)
 			switch {
 			case kind == "":
 			case kind == ShiftMoved || found.Kind == "":

@@ -25,6 +25,14 @@ func (d Definition) Clone() Definition {
 		r := *d.Recurrence
 		r.Interval, r.Count = cloneInt(r.Interval), cloneInt(r.Count)
 		r.Exclusions = slices.Clone(r.Exclusions)
+		r.Schedule = r.Schedule.clone()
+		if r.Rules != nil {
+			r.Rules = slices.Clone(r.Rules)
+			for i := range r.Rules {
+				r.Rules[i].Interval = cloneInt(r.Rules[i].Interval)
+				r.Rules[i].Schedule = r.Rules[i].Schedule.clone()
+			}
+		}
 		if r.DST != nil {
 			dst := *r.DST
 			r.DST = &dst
@@ -33,19 +41,35 @@ func (d Definition) Clone() Definition {
 			end := *r.EndTime
 			r.EndTime = &end
 		}
-		if r.Schedule != nil {
-			s := *r.Schedule
-			s.Minutes, s.Hours, s.MonthDays = slices.Clone(s.Minutes), slices.Clone(s.Hours), slices.Clone(s.MonthDays)
-			s.WeekDays = slices.Clone(s.WeekDays)
-			s.MonthlyOccurrences = slices.Clone(s.MonthlyOccurrences)
-			for i := range s.MonthlyOccurrences {
-				s.MonthlyOccurrences[i].Occurrence = cloneInt(s.MonthlyOccurrences[i].Occurrence)
-			}
-			r.Schedule = &s
-		}
 		d.Recurrence = &r
 	}
 	return d
+}
+
+// clone returns a deep copy of s (nil for nil).
+func (s *Schedule) clone() *Schedule {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Minutes, c.Hours, c.MonthDays = slices.Clone(c.Minutes), slices.Clone(c.Hours), slices.Clone(c.MonthDays)
+	c.WeekDays = slices.Clone(c.WeekDays)
+	c.MonthlyOccurrences = slices.Clone(c.MonthlyOccurrences)
+	for i := range c.MonthlyOccurrences {
+		c.MonthlyOccurrences[i].Occurrence = cloneInt(c.MonthlyOccurrences[i].Occurrence)
+	}
+	return &c
+}
+
+// RuleSpec is one rule of a recurrence's Rules (recur's extension): Azure's
+// Frequency, Interval and Schedule, or a Cron, or an RRule. The zone,
+// count, endTime, exclusions and DST policy are the recurrence's.
+type RuleSpec struct {
+	Frequency Frequency `json:"frequency,omitempty"`
+	Interval  *int      `json:"interval,omitempty"`
+	Schedule  *Schedule `json:"schedule,omitempty"`
+	Cron      string    `json:"cron,omitempty"`
+	RRule     string    `json:"rrule,omitempty"`
 }
 
 func cloneInt(p *int) *int {
@@ -56,18 +80,24 @@ func cloneInt(p *int) *int {
 	return &v
 }
 
-// Recurrence is a job's recurrence object. TimeZone, Cron and Exclusions
-// are recur's extensions: Azure Scheduler read every schedule field in
-// UTC, and knew no cron nor exclusion. Cron replaces Frequency, Interval
-// and Schedule.
+// Recurrence is a job's recurrence object. TimeZone, Cron, RRule, Rules
+// and Exclusions are recur's extensions: Azure Scheduler read every
+// schedule field in UTC, and knew no cron, RRULE, list of rules nor
+// exclusion. Cron or RRule replaces Frequency, Interval and Schedule;
+// Rules replaces all of them with a list of such rules, whose
+// occurrences are the union.
 type Recurrence struct {
-	Cron      string    `json:"cron,omitempty"`
-	Frequency Frequency `json:"frequency,omitempty"`
-	Interval  *int      `json:"interval,omitempty"`
-	Schedule  *Schedule `json:"schedule,omitempty"`
-	Count     *int      `json:"count,omitempty"`
-	EndTime   *DateTime `json:"endTime,omitempty"`
-	TimeZone  string    `json:"timeZone,omitempty"`
+	Cron string `json:"cron,omitempty"`
+	// RRule is RFC 5545 text: an RRULE value, or DTSTART, RRULE, RDATE
+	// and EXDATE lines.
+	RRule     string     `json:"rrule,omitempty"`
+	Rules     []RuleSpec `json:"rules,omitempty"`
+	Frequency Frequency  `json:"frequency,omitempty"`
+	Interval  *int       `json:"interval,omitempty"`
+	Schedule  *Schedule  `json:"schedule,omitempty"`
+	Count     *int       `json:"count,omitempty"`
+	EndTime   *DateTime  `json:"endTime,omitempty"`
+	TimeZone  string     `json:"timeZone,omitempty"`
 	// Exclusions are days without occurrences, in TimeZone (recur's
 	// extension).
 	Exclusions []Exclusion `json:"exclusions,omitempty"`

@@ -121,6 +121,12 @@ func (d *Definition) Validate() error {
 	if err != nil {
 		return err.(*ValidationError).WithPrefix("recurrence.timeZone")
 	}
+	if r.hasRules() {
+		if err := d.checkDTStarts(loc); err != nil {
+			return err
+		}
+		loc, _ = r.location()
+	}
 	if r.EndTime != nil && r.EndTime.dateOnly {
 		// A date alone is midnight in the zone; from here on it is that
 		// instant, written back as a date-time like every other.
@@ -180,7 +186,11 @@ func validateExclusions(list []Exclusion) error {
 }
 
 func (r *Recurrence) validateBasics() error {
-	if r.Cron != "" {
+	if r.hasRules() {
+		if err := r.validateRules(); err != nil {
+			return err
+		}
+	} else if r.Cron != "" {
 		if err := r.validateCron(); err != nil {
 			return err
 		}

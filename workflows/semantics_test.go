@@ -592,6 +592,32 @@ func TestACronJobRunsAtItsTimesAndCounts(t *testing.T) {
 	require.Equal(t, 3, view.Properties.Status.ExecutionCount)
 }
 
+// TestAJobOfSeveralRulesRunsTheirUnionAndCounts: a list of rules (an
+// Azure rule, a cron and an RRULE with BYSETPOS) runs at the union of
+// their times under its occurrence IDs, an instant two rules reach once,
+// and count counts the union; the job's view reads the same.
+func TestAJobOfSeveralRulesRunsTheirUnionAndCounts(t *testing.T) {
+	now := time.Date(2026, 5, 29, 0, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	def := job(now, &recurrence.Recurrence{Count: intp(5), Rules: []recurrence.RuleSpec{
+		{Frequency: "Day", Schedule: &recurrence.Schedule{Hours: []int{9}, Minutes: []int{0}}},
+		{Cron: "0 9,18 * * 6"},
+		{RRule: "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=1;BYHOUR=12;BYMINUTE=0;BYSECOND=0"},
+	}})
+	require.Equal(t, 3*time.Hour, def.Properties.CatchUp(), "9:00 to 12:00 on a first weekday, at the least")
+	h.at(0, func() { h.put(def) })
+	var view jobs.Job
+	h.at(10*24*time.Hour, func() { view = h.view() })
+	h.run(11*24*time.Hour, jobs.JobInput{Key: key})
+	// 2026-05-29 is a Friday, 05-30 a Saturday; 06-01 a Monday, June's
+	// first weekday.
+	require.Equal(t, occurrences("2026-05-29T09:00:00Z", "2026-05-30T09:00:00Z", "2026-05-30T18:00:00Z",
+		"2026-05-31T09:00:00Z", "2026-06-01T09:00:00Z"), h.ids())
+	require.Equal(t, jobs.Completed, view.Properties.State)
+	require.Equal(t, 5, view.Properties.Status.ExecutionCount)
+	require.Len(t, view.Properties.Recurrence.Rules, 3, "the view shows the rules as given")
+}
+
 // TestMaxConcurrentRunsBoundsAllowAll: every-minute runs of 150 s with
 // AllowAll and maxConcurrentRuns 2: two run at once, and the occurrence
 // due while both run is postponed, saying why.

@@ -241,9 +241,11 @@ func clip(s string, n int) string {
 // recurrenceShape is what a table shows of a recurrence (or of a
 // collection's maxRecurrence).
 type recurrenceShape struct {
-	Cron      string `json:"cron"`
-	Frequency string `json:"frequency"`
-	Interval  *int   `json:"interval"`
+	Cron      string            `json:"cron"`
+	RRule     string            `json:"rrule"`
+	Rules     []json.RawMessage `json:"rules"`
+	Frequency string            `json:"frequency"`
+	Interval  *int              `json:"interval"`
 	Schedule  *struct {
 		Minutes            []int           `json:"minutes"`
 		Hours              []int           `json:"hours"`
@@ -259,7 +261,7 @@ type recurrenceShape struct {
 // summary is a recurrence in a few words: "every 2 days; hours 2;
 // minutes 30; Europe/Berlin; until ...". No recurrence runs once.
 func (r *recurrenceShape) summary() string {
-	if r == nil || (r.Frequency == "" && r.Cron == "") {
+	if r == nil || (r.Frequency == "" && r.Cron == "" && r.RRule == "" && r.Rules == nil) {
 		return "once"
 	}
 	unit := strings.ToLower(r.Frequency)
@@ -269,6 +271,12 @@ func (r *recurrenceShape) summary() string {
 	}
 	if r.Cron != "" {
 		parts[0] = "cron " + r.Cron
+	}
+	if r.RRule != "" {
+		parts[0] = "rrule " + strings.Join(strings.Fields(r.RRule), " / ")
+	}
+	if r.Rules != nil {
+		parts[0] = fmt.Sprintf("%d rules", len(r.Rules))
 	}
 	if s := r.Schedule; s != nil {
 		parts = appendList(parts, "minutes", s.Minutes)
