@@ -180,6 +180,12 @@ var jobAnswers = map[string]string{
 		"recurrence": {"frequency": "second", "interval": 10, "schedule": {"hours": [9, 17]}}}}`,
 	"cron-seconds": `{"properties": {"action": {"type": "Http", "request": {"uri": "https://example.com", "method": "GET"}},
 		"recurrence": {"cron": "*/10 * 9-17 * * MON-FRI"}}}`,
+	"rrule": `{"properties": {"action": {"type": "Http", "request": {"uri": "https://example.com", "method": "GET"}},
+		"recurrence": {"rrule": "DTSTART;TZID=Europe/Berlin:20300101T090000\nRRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3\nEXDATE;TZID=Europe/Berlin:20300303T090000"}}}`,
+	"rules": `{"properties": {"action": {"type": "Http", "request": {"uri": "https://example.com", "method": "GET"}},
+		"recurrence": {"timeZone": "Europe/Berlin", "count": 20,
+			"rules": [{"frequency": "week", "schedule": {"weekDays": ["monday", "friday"], "hours": [9], "minutes": [0]}},
+				{"cron": "30 17 * * 1-5"}, {"rrule": "FREQ=WEEKLY;BYDAY=SA;BYHOUR=10;BYMINUTE=0;BYSECOND=0"}]}}}`,
 	"service-bus": `{"properties": {"action": {"type": "ServiceBusQueue",
 		"serviceBusQueueMessage": {"namespace": "my-bus", "queueName": "q", "message": "m", "transportType": "AMQP",
 			"authentication": {"sasKeyName": "send", "type": "SharedAccessKey"},
@@ -342,4 +348,19 @@ func TestWriteLeavesSecondsToRecurProperties(t *testing.T) {
 	require.Regexp(t, `(?s)recur_properties = \{.*frequency *= "second"`, w.src)
 	require.Regexp(t, `(?s)recur_properties = \{.*frequency *= "Second"`, w.src)
 	require.Contains(t, w.src, `"*/10 * 9-17 * * MON-FRI"`)
+}
+
+// TestWriteLeavesRRuleAndRulesToRecurProperties: an rrule and a list of
+// rules, which the provider's recurrence block cannot say, are in
+// recur_properties and read back as they were.
+func TestWriteLeavesRRuleAndRulesToRecurProperties(t *testing.T) {
+	es := []migrate.Exported{
+		exported(t, "rg/c", `{"location": "westeurope", "properties": {"sku": {"name": "Standard"}}}`),
+		exported(t, "rg/c/j", jobAnswers["rrule"]),
+		exported(t, "rg/c/k", jobAnswers["rules"]),
+	}
+	w := assertRoundTrip(t, es)
+	require.NotRegexp(t, `recurrence \{[^}]*frequency`, w.src, "no frequency in a recurrence block")
+	require.Regexp(t, `(?s)recur_properties = \{.*rrule *= "DTSTART;TZID=Europe/Berlin`, w.src)
+	require.Regexp(t, `(?s)recur_properties = \{.*rules *= \[`, w.src)
 }
