@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 	"github.com/recurhq/recur/recurrence"
 )
 
-const previewSynopsis = "usage: recur preview [--count N] [--now TIME] [--tz-output ZONE] [--file PATH] < job.json"
+const previewSynopsis = "usage: recur preview [--count N] [--now TIME] [--tz-output ZONE] [--file PATH | --rrule TEXT] < job.json"
 
 // previewOptions are the flags of recur preview, parsed and checked.
 type previewOptions struct {
@@ -21,6 +22,7 @@ type previewOptions struct {
 	now   time.Time
 	out   *time.Location
 	file  string
+	rrule string // RFC 5545 text, previewed as a job's recurrence.rrule
 }
 
 // runPreview prints the next occurrences of the job or job properties read
@@ -72,11 +74,15 @@ func parsePreviewFlags(args []string, now func() time.Time) (*flag.FlagSet, prev
 	fs.StringVar(&nowFlag, "now", "", "the current and creation `TIME` of the job, RFC 3339 (default the clock)")
 	fs.StringVar(&tzOutput, "tz-output", "", "print times in `ZONE` (IANA or Windows name) instead of UTC")
 	fs.StringVar(&opts.file, "file", "", "read the JSON from `PATH` instead of stdin")
+	fs.StringVar(&opts.rrule, "rrule", "", "preview the RFC 5545 `TEXT` (an RRULE value, or DTSTART, RRULE, RDATE and EXDATE lines) as a job's recurrence.rrule, instead of JSON")
 	if err := fs.Parse(args); err != nil {
 		return fs, opts, err
 	}
 	if fs.NArg() > 0 {
 		return fs, opts, fmt.Errorf("unexpected argument %q: the JSON comes on stdin or with --file", fs.Arg(0))
+	}
+	if opts.rrule != "" && opts.file != "" {
+		return fs, opts, errors.New("--rrule and --file: give one")
 	}
 	if opts.count < 1 {
 		return fs, opts, fmt.Errorf("--count: must be at least 1, not %d", opts.count)
@@ -104,7 +110,13 @@ func printPreviewUsage(w io.Writer, fs *flag.FlagSet) {
 
 Prints the next occurrences of a job's schedule, one RFC 3339 time a line.
 The JSON is a job's properties ({"startTime": ..., "recurrence": {...}}) or
-a whole job definition ({"properties": {...}}).
+a whole job definition ({"properties": {...}}); its recurrence may hold an
+rrule or a list of rules. --rrule previews RFC 5545 text alone, read in UTC
+unless its DTSTART names a TZID:
+
+  recur preview --rrule 'FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3'
+  recur preview --rrule $'DTSTART;TZID=Europe/Berlin:20270101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO'
+
 
 Flags:
 `, previewSynopsis)
@@ -120,7 +132,13 @@ Flags:
 // does: a name no job has, a member given twice or null in an array is
 // refused, never dropped or read as a zero.
 func preview(opts previewOptions, stdin io.Reader) ([]time.Time, []recurrence.Shifted, error) {
-	data, err := readInput(opts.file, stdin)
+	var data []byte
+	var err error
+	if opts.rrule != "" {
+		data, err = json.Marshal(map[string]any{"recurrence": map[string]string{"rrule": opts.rrule}})
+	} else {
+		data, err = readInput(opts.file, stdin)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -58,6 +58,10 @@ func TestPreview(t *testing.T) {
 			`{"id":"/subscriptions/s/resourceGroups/g/providers/Microsoft.Scheduler/jobCollections/c/jobs/j","name":"c/j","properties":` + seedJob + `}`, seedOut},
 		{"properties in any letter case", []string{"--now", seedNow, "--count", "4"}, `{"PROPERTIES":` + seedJob + `}`, seedOut},
 		{"--file instead of stdin", []string{"--file", seedFile, "--now", seedNow, "--count", "4"}, "stdin is not read", seedOut},
+		{"--rrule instead of JSON", []string{"--now", "2027-01-01T00:00:00Z", "--count", "3", "--rrule", "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3"},
+			"stdin is not read", "2027-01-05T00:00:00Z\n2027-02-03T00:00:00Z\n2027-03-03T00:00:00Z\n"},
+		{"--rrule with DTSTART's zone", []string{"--now", "2027-01-01T00:00:00Z", "--count", "2", "--rrule", "DTSTART;TZID=Europe/Berlin:20270101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO"},
+			"", "2027-01-04T08:00:00Z\n2027-01-11T08:00:00Z\n"},
 		{"--tz-output Windows name", []string{"--now", seedNow, "--count", "2", "--tz-output", "W. Europe Standard Time"}, seedJob,
 			"2015-04-09T16:00:00+02:00\n2015-04-11T16:00:00+02:00\n"},
 		{"--tz-output IANA name across a DST change", []string{"--now", "2015-03-08T06:00:00Z", "--count", "3", "--tz-output", "America/New_York"},
@@ -110,6 +114,8 @@ func TestPreviewErrors(t *testing.T) {
 		want  string // stderr starts with "recur preview: " + want
 	}{
 		{"bad JSON", seedArgs, `{"startTime":`, "invalid JSON"},
+		{"--rrule: a part's error names its position", []string{"--rrule", "FREQ=MONTHLY;BYSETPOS=0;BYDAY=MO"}, "", "recurrence.rrule: BYSETPOS=0 at character 14"},
+		{"--rrule and --file", []string{"--rrule", "FREQ=DAILY", "--file", "x.json"}, "", "--rrule and --file: give one"},
 		{"trailing data", seedArgs, seedJob + ` {}`, "invalid JSON: more than one value"},
 		{"empty stdin", seedArgs, " \n", "must be a JSON object with startTime and recurrence, not empty input"},
 		{"not an object", seedArgs, `[1]`, `must be a JSON object with startTime and recurrence, not "[1]"`},
