@@ -295,6 +295,12 @@ func TestDashboardShowsJobsRunsAndPreview(t *testing.T) {
 			[]string{"2030-01-01T09:00:10Z", "2030-01-01T09:00:40Z", "2030-01-02T09:00:10Z"}},
 		{"raw recurrence", `f.cron.value = ''; f.raw.value = '{"frequency":"second","interval":20,"schedule":{"minutes":[5]}}';`,
 			[]string{"2030-01-01T09:05:00Z", "2030-01-01T09:05:20Z", "2030-01-01T09:05:40Z"}},
+		// RFC 5545 text, its lines as written: the third business day.
+		{"RRULE", `f.raw.value = ''; f.rrule.value = 'DTSTART:20300101T090000Z\nRRULE:FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=3';`,
+			[]string{"2030-01-03T09:00:00Z", "2030-02-05T09:00:00Z", "2030-03-05T09:00:00Z"}},
+		// Several rules, in the recurrence's JSON: their union.
+		{"rules", `f.rrule.value = ''; f.raw.value = '{"rules":[{"cron":"0 9 * * *"},{"rrule":"FREQ=DAILY;BYHOUR=17;BYMINUTE=30;BYSECOND=0"}]}';`,
+			[]string{"2030-01-01T09:00:00Z", "2030-01-01T17:30:00Z", "2030-01-02T09:00:00Z"}},
 	} {
 		require.NoError(t, chromedp.Do(ctx,
 			chromedp.Evaluate[chromedp.Void](`(() => {

@@ -816,7 +816,9 @@
     event.preventDefault();
     const f = event.target.elements;
     const cron = f.cron.value.trim();
-    const recurrence = cron ? { cron } : { frequency: f.frequency.value, interval: Number(f.interval.value || 1) };
+    // An RRULE's lines are kept as written; only the text's ends go.
+    const rrule = f.rrule.value.trim();
+    const recurrence = rrule ? { rrule } : cron ? { cron } : { frequency: f.frequency.value, interval: Number(f.interval.value || 1) };
     if (f.timeZone.value.trim()) recurrence.timeZone = f.timeZone.value.trim();
     if (f.dstGap.value !== 'shiftForward' || f.dstRepeat.value !== 'first') {
       recurrence.dst = { gap: f.dstGap.value, repeat: f.dstRepeat.value };
@@ -832,7 +834,7 @@
         try { body.recurrence = JSON.parse(f.raw.value); } catch (e) {
           throw Object.assign(new Error('the recurrence is not valid JSON: ' + e.message), { target: 'recurrence' });
         }
-      } else if (!cron && f.schedule.value.trim()) {
+      } else if (!cron && !rrule && f.schedule.value.trim()) {
         try { recurrence.schedule = JSON.parse(f.schedule.value); } catch (e) {
           throw Object.assign(new Error('the schedule is not valid JSON: ' + e.message), { target: 'recurrence.schedule' });
         }
