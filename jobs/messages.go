@@ -415,10 +415,6 @@ type JobState struct {
 	// occurrence IDs apart.
 	Reruns []Failure `json:",omitempty"`
 	Reran  int       `json:",omitempty"`
-	// RerunsWait holds a completed or faulted job's queued re-runs while
-	// its collection is disabled: an enabled job's wait as the job is
-	// disabled with it, a final job's state never changes.
-	RerunsWait bool `json:",omitempty"`
 	// Finished is when the job was first seen completed or faulted: its
 	// retention counts from there.
 	Finished *time.Time `json:",omitempty"`

@@ -106,12 +106,11 @@ type (
 	// occurrence runs: a pace after the one before, in a free slot, while
 	// the job is enabled, or once it is completed or faulted.
 	RerunAsked struct{ Failure jobs.Failure }
-	// FinishedCollection tells a completed or faulted job that its
-	// collection was disabled (Disabled) or enabled again: its queued
-	// re-runs wait for the enable, as an enabled job's wait with the job
-	// the collection disabled. Other jobs learn it as Disabled and
+	// CollectionEnabled tells a completed or faulted job that its
+	// collection was enabled again: the re-runs it holds queued may
+	// start (Moment.CollectionDisabled held them). Other jobs learn it as
 	// Defined.
-	FinishedCollection struct{ Disabled bool }
+	CollectionEnabled struct{}
 	// RunEnded says a run's actions ended (or were cancelled).
 	RunEnded struct{ Ended Ended }
 	// Step is time passing: the machine acts on what it was told and on
@@ -125,16 +124,16 @@ type (
 	}
 )
 
-func (Defined) isEvent()            {}
-func (Disabled) isEvent()           {}
-func (Deleted) isEvent()            {}
-func (BackfillQueued) isEvent()     {}
-func (RunNowAsked) isEvent()        {}
-func (RerunAsked) isEvent()         {}
-func (FinishedCollection) isEvent() {}
-func (RunEnded) isEvent()           {}
-func (Step) isEvent()               {}
-func (RetentionKnown) isEvent()     {}
+func (Defined) isEvent()           {}
+func (Disabled) isEvent()          {}
+func (Deleted) isEvent()           {}
+func (BackfillQueued) isEvent()    {}
+func (RunNowAsked) isEvent()       {}
+func (RerunAsked) isEvent()        {}
+func (CollectionEnabled) isEvent() {}
+func (RunEnded) isEvent()          {}
+func (Step) isEvent()              {}
+func (RetentionKnown) isEvent()    {}
 
 // An Effect is what the workflow must do: one of the types below, carried
 // out in the order Apply returns them.
@@ -221,11 +220,8 @@ func (j *Job) Apply(e Event) ([]Effect, error) {
 		j.pending.runsNow = append(j.pending.runsNow, e.At)
 	case RerunAsked:
 		j.state.Reruns = append(j.state.Reruns, e.Failure)
-	case FinishedCollection:
-		if j.state == nil || !j.state.Job.Properties.State.Final() || j.state.RerunsWait == e.Disabled {
-			return nil, nil
-		}
-		j.state.RerunsWait = e.Disabled
+	case CollectionEnabled:
+		// Nothing changes but what the next step may start.
 	case RunEnded:
 		j.running--
 		if !e.Ended.Cancelled {

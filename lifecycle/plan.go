@@ -30,6 +30,11 @@ type Moment struct {
 	Now              time.Time
 	ContinueAsNew    bool // Temporal suggests the run continue as new
 	HandlersFinished bool // no message handler runs
+	// CollectionDisabled: the job's collection is disabled, as the job
+	// last heard. It holds a completed or faulted job's re-runs, whose
+	// state the collection never changes; other jobs learn it as Disabled
+	// and Defined.
+	CollectionDisabled bool
 }
 
 // Plan is the machine's one planner: what is due at m and the next
@@ -78,7 +83,7 @@ func (j *Job) Plan(m Moment) Plan {
 	case len(j.state.Reruns)+len(j.state.Backfill) > 0 && props.State == jobs.Enabled && j.backfillPaced(come):
 		p.StartRerun = len(j.state.Reruns) > 0 && j.running < backfills
 		p.StartBackfill = !p.StartRerun && j.running < backfills
-	case j.rerunsFinished() && !j.state.RerunsWait && j.backfillPaced(come):
+	case j.rerunsFinished() && !m.CollectionDisabled && j.backfillPaced(come):
 		// A final job has no schedule left: its re-runs alone take the slot.
 		p.StartRerun = j.running < backfills
 	}

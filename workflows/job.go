@@ -94,15 +94,16 @@ func (j *job) apply(ctx workflow.Context, e lifecycle.Event) (wake time.Time, er
 			return wake, nil
 		}
 		keep := finishedRetention(ctx)
-		e = lifecycle.RetentionKnown{Moment: momentOf(ctx), Keep: keep}
+		e = lifecycle.RetentionKnown{Moment: j.moment(ctx), Keep: keep}
 	}
 }
 
-func momentOf(ctx workflow.Context) lifecycle.Moment {
+func (j *job) moment(ctx workflow.Context) lifecycle.Moment {
 	return lifecycle.Moment{
-		Now:              workflow.Now(ctx),
-		ContinueAsNew:    workflow.GetInfo(ctx).GetContinueAsNewSuggested(),
-		HandlersFinished: workflow.AllHandlersFinished(ctx),
+		Now:                workflow.Now(ctx),
+		ContinueAsNew:      workflow.GetInfo(ctx).GetContinueAsNewSuggested(),
+		HandlersFinished:   workflow.AllHandlersFinished(ctx),
+		CollectionDisabled: j.collectionDisabled(),
 	}
 }
 
@@ -173,7 +174,7 @@ func (j *job) loop(ctx workflow.Context) error {
 // its activity is a command of that task, which Temporal records together
 // with the update's acceptance or not at all.
 func (j *job) step(ctx workflow.Context) (time.Time, error) {
-	return j.apply(ctx, lifecycle.Step{Moment: momentOf(ctx)})
+	return j.apply(ctx, lifecycle.Step{Moment: j.moment(ctx)})
 }
 
 // ending returns how the workflow ends once it is idle: errDeleted, a
@@ -182,7 +183,7 @@ func (j *job) ending(ctx workflow.Context) error {
 	switch {
 	case j.m.Deleted():
 		return errDeleted
-	case j.m.Over(momentOf(ctx)):
+	case j.m.Over(j.moment(ctx)):
 		return workflow.NewContinueAsNewError(ctx, jobs.JobWorkflowName, jobs.JobInput{Key: j.key, State: j.state(), Origin: j.m.Origin()})
 	}
 	return nil
@@ -203,7 +204,7 @@ func (j *job) sleep(ctx workflow.Context, wake time.Time, ending bool) error {
 	j.timer.set(ctx, wake)
 	return workflow.Await(ctx, func() bool {
 		return j.pending() || j.timer.ready() || ending && j.idle(ctx) && !j.m.Held(workflow.Now(ctx)) ||
-			j.m.Plan(momentOf(ctx)).Abandon
+			j.m.Plan(j.moment(ctx)).Abandon
 	})
 }
 

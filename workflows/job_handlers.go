@@ -111,9 +111,9 @@ func (j *job) onCollection(ctx workflow.Context, told jobs.CollectionChange) (st
 		if err := j.event(ctx, lifecycle.Defined{Job: def, At: creationTime(ctx)}); err != nil {
 			workflow.GetLogger(ctx).Error("enable job", "error", err)
 		}
-	case told.State != "" && j.state().Job.Properties.State.Final() &&
+	case told.State == jobs.Enabled && j.state().Job.Properties.State.Final() && len(j.state().Reruns) > 0 &&
 		workflow.GetVersion(ctx, versionFinishedReruns, workflow.DefaultVersion, 1) != workflow.DefaultVersion:
-		err = j.event(ctx, lifecycle.FinishedCollection{Disabled: told.State == jobs.Disabled})
+		err = j.event(ctx, lifecycle.CollectionEnabled{})
 	}
 	return struct{}{}, err
 }

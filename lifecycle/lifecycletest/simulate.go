@@ -191,8 +191,8 @@ func (s *sim) event(e Event) {
 			d := st.Job
 			d.Properties.State, d.Properties.StateReason = jobs.Enabled, ""
 			s.apply(lifecycle.Defined{Job: d, At: s.now.Truncate(time.Second)})
-		case st.Job.Properties.State.Final():
-			s.apply(lifecycle.FinishedCollection{Disabled: !s.collEnabled})
+		case s.collEnabled && st.Job.Properties.State.Final():
+			s.apply(lifecycle.CollectionEnabled{})
 		}
 	case RunNow:
 		if s.refuse(s.m.IsDefined()) {
@@ -286,7 +286,7 @@ func (s *sim) step() {
 }
 
 func (s *sim) moment() lifecycle.Moment {
-	return lifecycle.Moment{Now: s.now, HandlersFinished: true}
+	return lifecycle.Moment{Now: s.now, HandlersFinished: true, CollectionDisabled: !s.collEnabled}
 }
 
 // apply has the machine apply e and carries out its effects as the job
