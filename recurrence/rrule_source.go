@@ -296,45 +296,7 @@ func (r *rruleSource) shift(t time.Time) (Shift, bool) {
 	if r.zone.fixed {
 		return Shift{}, false
 	}
-	s := t.Unix()
-	var buf [4]piece
-	var found Shift
-	day := floorDiv(r.zone.wall(s), secondsPerDay)
-	for d := day - 1; d <= day+1; d++ {
-		ps := r.zone.dayPieces(d*secondsPerDay, buf[:0])
-		for _, w := range r.wallsAt(d, s, ps) {
-			kind := r.zone.kindOf(w, ps)
-			switch {
-			case kind == "":
-			case kind == ShiftMoved || found.Kind == "":
-				found = Shift{Wall: wallString(w), Kind: kind}
-			}
-		}
-	}
-	return found, found.Kind != ""
-}
-
-// wallsAt returns the instances on day whose walls the pieces ps map to
-// instant s.
-func (r *rruleSource) wallsAt(day, s int64, ps []piece) []int64 {
-	l0 := day * secondsPerDay
-	var out []int64
-	for _, p := range ps {
-		lo, hi := max(p.from, l0), min(p.to, l0+secondsPerDay)
-		if lo >= hi {
-			continue
-		}
-		if p.atTransition {
-			if p.at == s {
-				out = r.instancesIn(out, lo, hi)
-			}
-			continue
-		}
-		if w := s + p.off; w >= lo && w < hi {
-			out = r.instancesIn(out, w, w+1)
-		}
-	}
-	return out
+	return r.zone.shiftOf(t.Unix(), func(int64) bool { return true }, r.instancesIn)
 }
 
 // instancesIn appends the instances of the RRULE lines in walls [lo, hi).

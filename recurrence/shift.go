@@ -49,22 +49,42 @@ func (g *generator) shift(t time.Time) (Shift, bool) {
 	if g.zone.fixed || g.freq == Second || g.freq == Minute || g.freq == Hour {
 		return Shift{}, false
 	}
-	s := t.Unix()
+	// A wall-clock time of the day before or after may map to t across a
+	// transition, as in nextCalendar.
+	scheduled := func(d int64) bool {
+		if d < g.aDay {
+			return false
+		}
+		next, ok := g.days.next(d)
+		return ok && next == d
+	}
+	return g.zone.shiftOf(t.Unix(), scheduled, g.wallsIn)
+}
+
+// wallsIn appends the schedule's wall-clock times in [lo, hi), which lie
+// in one day.
+func (g *generator) wallsIn(out []int64, lo, hi int64) []int64 {
+	l0 := lo - floorMod(lo, secondsPerDay)
+	for t, ok := g.timeAtOrAfter(lo - l0); ok && l0+t < hi; t, ok = g.timeAtOrAfter(t + 1) {
+		out = append(out, l0+t)
+	}
+	return out
+}
+
+// shiftOf reports how a DST transition placed instant s of a schedule
+// whose days (of days day-1 to day+1 around s's, which scheduled keeps)
+// hold the wall-clock times walls lists: moved before repeated.
+func (z zone) shiftOf(s int64, scheduled func(day int64) bool, walls func(out []int64, lo, hi int64) []int64) (Shift, bool) {
 	var buf [4]piece
 	var found Shift
-	day := floorDiv(g.zone.wall(s), secondsPerDay)
-	// A wall-clock time of the day before or after may map to s across a
-	// transition, as in nextCalendar.
+	day := floorDiv(z.wall(s), secondsPerDay)
 	for d := day - 1; d <= day+1; d++ {
-		if d < g.aDay {
+		if !scheduled(d) {
 			continue
 		}
-		if next, ok := g.days.next(d); !ok || next != d {
-			continue
-		}
-		ps := g.zone.dayPieces(d*secondsPerDay, buf[:0])
-		for _, w := range g.wallsAt(d, s, ps) {
-			kind := g.zone.kindOf(w, ps)
+		ps := z.dayPieces(d*secondsPerDay, buf[:0])
+		for _, w := range wallsAt(d, s, ps, walls) {
+			kind := z.kindOf(w, ps)
 			switch {
 			case kind == "":
 			case kind == ShiftMoved || found.Kind == "":
@@ -75,9 +95,10 @@ func (g *generator) shift(t time.Time) (Shift, bool) {
 	return found, found.Kind != ""
 }
 
-// wallsAt returns the day's wall-clock times of the schedule that the
-// pieces ps map to instant s.
-func (g *generator) wallsAt(day, s int64, ps []piece) []int64 {
+// wallsAt returns the wall-clock times of day, as walls lists them, that
+// the pieces ps map to instant s: every one of a transition at s, or the
+// one its offset gives.
+func wallsAt(day, s int64, ps []piece, walls func(out []int64, lo, hi int64) []int64) []int64 {
 	l0 := day * secondsPerDay
 	var out []int64
 	for _, p := range ps {
@@ -86,20 +107,13 @@ func (g *generator) wallsAt(day, s int64, ps []piece) []int64 {
 			continue
 		}
 		if p.atTransition {
-			if p.at != s {
-				continue
-			}
-			for t, ok := g.timeAtOrAfter(lo - l0); ok && l0+t < hi; t, ok = g.timeAtOrAfter(t + 1) {
-				out = append(out, l0+t)
+			if p.at == s {
+				out = walls(out, lo, hi)
 			}
 			continue
 		}
-		w := s + p.off
-		if w < lo || w >= hi {
-			continue
-		}
-		if g.hasTime(w - l0) {
-			out = append(out, w)
+		if w := s + p.off; w >= lo && w < hi {
+			out = walls(out, w, w+1)
 		}
 	}
 	return out
