@@ -81,12 +81,18 @@ func TestComposeFileIsValidAndRunsTheTestedServer(t *testing.T) {
 }
 
 // TestTheDynamicConfigIsTheClusterTests: the server of compose.yaml keeps
-// as many writes of a shard in flight as the cluster tests' and the
-// benchmarks' (internal/temporalcluster).
+// as many writes of a shard in flight, and allows the namespace as many
+// visibility calls, as the cluster tests' and the benchmarks'
+// (internal/temporalcluster).
 func TestTheDynamicConfigIsTheClusterTests(t *testing.T) {
 	b, err := os.ReadFile("dynamicconfig/recur.yaml")
 	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^history\.shardIOConcurrency:\n\s+- value: (\d+)\n`).FindSubmatch(b)
-	require.NotNil(t, m, "recur.yaml sets history.shardIOConcurrency:\n%s", b)
-	require.Equal(t, strconv.Itoa(temporalcluster.DefaultShardIOConcurrency), string(m[1]))
+	for key, want := range map[string]int{
+		"history.shardIOConcurrency":       temporalcluster.DefaultShardIOConcurrency,
+		"frontend.namespaceRPS.visibility": temporalcluster.DefaultVisibilityRPS,
+	} {
+		m := regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(key)+`:\n\s+- value: (\d+)\n`).FindSubmatch(b)
+		require.NotNil(t, m, "recur.yaml sets %s:\n%s", key, b)
+		require.Equal(t, strconv.Itoa(want), string(m[1]), key)
+	}
 }

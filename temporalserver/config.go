@@ -52,9 +52,9 @@ func devDynamicConfig(cfg Config) (dc *dynamicconfig.MemoryClient, endRefresh fu
 		// raises these limits in the same ratio as the defaults.
 		dynamicconfig.FrontendPersistenceMaxQPS.Key(): 10000,
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():  45000,
-		// recur's job history is one visibility query per page; the default
-		// visibility rate limit is low for one process serving the UI and
-		// the API.
+		// A page of a job or collection list is a visibility query; the
+		// default visibility rate limit is low for one process serving the
+		// UI and the API.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// The default (128k) is sized for a cluster host.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): cfg.CachedWorkflows,

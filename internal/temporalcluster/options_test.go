@@ -10,7 +10,9 @@ import (
 
 // TestOptionsSetTheShardIOConcurrency: the server's dynamic config file
 // sets history.shardIOConcurrency to the default, to ShardIOConcurrency,
-// or to what DynamicConfig says, without changing the caller's map.
+// or to what DynamicConfig says, and frontend.namespaceRPS.visibility to
+// recur's default unless DynamicConfig says, without changing the
+// caller's map.
 func TestOptionsSetTheShardIOConcurrency(t *testing.T) {
 	written := func(o Options) string {
 		t.Helper()
@@ -24,6 +26,9 @@ func TestOptionsSetTheShardIOConcurrency(t *testing.T) {
 		return string(b)
 	}
 	require.Contains(t, written(Options{}), "history.shardIOConcurrency:\n  - value: 8\n")
+	require.Contains(t, written(Options{}), "frontend.namespaceRPS.visibility:\n  - value: 100\n")
+	require.Contains(t, written(Options{DynamicConfig: map[string]any{visibilityRPSKey: 10}}),
+		"frontend.namespaceRPS.visibility:\n  - value: 10\n", "DynamicConfig wins")
 	require.Contains(t, written(Options{ShardIOConcurrency: 2}), "history.shardIOConcurrency:\n  - value: 2\n")
 
 	mine := map[string]any{"frontend.namespaceRPS": 2400}
