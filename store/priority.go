@@ -19,11 +19,14 @@ import (
 // write's task would wait behind all of them: so a collection's workflow
 // runs at priorityWrite (its writes, admissions and claims are few and
 // someone waits for each), and a job's runs at priorityWrite only while a
-// write of this process to it is in flight (writePriority), at the
-// default otherwise, so that its occurrences queue with everyone's. A
-// raise costs two calls and two history events, so a job is raised only
-// while this process's writes are slow (slowWrite, busyFor): never on an
-// idle server, where `recur apply` may PUT thousands of unchanged jobs.
+// write of this process to it is in flight and for busyFor after the last
+// (writePriority), at the default otherwise, so that its occurrences
+// queue with everyone's. A raise costs two calls and two history events,
+// so a job is raised only while this process's writes are slow
+// (slowWrite, busyFor): never on an idle server, where `recur apply` may
+// PUT thousands of unchanged jobs; and a job written again before it was
+// lowered is not raised again: a client that writes a job every few
+// seconds during a burst pays for one raise, not one a write.
 const priorityWrite = 1
 
 const (
@@ -36,8 +39,10 @@ const (
 )
 
 // writePriority raises the priority of the job workflows that writes of
-// this process are in flight to, and lowers it again once the last of
-// them has answered.
+// this process are in flight to, and lowers it again linger after the
+// last of them has answered. A process that stops leaves the jobs it
+// raised at priorityWrite: they run ahead of the others, and decide
+// nothing.
 type writePriority struct {
 	// set sets the priority key of a workflow's run (the current one for
 	// run ""); run names the run of a workflow last seen running.
@@ -49,6 +54,7 @@ type writePriority struct {
 	collections map[string]bool     // the collection workflows raised, by ID
 	busyUntil   time.Time           // writes to jobs are raised until then
 	now         func() time.Time
+	linger      time.Duration // how long a job stays raised after its last write
 }
 
 // written is a job workflow writes are in flight to, or whose priority is
@@ -56,19 +62,21 @@ type writePriority struct {
 type written struct {
 	inFlight int
 	answered int           // how many times the writes in flight fell to none: the lowering due is the last one's
+	raised   bool          // a raise went through, and no lowering has run since
 	lowering chan struct{} // closed when the call lowering it has returned; nil when none runs
 }
 
 func newWritePriority(s *Store) *writePriority {
 	return &writePriority{set: s.prioritize, jobs: map[string]*written{}, collections: map[string]bool{}, now: time.Now,
-		run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
+		linger: busyFor, run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
 }
 
 // raise marks a write to workflowID in flight, raising its priority if it
-// is the first and writes are busy; the returned func marks it answered, lowering the
-// priority again after the last one, unless another write has come by
-// then. A raise waits for a lowering call still on its way, which would
-// otherwise land after it. A job workflow that is not running (a PUT
+// is the first, writes are busy and the job is not raised yet; the
+// returned func marks it answered, lowering the priority again linger
+// after the last one, unless another write has come by then. A raise
+// waits for a lowering call still on its way, which would otherwise land
+// after it. A job workflow that is not running (a PUT
 // creating the job) is raised by nothing, and the write goes on at the
 // default priority when the raise fails: the priority orders the write's
 // tasks, it decides nothing. A collection's workflow, which starts at
@@ -109,7 +117,14 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 			case <-ctx.Done():
 			}
 		}
-		_ = p.set(ctx, workflowID, p.run(workflowID), priorityWrite)
+		p.mu.Lock()
+		raised := w.raised
+		p.mu.Unlock()
+		if !raised && p.set(ctx, workflowID, p.run(workflowID), priorityWrite) == nil {
+			p.mu.Lock()
+			w.raised = true
+			p.mu.Unlock()
+		}
 	}
 	return func() {
 		p.timed(started)
@@ -117,8 +132,9 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 		defer p.mu.Unlock()
 		if w.inFlight--; w.inFlight == 0 {
 			w.answered++
+			answered := w.answered
 			// The answer does not wait for it.
-			go p.lower(workflowID, w, w.answered)
+			time.AfterFunc(p.linger, func() { p.lower(workflowID, w, answered) })
 		}
 	}
 }
@@ -151,6 +167,7 @@ func (p *writePriority) lower(workflowID string, w *written, answered int) {
 	_ = p.set(ctx, workflowID, "", 0)
 	cancel()
 	p.mu.Lock()
+	w.raised = false
 	close(done)
 	w.lowering = nil
 	if w.inFlight == 0 {

@@ -99,6 +99,32 @@ func TestWritesInFlightTogetherRaiseOnce(t *testing.T) {
 	assert.Equal(t, []string{`job:s/rg/c/j "run1" 1`, `collection:s/rg/c "" 1`, `job:s/rg/c/j "" 0`}, r.recorded())
 }
 
+// TestAJobStaysRaisedForTheWritesAfter: a job written again within
+// linger of its last write is not raised again, and is lowered once,
+// linger after the last of the writes.
+func TestAJobStaysRaisedForTheWritesAfter(t *testing.T) {
+	r := newRecordingPriority()
+	close(r.release)
+	r.linger = 2 * time.Second
+	const job = "job:s/rg/c/j"
+	r.raise(context.Background(), job)()
+	r.raise(context.Background(), job)()
+	r.raise(context.Background(), job)()
+	assert.Equal(t, []string{`job:s/rg/c/j "run1" 1`}, r.recorded(), "three writes, one raise")
+	require.Eventually(t, func() bool { return len(r.recorded()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, `job:s/rg/c/j "" 0`, r.recorded()[1])
+	require.Eventually(t, func() bool {
+		r.writePriority.mu.Lock()
+		defer r.writePriority.mu.Unlock()
+		return len(r.jobs) == 0
+	}, 5*time.Second, time.Millisecond, "nothing kept of a job lowered")
+	time.Sleep(50 * time.Millisecond)
+	assert.Len(t, r.recorded(), 2, "the earlier writes' lowerings were superseded by the last's")
+
+	r.raise(context.Background(), job)()
+	assert.Equal(t, `job:s/rg/c/j "run1" 1`, r.recorded()[2], "a write after the lowering raises again")
+}
+
 // TestJobsAreRaisedOnlyWhileWritesAreSlow: on an idle server a write to
 // a job raises nothing (no call, no history event); one slower than
 // slowWrite makes the next writes raise their jobs for busyFor.
