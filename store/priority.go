@@ -62,7 +62,7 @@ type writePriority struct {
 type written struct {
 	inFlight int
 	answered int           // how many times the writes in flight fell to none: the lowering due is the last one's
-	raised   bool          // a raise went through, and no lowering has run since
+	raised   string        // the run a raise went through for, when no lowering has run since
 	lowering chan struct{} // closed when the call lowering it has returned; nil when none runs
 }
 
@@ -117,12 +117,15 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 			case <-ctx.Done():
 			}
 		}
+		// A priority is a run's: a job deleted and defined again, or
+		// continued as new, runs anew at the default.
+		run := p.run(workflowID)
 		p.mu.Lock()
-		raised := w.raised
+		raised := run != "" && w.raised == run
 		p.mu.Unlock()
-		if !raised && p.set(ctx, workflowID, p.run(workflowID), priorityWrite) == nil {
+		if !raised && p.set(ctx, workflowID, run, priorityWrite) == nil {
 			p.mu.Lock()
-			w.raised = true
+			w.raised = run
 			p.mu.Unlock()
 		}
 	}
@@ -167,7 +170,7 @@ func (p *writePriority) lower(workflowID string, w *written, answered int) {
 	_ = p.set(ctx, workflowID, "", 0)
 	cancel()
 	p.mu.Lock()
-	w.raised = false
+	w.raised = ""
 	close(done)
 	w.lowering = nil
 	if w.inFlight == 0 {

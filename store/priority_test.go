@@ -123,6 +123,14 @@ func TestAJobStaysRaisedForTheWritesAfter(t *testing.T) {
 
 	r.raise(context.Background(), job)()
 	assert.Equal(t, `job:s/rg/c/j "run1" 1`, r.recorded()[2], "a write after the lowering raises again")
+
+	r.writePriority.run = func(string) string { return "run2" }
+	r.raise(context.Background(), job)()
+	assert.Equal(t, `job:s/rg/c/j "run2" 1`, r.recorded()[3], "a new run of the job (deleted and defined again) is raised anew")
+	r.writePriority.run = func(string) string { return "" }
+	r.raise(context.Background(), job)()
+	r.raise(context.Background(), job)()
+	assert.Equal(t, []string{`job:s/rg/c/j "" 1`, `job:s/rg/c/j "" 1`}, r.recorded()[4:], "with no run known, each write raises the current one")
 }
 
 // TestJobsAreRaisedOnlyWhileWritesAreSlow: on an idle server a write to
