@@ -20,6 +20,10 @@ import (
 // collection's next write wait behind them.
 const tellsInFlight = 4
 
+// lowerTimeout bounds the call that sets a job's priority back after it
+// was told.
+const lowerTimeout = 10 * time.Second
+
 // tellPause is the first pause before a job's update is sent again after
 // the server aborted it (its workflow was closing, or continuing as new).
 const tellPause = 25 * time.Millisecond
@@ -59,8 +63,22 @@ func fanOut(n, limit int, f func(i int) error) error {
 }
 
 // tellJob sends one job the change; a job whose workflow has ended is
-// gone.
+// gone. The job runs at jobs.PriorityWrite while it is told: the
+// collection's operation waits for every job's workflow task, which
+// would otherwise queue behind those of the jobs a burst has made due,
+// and a collection whose operations wait that long refuses the next
+// (Temporal takes a few updates in flight on one workflow). It costs the
+// job two calls and two history events a tell; the raise failing only
+// leaves the tell at the default priority.
 func tellJob(ctx context.Context, c client.Client, workflowID string, req jobs.TellJobsRequest) error {
+	ns := activity.GetInfo(ctx).WorkflowNamespace
+	if jobs.SetPriority(ctx, c.WorkflowService(), ns, workflowID, "", jobs.PriorityWrite) == nil {
+		defer func() {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lowerTimeout)
+			defer cancel()
+			_ = jobs.SetPriority(lctx, c.WorkflowService(), ns, workflowID, "", 0)
+		}()
+	}
 	opts := client.UpdateWorkflowOptions{WorkflowID: workflowID, UpdateID: req.UpdateID,
 		UpdateName: jobs.UpdateCollectionChanged, Args: []any{req.Change},
 		WaitForStage: client.WorkflowUpdateStageCompleted}

@@ -109,6 +109,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		status, body = http.StatusServiceUnavailable, armErrorBody{Code: errTemporalUnreachable.code,
 			Message: errTemporalUnreachable.message}
 		c.Set(keyTemporalDown, true)
+		log.WarnContext(c.Request.Context(), "temporal did not answer in time", "method", c.Request.Method,
+			"path", c.Request.URL.Path, "error", err)
 	case store.Refused(err):
 		// Temporal refuses for now (a rate limit, an overloaded host, a
 		// busy workflow) but is up: retry later, and do not mark it down

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -61,4 +62,46 @@ func TestACollectionRunsFirstAndAnIdleWriteRaisesNothing(t *testing.T) {
 	job, err = c.DescribeWorkflowExecution(ctx, jobID, "")
 	require.NoError(t, err)
 	assert.Zero(t, job.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey(), "the job's priority after the write")
+}
+
+// TestACollectionsJobsAreToldAtTheWritePriority: a collection's disable
+// tells each job at jobs.PriorityWrite, so that its workflow task goes
+// ahead of a burst's, and sets the job back to the default once told.
+func TestACollectionsJobsAreToldAtTheWritePriority(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	target, _ := newTarget(t)
+	s.putCollection(t)
+	c := s.temporal.GetDefaultClient()
+	ctx := context.Background()
+	jobPath := collectionPath + "/jobs/told"
+	status, body := s.do(t, http.MethodPut, jobPath, hourlyJob(target.URL, time.Now().UTC().Add(time.Hour).Truncate(time.Second)))
+	require.Equal(t, http.StatusCreated, status, body)
+
+	status, body = s.do(t, http.MethodPost, collectionPath+"/disable", nil)
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, status, body)
+	const jobID = "job:sub1/rg1/coll1/told"
+	// The job's priority changes and the updates it took, in order.
+	sequence := func() []string {
+		var out []string
+		iter := c.GetWorkflowHistory(ctx, jobID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for iter.HasNext() {
+			e, err := iter.Next()
+			require.NoError(t, err)
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED:
+				out = append(out, fmt.Sprintf("priority %d",
+					e.GetWorkflowExecutionOptionsUpdatedEventAttributes().GetPriority().GetPriorityKey()))
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+				out = append(out, "update")
+			}
+		}
+		return out
+	}
+	want := []string{"priority 1", "update", "priority 0"}
+	require.Eventually(t, func() bool { return len(sequence()) >= len(want) }, 30*time.Second, 50*time.Millisecond)
+	assert.Equal(t, want, sequence(), "the job's history: raised, told, lowered")
+	job, err := c.DescribeWorkflowExecution(ctx, jobID, "")
+	require.NoError(t, err)
+	assert.Zero(t, job.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey(), "the job's priority once told")
 }

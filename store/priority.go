@@ -6,28 +6,27 @@ import (
 	"sync"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
-	workflowpb "go.temporal.io/api/workflow/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"google.golang.org/protobuf/types/known/fieldmaskpb"
+	"github.com/recurhq/recur/jobs"
 )
 
 // Temporal's matching service hands out a task queue's tasks by priority
-// key (1 first, 5 last; a workflow without one is 3), and a workflow
-// task's priority is its workflow's when the task is made. When many jobs
-// fall due together, their workflow tasks fill the worker's queues, and a
-// write's task would wait behind all of them: so a collection's workflow
-// runs at priorityWrite (its writes, admissions and claims are few and
-// someone waits for each), and a job's runs at priorityWrite only while a
-// write of this process to it is in flight and for busyFor after the last
-// (writePriority), at the default otherwise, so that its occurrences
-// queue with everyone's. A raise costs two calls and two history events,
-// so a job is raised only while this process's writes are slow
-// (slowWrite, busyFor): never on an idle server, where `recur apply` may
-// PUT thousands of unchanged jobs; and a job written again before it was
-// lowered is not raised again: a client that writes a job every few
-// seconds during a burst pays for one raise, not one a write.
-const priorityWrite = 1
+// key (jobs.PriorityWrite). When many jobs fall due together, their
+// workflow tasks fill the worker's queues, and a write's task would wait
+// behind all of them: so a collection's workflow runs at priorityWrite
+// (its writes, admissions and claims are few and someone waits for each),
+// and a job's runs at priorityWrite only while a write of this process to
+// it is in flight and for lingerFor after the last (writePriority), at the
+// default otherwise, so that its occurrences queue with everyone's. A
+// raise costs two calls and two history events, so a job is raised only
+// while this process's writes are slow (slowWrite, busyFor): never on an
+// idle server, where `recur apply` may PUT thousands of unchanged jobs;
+// and a job written again before it is lowered is not raised again: a
+// client that writes a job every few seconds during a burst pays for one
+// raise, not one a write. The linger is short because another process (an
+// API replica, a worker telling the job of its collection) may lower the
+// job meanwhile, and this one's writes go at the default priority until
+// it raises the job again.
+const priorityWrite = jobs.PriorityWrite
 
 const (
 	// slowWrite is the time past which a write to a job shows its tasks
@@ -36,6 +35,9 @@ const (
 	// busyFor is how long after a slow write the writes to jobs are
 	// raised.
 	busyFor = time.Minute
+	// lingerFor is how long a job stays raised after its last write: a
+	// client's next write to a job it works on comes within seconds.
+	lingerFor = 10 * time.Second
 )
 
 // writePriority raises the priority of the job workflows that writes of
@@ -68,7 +70,7 @@ type written struct {
 
 func newWritePriority(s *Store) *writePriority {
 	return &writePriority{set: s.prioritize, jobs: map[string]*written{}, collections: map[string]bool{}, now: time.Now,
-		linger: busyFor, run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
+		linger: lingerFor, run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
 }
 
 // raise marks a write to workflowID in flight, raising its priority if it
@@ -192,11 +194,5 @@ const lowerTimeout = 30 * time.Second
 // prioritize sets the priority key of workflowID's run (the current one
 // when run is ""); 0 is the default.
 func (s *Store) prioritize(ctx context.Context, workflowID, run string, key int32) error {
-	_, err := s.temporal.WorkflowService().UpdateWorkflowExecutionOptions(ctx, &workflowservice.UpdateWorkflowExecutionOptionsRequest{
-		Namespace:                s.namespace,
-		WorkflowExecution:        &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: run},
-		WorkflowExecutionOptions: &workflowpb.WorkflowExecutionOptions{Priority: &commonpb.Priority{PriorityKey: key}},
-		UpdateMask:               &fieldmaskpb.FieldMask{Paths: []string{"priority"}},
-	})
-	return err
+	return jobs.SetPriority(ctx, s.temporal.WorkflowService(), s.namespace, workflowID, run, key)
 }

@@ -93,7 +93,7 @@ func (r *recorder) errors() string {
 	for _, k := range slices.Sorted(maps.Keys(r.errs)) {
 		parts = append(parts, fmt.Sprintf("%s x%d", k, r.errs[k]))
 	}
-	return strings.Join(parts, ", ") + fmt.Sprintf(" (first: %.200v)", r.first)
+	return strings.Join(parts, ", ") + fmt.Sprintf(" (first: %.600v)", r.first)
 }
 
 // percentiles says p50/p99/max of ds, nearest rank.
