@@ -91,7 +91,7 @@ func TestTheDynamicConfigIsTheClusterTests(t *testing.T) {
 		"history.shardIOConcurrency":       temporalcluster.DefaultShardIOConcurrency,
 		"frontend.namespaceRPS.visibility": temporalcluster.DefaultVisibilityRPS,
 	} {
-		m := regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(key)+`:\n\s+- value: (\d+)\n`).FindSubmatch(b)
+		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(key) + `:\n\s+- value: (\d+)\n`).FindSubmatch(b)
 		require.NotNil(t, m, "recur.yaml sets %s:\n%s", key, b)
 		require.Equal(t, strconv.Itoa(want), string(m[1]), key)
 	}
