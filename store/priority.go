@@ -78,12 +78,12 @@ func newWritePriority(s *Store) *writePriority {
 // returned func marks it answered, lowering the priority again linger
 // after the last one, unless another write has come by then. A raise
 // waits for a lowering call still on its way, which would otherwise land
-// after it. A job workflow that is not running (a PUT
-// creating the job) is raised by nothing, and the write goes on at the
-// default priority when the raise fails: the priority orders the write's
-// tasks, it decides nothing. A collection's workflow, which starts at
-// priorityWrite, is raised once a process and never lowered: one started
-// before collections started so runs at the default until then.
+// after it. A job workflow that is not running (a PUT creating the job)
+// is raised by nothing, and the write goes on at the default priority
+// when the raise fails: the priority orders the write's tasks, it decides
+// nothing. A collection's workflow, which starts at priorityWrite, is
+// raised once a process and never lowered: one started before
+// collections started so runs at the default until then.
 func (p *writePriority) raise(ctx context.Context, workflowID string) (lower func()) {
 	if strings.HasPrefix(workflowID, collectionWorkflowPrefix) {
 		p.mu.Lock()
