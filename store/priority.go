@@ -73,17 +73,15 @@ func newWritePriority(s *Store) *writePriority {
 		linger: lingerFor, run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
 }
 
-// raise marks a write to workflowID in flight, raising its priority if it
-// is the first, writes are busy and the job is not raised yet; the
-// returned func marks it answered, lowering the priority again linger
-// after the last one, unless another write has come by then. A raise
-// waits for a lowering call still on its way, which would otherwise land
-// after it. A job workflow that is not running (a PUT creating the job)
-// is raised by nothing, and the write goes on at the default priority
-// when the raise fails: the priority orders the write's tasks, it decides
-// nothing. A collection's workflow, which starts at priorityWrite, is
-// raised once a process and never lowered: one started before
-// collections started so runs at the default until then.
+// raise marks a write to workflowID in flight: to a job, raised at once
+// while writes are busy, or once it has waited slowWrite (raiseJob); the
+// returned func marks it answered. A job workflow that is not running (a
+// PUT creating the job) is raised by nothing, and the write goes on at
+// the default priority when the raise fails: the priority orders the
+// write's tasks, it decides nothing. A collection's workflow, which
+// starts at priorityWrite, is raised once a process and never lowered:
+// one started before collections started so runs at the default until
+// then.
 func (p *writePriority) raise(ctx context.Context, workflowID string) (lower func()) {
 	if strings.HasPrefix(workflowID, collectionWorkflowPrefix) {
 		p.mu.Lock()
@@ -100,10 +98,56 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 	}
 	started := p.now()
 	p.mu.Lock()
-	if !started.Before(p.busyUntil) {
-		p.mu.Unlock()
-		return func() { p.timed(started) }
+	busy := started.Before(p.busyUntil)
+	p.mu.Unlock()
+	if busy {
+		answered := p.raiseJob(ctx, workflowID)
+		return func() { p.timed(started); answered() }
 	}
+	// A write on a server not known to be busy goes at the default; one
+	// still unanswered after slowWrite marks the writes busy and raises
+	// its job then. The task it queued at the default stays there, but a
+	// workflow task that waits past its schedule-to-start timeout (a sticky
+	// queue's, 5 s on a cluster) is made again on the task queue at the
+	// job's priority of then, where it would otherwise wait behind the
+	// whole burst.
+	var (
+		mu           sync.Mutex
+		done         bool
+		answeredLate func()
+	)
+	late := time.AfterFunc(slowWrite, func() {
+		p.busyFrom(p.now())
+		answered := p.raiseJob(ctx, workflowID)
+		mu.Lock()
+		answeredLate = answered
+		answerNow := done
+		mu.Unlock()
+		if answerNow {
+			answered()
+		}
+	})
+	return func() {
+		late.Stop()
+		p.timed(started)
+		mu.Lock()
+		done = true
+		answered := answeredLate
+		mu.Unlock()
+		if answered != nil {
+			answered()
+		}
+	}
+}
+
+// raiseJob marks a write to the job workflow workflowID in flight,
+// raising its priority if it is the first and the job is not raised yet;
+// the returned func marks it answered, lowering the priority again linger
+// after the last one, unless another write has come by then. A raise
+// waits for a lowering call still on its way, which would otherwise land
+// after it.
+func (p *writePriority) raiseJob(ctx context.Context, workflowID string) (answered func()) {
+	p.mu.Lock()
 	w := p.jobs[workflowID]
 	if w == nil {
 		w = &written{}
@@ -132,7 +176,6 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 		}
 	}
 	return func() {
-		p.timed(started)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if w.inFlight--; w.inFlight == 0 {
@@ -148,10 +191,15 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 // started took longer than slowWrite.
 func (p *writePriority) timed(started time.Time) {
 	if now := p.now(); now.Sub(started) > slowWrite {
-		p.mu.Lock()
-		p.busyUntil = now.Add(busyFor)
-		p.mu.Unlock()
+		p.busyFrom(now)
 	}
+}
+
+// busyFrom marks the writes to jobs busy for busyFor from now.
+func (p *writePriority) busyFrom(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.busyUntil = now.Add(busyFor)
 }
 
 // lower sets the default priority of workflowID's current run, not the

@@ -161,6 +161,32 @@ func TestJobsAreRaisedOnlyWhileWritesAreSlow(t *testing.T) {
 	assert.Len(t, r.recorded(), 2, "a write busyFor after the last slow one raises nothing")
 }
 
+// TestAWriteThatWaitsIsRaisedThen: on a server not known to be busy, a
+// write still unanswered after slowWrite raises its job then and marks
+// the writes busy; its answer lowers it as any raised write's does. One
+// answered sooner raises nothing.
+func TestAWriteThatWaitsIsRaisedThen(t *testing.T) {
+	r := newRecordingPriority()
+	close(r.release)
+	r.busyUntil = time.Time{}
+	const job = "job:s/rg/c/j"
+	r.raise(context.Background(), job)()
+	time.Sleep(2 * slowWrite)
+	assert.Empty(t, r.recorded(), "a write answered at once")
+
+	answered := r.raise(context.Background(), job)
+	require.Eventually(t, func() bool { return len(r.recorded()) == 1 }, 5*time.Second, time.Millisecond,
+		"a write unanswered after slowWrite is raised")
+	assert.Equal(t, `job:s/rg/c/j "run1" 1`, r.recorded()[0])
+	r.writePriority.mu.Lock()
+	busy := r.now().Before(r.busyUntil)
+	r.writePriority.mu.Unlock()
+	assert.True(t, busy, "the writes are busy from then on")
+	answered()
+	require.Eventually(t, func() bool { return len(r.recorded()) == 2 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, `job:s/rg/c/j "" 0`, r.recorded()[1], "lowered after its answer")
+}
+
 // TestPrioritizeSetsTheRunsPriority: Temporal takes the priority a raise
 // and a lowering set, as a workflow task made after each takes it.
 func TestPrioritizeSetsTheRunsPriority(t *testing.T) {
