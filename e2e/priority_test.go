@@ -43,23 +43,7 @@ func TestACollectionRunsFirstAndAnIdleWriteRaisesNothing(t *testing.T) {
 	took := time.Since(began)
 	require.Equal(t, http.StatusOK, status, body)
 
-	// The kinds of the job's events that say its priority or take the
-	// update.
-	sequence := func() []string {
-		var out []string
-		iter := c.GetWorkflowHistory(ctx, jobID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for iter.HasNext() {
-			e, err := iter.Next()
-			require.NoError(t, err)
-			switch e.GetEventType() {
-			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED:
-				out = append(out, "priority")
-			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-				out = append(out, "update")
-			}
-		}
-		return out
-	}
+	sequence := func() []string { return prioritiesAndUpdates(t, s, jobID) }
 	// A write unanswered after 250 ms (store's slowWrite) is raised then,
 	// and lowered 10 s after its answer: a loaded machine may make this
 	// one that slow.
@@ -68,7 +52,7 @@ func TestACollectionRunsFirstAndAnIdleWriteRaisesNothing(t *testing.T) {
 	} else {
 		t.Logf("the PATCH took %s: raised while it waited", took)
 		require.Eventually(t, func() bool { return len(sequence()) == 3 }, 30*time.Second, 50*time.Millisecond)
-		assert.ElementsMatch(t, []string{"priority", "update", "priority"}, sequence(), "the job's history: raised and lowered")
+		assert.ElementsMatch(t, []string{"priority 1", "update", "priority 0"}, sequence(), "the job's history: raised and lowered")
 	}
 	job, err = c.DescribeWorkflowExecution(ctx, jobID, "")
 	require.NoError(t, err)
@@ -92,27 +76,31 @@ func TestACollectionsJobsAreToldAtTheWritePriority(t *testing.T) {
 	status, body = s.do(t, http.MethodPost, collectionPath+"/disable", nil)
 	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, status, body)
 	const jobID = "job:sub1/rg1/coll1/told"
-	// The job's priority changes and the updates it took, in order.
-	sequence := func() []string {
-		var out []string
-		iter := c.GetWorkflowHistory(ctx, jobID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for iter.HasNext() {
-			e, err := iter.Next()
-			require.NoError(t, err)
-			switch e.GetEventType() {
-			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED:
-				out = append(out, fmt.Sprintf("priority %d",
-					e.GetWorkflowExecutionOptionsUpdatedEventAttributes().GetPriority().GetPriorityKey()))
-			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-				out = append(out, "update")
-			}
-		}
-		return out
-	}
+	sequence := func() []string { return prioritiesAndUpdates(t, s, jobID) }
 	want := []string{"priority 1", "update", "priority 0"}
 	require.Eventually(t, func() bool { return len(sequence()) >= len(want) }, 30*time.Second, 50*time.Millisecond)
 	assert.Equal(t, want, sequence(), "the job's history: raised, told, lowered")
 	job, err := c.DescribeWorkflowExecution(ctx, jobID, "")
 	require.NoError(t, err)
 	assert.Zero(t, job.GetWorkflowExecutionInfo().GetPriority().GetPriorityKey(), "the job's priority once told")
+}
+
+// prioritiesAndUpdates returns the events of workflowID's history that
+// set its priority ("priority N") or take an update ("update"), in order.
+func prioritiesAndUpdates(t *testing.T, s *stack, workflowID string) []string {
+	t.Helper()
+	var out []string
+	iter := s.temporal.GetDefaultClient().GetWorkflowHistory(context.Background(), workflowID, "", false,
+		enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		require.NoError(t, err)
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED:
+			out = append(out, fmt.Sprintf("priority %d", e.GetWorkflowExecutionOptionsUpdatedEventAttributes().GetPriority().GetPriorityKey()))
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			out = append(out, "update")
+		}
+	}
+	return out
 }
