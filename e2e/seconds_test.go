@@ -127,8 +127,11 @@ type arrival struct {
 // floor lowered to a second, a job every 2 seconds delivers each of its
 // occurrences once, at or after its nominal time and within its period
 // (its catch-up window), through the continue-as-new its run makes after
-// 100 occurrences and beyond.
+// 100 occurrences and beyond. It waits on its timers three and a half
+// minutes, beside the package's other waiting tests: run alone, it would
+// take that much of the package's ten.
 func TestAnEverySecondsJobFiresOnceOnTimeAcrossAContinueAsNew(t *testing.T) {
+	t.Parallel()
 	s := newStackWith(t, recurtest.Config{MinInterval: time.Second})
 	var mu sync.Mutex
 	var arrivals []arrival
