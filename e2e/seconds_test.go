@@ -1,22 +1,16 @@
 package e2e
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/codec"
-	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -114,71 +108,4 @@ func TestSecondsJobsMeetTheFloorAndTheQuota(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, status, body)
 		require.Equal(t, "properties.quota.maxRecurrence", path(body, "error", "target"))
 	})
-}
-
-// arrival is one delivery of an every-seconds job.
-type arrival struct {
-	key      string    // Idempotency-Key
-	expected string    // x-ms-scheduler-expected-execution-time
-	at       time.Time // when it arrived
-}
-
-// TestAnEverySecondsJobFiresOnceOnTimeAcrossAContinueAsNew: with the
-// floor lowered to a second, a job every 2 seconds delivers each of its
-// occurrences once, at or after its nominal time and within its period
-// (its catch-up window), through the continue-as-new its run makes after
-// 100 occurrences and beyond. It waits on its timers three and a half
-// minutes, beside the package's other waiting tests: run alone, it would
-// take that much of the package's ten.
-func TestAnEverySecondsJobFiresOnceOnTimeAcrossAContinueAsNew(t *testing.T) {
-	t.Parallel()
-	s := newStackWith(t, recurtest.Config{MinInterval: time.Second})
-	var mu sync.Mutex
-	var arrivals []arrival
-	target := newJobTarget(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		arrivals = append(arrivals, arrival{r.Header.Get("Idempotency-Key"), r.Header.Get("x-ms-scheduler-expected-execution-time"), time.Now()})
-		mu.Unlock()
-	})
-	t.Cleanup(target.Close)
-	status, body := s.do(t, http.MethodPut, collectionPath, secondsQuota)
-	require.Equal(t, http.StatusCreated, status, body)
-	start := time.Now().UTC().Add(3 * time.Second).Truncate(time.Second)
-	job := httpJob(target.URL, everySeconds(2))
-	job["properties"].(map[string]any)["startTime"] = start.Format(time.RFC3339)
-	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/pinger", job)
-	require.Equal(t, http.StatusCreated, status, body)
-
-	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "pinger"}
-	query := fmt.Sprintf(`WorkflowId = %q AND ExecutionStatus = "ContinuedAsNew"`, k.JobWorkflowID())
-	c := s.temporal.GetDefaultClient()
-	require.Eventually(t, func() bool {
-		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
-		return err == nil && len(resp.GetExecutions()) >= 1
-	}, 6*time.Minute, time.Second, "the job's run continued as new after its 100th occurrence")
-	mu.Lock()
-	atNew := len(arrivals)
-	mu.Unlock()
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(arrivals) >= atNew+5
-	}, time.Minute, 200*time.Millisecond, "the new run goes on delivering")
-
-	mu.Lock()
-	got := slices.Clone(arrivals)
-	mu.Unlock()
-	require.GreaterOrEqual(t, len(got), 105)
-	var lateness []time.Duration
-	for i, a := range got {
-		nominal := start.Add(time.Duration(2*i) * time.Second)
-		require.Equal(t, "job:sub1/rg1/coll1/pinger@"+nominal.Format(time.RFC3339), a.key,
-			"delivery %d: each occurrence once, in order, none missed", i)
-		require.Equal(t, nominal.Format(time.RFC3339), a.expected)
-		require.False(t, a.at.Before(nominal), "delivery %d came before its time", i)
-		require.Less(t, a.at.Sub(nominal), 2*time.Second, "delivery %d: later than its period would have been a miss", i)
-		lateness = append(lateness, a.at.Sub(nominal))
-	}
-	slices.Sort(lateness)
-	t.Logf("%d deliveries; lateness median %s, max %s", len(got), lateness[len(lateness)/2], lateness[len(lateness)-1])
 }
