@@ -6,6 +6,10 @@ import (
 	"sync"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -18,14 +22,15 @@ import (
 // it is in flight and for lingerFor after the last (writePriority), at the
 // default otherwise, so that its occurrences queue with everyone's. A
 // raise costs two calls and two history events, so a job is raised only
-// while this process's writes are slow (slowWrite, busyFor): never on an
-// idle server, where `recur apply` may PUT thousands of unchanged jobs;
-// and a job written again before it is lowered is not raised again: a
-// client that writes a job every few seconds during a burst pays for one
-// raise, not one a write. The linger is short because another process (an
-// API replica, a worker telling the job of its collection) may lower the
-// job meanwhile, and this one's writes go at the default priority until
-// it raises the job again.
+// while this process's writes are slow (slowWrite, busyFor) or the task
+// queue's workflow tasks wait as long (backlogged): never on an idle
+// server, where `recur apply` may PUT thousands of unchanged jobs; and a
+// job written again before it is lowered is not raised again: a client
+// that writes a job every few seconds during a burst pays for one raise,
+// not one a write. The linger is short because another process (an API
+// replica, a worker telling the job of its collection) may lower the job
+// meanwhile, and this one's writes go at the default priority until it
+// raises the job again.
 const priorityWrite = jobs.PriorityWrite
 
 const (
@@ -38,6 +43,9 @@ const (
 	// lingerFor is how long a job stays raised after its last write: a
 	// client's next write to a job it works on comes within seconds.
 	lingerFor = 10 * time.Second
+	// backlogEvery is how often, at most, writes ask the server how long
+	// the task queue's workflow tasks wait (backlogged).
+	backlogEvery = time.Second
 )
 
 // writePriority raises the priority of the job workflows that writes of
@@ -50,11 +58,16 @@ type writePriority struct {
 	// run ""); run names the run of a workflow last seen running.
 	set func(ctx context.Context, workflowID, run string, key int32) error
 	run func(workflowID string) string
+	// backlog returns how long the oldest workflow task waiting on the
+	// task queue has waited; nil asks nothing.
+	backlog func(ctx context.Context) (time.Duration, error)
 
 	mu          sync.Mutex
 	jobs        map[string]*written // by workflow ID
 	collections map[string]bool     // the collection workflows raised, by ID
 	busyUntil   time.Time           // writes to jobs are raised until then
+	checked     time.Time           // when the server last said how long its tasks wait, or failed to
+	checking    chan struct{}       // closed when the backlog's check on its way ends; nil when none runs
 	now         func() time.Time
 	linger      time.Duration // how long a job stays raised after its last write
 }
@@ -69,12 +82,13 @@ type written struct {
 }
 
 func newWritePriority(s *Store) *writePriority {
-	return &writePriority{set: s.prioritize, jobs: map[string]*written{}, collections: map[string]bool{}, now: time.Now,
-		linger: lingerFor, run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
+	return &writePriority{set: s.prioritize, backlog: s.taskQueueBacklog, jobs: map[string]*written{}, collections: map[string]bool{},
+		now: time.Now, linger: lingerFor, run: func(workflowID string) string { run, _ := s.runs.get(workflowID); return run }}
 }
 
 // raise marks a write to workflowID in flight: to a job, raised at once
-// while writes are busy, or once it has waited slowWrite (raiseJob); the
+// while writes are busy or the task queue is backlogged, or once it has
+// waited slowWrite (raiseJob); the
 // returned func marks it answered. A job workflow that is not running (a
 // PUT creating the job) is raised by nothing, and the write goes on at
 // the default priority when the raise fails: the priority orders the
@@ -97,10 +111,7 @@ func (p *writePriority) raise(ctx context.Context, workflowID string) (lower fun
 		return func() {}
 	}
 	started := p.now()
-	p.mu.Lock()
-	busy := started.Before(p.busyUntil)
-	p.mu.Unlock()
-	if busy {
+	if p.busyAt(started) || p.backlogged(ctx) {
 		answered := p.raiseJob(ctx, workflowID)
 		return func() { p.timed(started); answered() }
 	}
@@ -195,6 +206,62 @@ func (p *writePriority) timed(started time.Time) {
 	}
 }
 
+// busyAt reports whether the writes to jobs are busy at t.
+func (p *writePriority) busyAt(t time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return t.Before(p.busyUntil)
+}
+
+// backlogged reports whether the task queue's workflow tasks wait longer
+// than slowWrite, as the server said at most backlogEvery ago, marking
+// the writes busy when they do. A write queued there at the default
+// priority (to a job its worker does not hold, or whose delayed first
+// task has not run) waits behind them all: raised late, its update's
+// task, made before the raise, moves to the raised priority only at its
+// 5 s schedule-to-start timeout. A write on a server not known to be busy
+// waits for the check, which the writes of that moment share; a server
+// that takes longer than slowWrite to say is busy too.
+func (p *writePriority) backlogged(ctx context.Context) bool {
+	if p.backlog == nil {
+		return false
+	}
+	p.mu.Lock()
+	if p.now().Sub(p.checked) < backlogEvery {
+		p.mu.Unlock()
+		return false
+	}
+	done := p.checking
+	if done == nil {
+		done = make(chan struct{})
+		p.checking = done
+		go p.checkBacklog(done)
+	}
+	p.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return p.busyAt(p.now())
+}
+
+// checkBacklog asks the server how long its tasks wait, marks the writes
+// busy when that is longer than slowWrite or the answer is, and closes
+// done.
+func (p *writePriority) checkBacklog(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), slowWrite)
+	age, err := p.backlog(ctx)
+	late := err != nil && ctx.Err() != nil
+	cancel()
+	if age > slowWrite || late {
+		p.busyFrom(p.now())
+	}
+	p.mu.Lock()
+	p.checked, p.checking = p.now(), nil
+	p.mu.Unlock()
+	close(done)
+}
+
 // busyFrom marks the writes to jobs busy for busyFor from now.
 func (p *writePriority) busyFrom(now time.Time) {
 	p.mu.Lock()
@@ -238,6 +305,22 @@ const (
 
 // lowerTimeout bounds the call that lowers a job's priority after a write.
 const lowerTimeout = 30 * time.Second
+
+// taskQueueBacklog returns how long the oldest workflow task waiting on
+// recur's task queue has waited, as Temporal's matching service reports
+// it (its sticky queues, one per worker, are not in it).
+func (s *Store) taskQueueBacklog(ctx context.Context) (time.Duration, error) {
+	resp, err := s.temporal.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace:     s.namespace,
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: jobs.TaskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW,
+		ReportStats:   true,
+	})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetStats().GetApproximateBacklogAge().AsDuration(), nil
+}
 
 // prioritize sets the priority key of workflowID's run (the current one
 // when run is ""); 0 is the default.

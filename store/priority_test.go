@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
+
+	"github.com/recurhq/recur/jobs"
 )
 
 // recordingPriority is a writePriority whose calls are recorded, and
@@ -185,6 +190,98 @@ func TestAWriteThatWaitsIsRaisedThen(t *testing.T) {
 	answered()
 	require.Eventually(t, func() bool { return len(r.recorded()) == 2 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, `job:s/rg/c/j "" 0`, r.recorded()[1], "lowered after its answer")
+}
+
+// withBacklog has r's writes ask age of the server's task queue, as a
+// backlog that answers after wait (or at its context's end), counting
+// the calls; r's server is not known to be busy.
+func withBacklog(r *recordingPriority, age, wait time.Duration) (calls *atomic.Int32) {
+	calls = new(atomic.Int32)
+	r.busyUntil = time.Time{}
+	r.backlog = func(ctx context.Context) (time.Duration, error) {
+		calls.Add(1)
+		select {
+		case <-time.After(wait):
+			return age, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return calls
+}
+
+// TestABackloggedTaskQueueRaisesAWriteBeforeItIsSent: on a server not
+// known to be busy, a write to a job whose task queue has workflow tasks
+// waiting longer than slowWrite raises its job before it is sent (raise
+// returns), and marks the writes busy; the writes of that moment share
+// one call asking.
+func TestABackloggedTaskQueueRaisesAWriteBeforeItIsSent(t *testing.T) {
+	r := newRecordingPriority()
+	close(r.release)
+	calls := withBacklog(r, 20*time.Second, 20*time.Millisecond)
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Go(func() {
+			answered := r.raise(context.Background(), fmt.Sprintf("job:s/rg/c/j%d", i))
+			assert.Len(t, slices.DeleteFunc(r.recorded(), func(c string) bool { return !strings.Contains(c, fmt.Sprintf("/j%d ", i)) }), 1,
+				"job %d raised before its write was sent", i)
+			answered()
+		})
+	}
+	wg.Wait()
+	assert.EqualValues(t, 1, calls.Load(), "the writes of one moment ask once")
+	assert.True(t, r.busyAt(r.now()), "the writes are busy from then on")
+	r.raise(context.Background(), "job:s/rg/c/j9")()
+	assert.EqualValues(t, 1, calls.Load(), "busy writes ask nothing")
+}
+
+// TestAnIdleTaskQueueRaisesNothingAndIsAskedAtMostEverySecond: writes
+// to jobs whose task queue has no backlog raise nothing; they ask again
+// only backlogEvery after the last answer.
+func TestAnIdleTaskQueueRaisesNothingAndIsAskedAtMostEverySecond(t *testing.T) {
+	r := newRecordingPriority()
+	close(r.release)
+	clock := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	r.now = func() time.Time { return clock }
+	calls := withBacklog(r, 10*time.Millisecond, 0)
+	for range 10 {
+		r.raise(context.Background(), "job:s/rg/c/j")()
+	}
+	assert.EqualValues(t, 1, calls.Load())
+	clock = clock.Add(backlogEvery)
+	r.raise(context.Background(), "job:s/rg/c/j")()
+	assert.EqualValues(t, 2, calls.Load(), "asked again backlogEvery later")
+	assert.Empty(t, r.recorded(), "nothing raised")
+}
+
+// TestAServerSlowToSayHowLongItsTasksWaitIsBusy: a check the server does
+// not answer within slowWrite raises the write that waited for it.
+func TestAServerSlowToSayHowLongItsTasksWaitIsBusy(t *testing.T) {
+	r := newRecordingPriority()
+	close(r.release)
+	withBacklog(r, 0, time.Hour)
+	answered := r.raise(context.Background(), "job:s/rg/c/j")
+	assert.Equal(t, []string{`job:s/rg/c/j "run1" 1`}, r.recorded())
+	answered()
+}
+
+// TestTaskQueueBacklogIsTheServers: the backlog a write asks about is
+// the age of the oldest workflow task Temporal holds on recur's task
+// queue: none on a new server, growing while nobody polls.
+func TestTaskQueueBacklogIsTheServers(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	c := ts.GetDefaultClient()
+	ctx := t.Context()
+	s := New(c, Options{Namespace: ts.GetDefaultNamespace()})
+	age, err := s.taskQueueBacklog(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, age, "a new server's")
+	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "job:s/rg/c/j", TaskQueue: jobs.TaskQueue}, "AnyWorkflow")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		age, err = s.taskQueueBacklog(ctx)
+		return err == nil && age > slowWrite
+	}, 30*time.Second, 100*time.Millisecond, "a task nobody takes waits longer and longer: %s, %v", age, err)
 }
 
 // TestPrioritizeSetsTheRunsPriority: Temporal takes the priority a raise
