@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"google.golang.org/grpc"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -147,4 +148,18 @@ func TestABackfillWithoutABudgetIsPacedAlone(t *testing.T) {
 	require.Len(t, f.updates, 3)
 	require.Nil(t, f.updates[0].Budget)
 	require.Zero(t, f.updates[0].Pace, "zero: the workflow's default")
+}
+
+// idleTaskQueue is the workflow service of a fake whose task queue has no
+// backlog: the store asks it before a write (store's backlogged).
+type idleTaskQueue struct {
+	workflowservice.WorkflowServiceClient
+}
+
+func (idleTaskQueue) DescribeTaskQueue(context.Context, *workflowservice.DescribeTaskQueueRequest, ...grpc.CallOption) (*workflowservice.DescribeTaskQueueResponse, error) {
+	return &workflowservice.DescribeTaskQueueResponse{}, nil
+}
+
+func (f *backfillFake) WorkflowService() workflowservice.WorkflowServiceClient {
+	return idleTaskQueue{}
 }

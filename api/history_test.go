@@ -127,7 +127,7 @@ func (f *fakeTemporal) WorkflowService() workflowservice.WorkflowServiceClient {
 }
 
 type fakeService struct {
-	workflowservice.WorkflowServiceClient
+	idleTaskQueue
 	f *fakeTemporal
 }
 

@@ -100,3 +100,5 @@ func TestAPatchAimingAWorkflowActionWhereItMayNotGoChangesNothing(t *testing.T) 
 	require.Equal(t, "properties.action.workflow.namespace", armAnswer(t, rec).Target)
 	require.Empty(t, f.updates)
 }
+
+func (f *patchFake) WorkflowService() workflowservice.WorkflowServiceClient { return idleTaskQueue{} }
