@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"google.golang.org/grpc"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
 
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
