@@ -88,14 +88,13 @@ func newWritePriority(s *Store) *writePriority {
 
 // raise marks a write to workflowID in flight: to a job, raised at once
 // while writes are busy or the task queue is backlogged, or once it has
-// waited slowWrite (raiseJob); the
-// returned func marks it answered. A job workflow that is not running (a
-// PUT creating the job) is raised by nothing, and the write goes on at
-// the default priority when the raise fails: the priority orders the
-// write's tasks, it decides nothing. A collection's workflow, which
-// starts at priorityWrite, is raised once a process and never lowered:
-// one started before collections started so runs at the default until
-// then.
+// waited slowWrite (raiseJob); the returned func marks it answered. A job
+// workflow that is not running (a PUT creating the job) is raised by
+// nothing, and the write goes on at the default priority when the raise
+// fails: the priority orders the write's tasks, it decides nothing. A
+// collection's workflow, which starts at priorityWrite, is raised once a
+// process and never lowered: one started before collections started so
+// runs at the default until then.
 func (p *writePriority) raise(ctx context.Context, workflowID string) (lower func()) {
 	if strings.HasPrefix(workflowID, collectionWorkflowPrefix) {
 		p.mu.Lock()

@@ -8,16 +8,33 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
+
+	"github.com/recurhq/recur/internal/filelock"
 )
 
 // Pick returns n distinct ports of host that are free now, chosen at random
 // below the kernel's ephemeral port range where it can tell. A port the
 // kernel hands out for ":0" is ephemeral: between the pick and the server's
 // own bind, an outgoing connection of any process may take it. A random
-// choice, rather than fixed offsets, keeps servers started at once by
-// parallel tests apart.
+// choice keeps servers started at once by parallel tests apart, and the
+// picks of the last reserveFor, of every process of the machine that
+// picks here, are not picked again: a port is free from its pick until its
+// server binds it, and another pick in that time could take it (a test
+// run's Temporal servers failed to bind so).
 func Pick(host string, n int) ([]int, error) {
+	// The reservations coordinate; without their file, a pick is still free.
+	path, err := picksPath()
+	if err == nil {
+		if unlock, err := filelock.Lock(path + ".lock"); err == nil {
+			defer unlock()
+		}
+	}
+	now := time.Now()
+	recent := readPicks(path, now)
 	ports := make([]int, 0, n)
 	var listeners []net.Listener
 	defer func() {
@@ -28,21 +45,93 @@ func Pick(host string, n int) ([]int, error) {
 	low, high := BelowEphemeral()
 	// All are held open together so that no port is picked twice.
 	for range n {
-		l, err := listenFree(host, low, high)
+		l, err := listenFree(host, low, high, recent)
 		if err != nil {
 			return nil, fmt.Errorf("pick a free port on %s: %w", host, err)
 		}
 		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		port := l.Addr().(*net.TCPAddr).Port
+		ports = append(ports, port)
+		recent[port] = now
+	}
+	if path != "" {
+		writePicks(path, recent)
 	}
 	return ports, nil
 }
 
-// listenFree listens on a free port of [low, high) chosen at random, or
-// on one the kernel picks when the range is empty or full.
-func listenFree(host string, low, high int) (net.Listener, error) {
+// reserveFor is how long a picked port is kept from other picks: longer
+// than a server takes to bind the ports it was given.
+const reserveFor = 2 * time.Minute
+
+// picksPath is the file of the ports the user's processes picked lately, a
+// "port unix-nanoseconds" line each: in the user's cache, where no other
+// user can plant a link for a write to follow, as in a shared temporary
+// directory.
+func picksPath() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "recur")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "freeport-picks"), nil
+}
+
+// readPicks returns the ports of the file at path picked within
+// reserveFor of now, with when; none when path is "".
+func readPicks(path string, now time.Time) map[int]time.Time {
+	picks := map[int]time.Time{}
+	if path == "" {
+		return picks
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return picks
+	}
+	for line := range strings.Lines(string(data)) {
+		var port int
+		var at int64
+		if _, err := fmt.Sscan(line, &port, &at); err != nil {
+			continue
+		}
+		if t := time.Unix(0, at); now.Sub(t) < reserveFor {
+			picks[port] = t
+		}
+	}
+	return picks
+}
+
+// writePicks replaces the file at path with picks, best effort.
+func writePicks(path string, picks map[int]time.Time) {
+	var b strings.Builder
+	for port, at := range picks {
+		fmt.Fprintf(&b, "%d %d\n", port, at.UnixNano())
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return
+	}
+	_, err = f.WriteString(b.String())
+	if cerr := f.Close(); err == nil && cerr == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+}
+
+// listenFree listens on a free port of [low, high) chosen at random, not
+// one of taken, or on one the kernel picks when the range is empty or full.
+func listenFree(host string, low, high int, taken map[int]time.Time) (net.Listener, error) {
 	for i := 0; low < high && i < 64; i++ {
-		if l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(low+rand.IntN(high-low)))); err == nil {
+		port := low + rand.IntN(high-low)
+		if _, ok := taken[port]; ok {
+			continue
+		}
+		if l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port))); err == nil {
 			return l, nil
 		}
 	}

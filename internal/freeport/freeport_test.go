@@ -3,6 +3,7 @@ package freeport_test
 import (
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,4 +31,33 @@ func TestPickIsNotEphemeral(t *testing.T) {
 		require.NoError(t, l.Close())
 	}
 	assert.Len(t, ports, 10)
+}
+
+// TestAPortPickedIsNotPickedAgainSoon: a port stays out of the picks made
+// after it, concurrent ones included, of this process as of any other on
+// the machine (they share the reservations' file), until its server had
+// time to bind it. A thousand picks of the 22,768 ports below the
+// ephemeral range would repeat some twenty without it.
+func TestAPortPickedIsNotPickedAgainSoon(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 250 {
+				ports, err := freeport.Pick("127.0.0.1", 1)
+				if !assert.NoError(t, err) {
+					return
+				}
+				mu.Lock()
+				seen[ports[0]]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for port, n := range seen {
+		assert.Equal(t, 1, n, "port %d picked %d times", port, n)
+	}
+	assert.Len(t, seen, 1000)
 }
