@@ -21,10 +21,10 @@ import (
 // kernel hands out for ":0" is ephemeral: between the pick and the server's
 // own bind, an outgoing connection of any process may take it. A random
 // choice keeps servers started at once by parallel tests apart, and the
-// picks of the last reserveFor, of every process of the machine that
-// picks here, are not picked again: a port is free from its pick until its
-// server binds it, and another pick in that time could take it (a test
-// run's Temporal servers failed to bind so).
+// picks of the last reserveFor, by any of the user's processes, are not
+// picked again: a port is free from its pick until its server binds it,
+// and another pick in that time (a test's beside it, or a second recur
+// dev's) could take it.
 func Pick(host string, n int) ([]int, error) {
 	// The reservations coordinate; without their file, a pick is still free.
 	path, err := picksPath()
