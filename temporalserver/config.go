@@ -35,15 +35,8 @@ const storeName = "sqlite-default"
 // with cfg's settings.
 // The update settings are the server's defaults in v1.32 but recur cannot
 // work without Updates, so they are pinned here.
-//
-// Search attributes registered at start must be usable at once, not
-// after each service's search attribute cache expires (a minute): the
-// caches are refreshed on every read until that minute has passed, and
-// then no more. The returned function ends the refreshing. Left on, it
-// cost a persistence read per row of every visibility list: 69% of the
-// CPU of listing 1000 jobs (bench/history/2026-11-21-dev-10000.md).
-func devDynamicConfig(cfg Config) (dc *dynamicconfig.MemoryClient, endRefresh func()) {
-	dc = dynamicconfig.NewMemoryClient()
+func devDynamicConfig(cfg Config) *dynamicconfig.MemoryClient {
+	dc := dynamicconfig.NewMemoryClient()
 	for key, value := range map[dynamicconfig.Key]any{
 		dynamicconfig.FrontendEnableUpdateWorkflowExecution.Key():              true,
 		dynamicconfig.FrontendEnableUpdateWorkflowExecutionAsyncAccepted.Key(): true,
@@ -68,7 +61,7 @@ func devDynamicConfig(cfg Config) (dc *dynamicconfig.MemoryClient, endRefresh fu
 	} {
 		dc.OverrideValue(key, value)
 	}
-	return dc, dc.OverrideValue(dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(), true)
+	return dc
 }
 
 // eventsCachedPerWorkflow is the events cache's room per cached workflow,
@@ -85,7 +78,8 @@ const MemoSizeWarning = 512 << 10
 
 // searchAttributeCacheExpiry is how long after the attributes are
 // registered every service's cache has reloaded them by itself: the
-// server's cache refresh interval (60 s) and a margin.
+// server's cache refresh interval (60 s) and a margin
+// (refreshSearchAttributeCaches).
 var searchAttributeCacheExpiry = 65 * time.Second
 
 // listenPorts listens on the ports the caller chose (the UI's only when

@@ -42,25 +42,9 @@ func ensureNamespace(ctx context.Context, c client.Client, namespace string, ret
 // against any Temporal cluster whose client may call the operator service;
 // recur serve uses it on external clusters too.
 func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace string, want map[string]enums.IndexedValueType) error {
-	if len(want) == 0 {
-		return nil
-	}
-	have, err := customSearchAttributes(ctx, c, namespace)
-	if err != nil {
+	missing, err := missingSearchAttributes(ctx, c, namespace, want)
+	if err != nil || len(missing) == 0 {
 		return err
-	}
-	missing := map[string]enums.IndexedValueType{}
-	for _, name := range slices.Sorted(maps.Keys(want)) {
-		typ, ok := have[name]
-		switch {
-		case !ok:
-			missing[name] = want[name]
-		case typ != want[name]:
-			return fmt.Errorf("search attribute %s exists with type %v, not %v", name, typ, want[name])
-		}
-	}
-	if len(missing) == 0 {
-		return nil
 	}
 	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace:        namespace,
@@ -72,7 +56,7 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 	// The new aliases live in the namespace, which other services see after
 	// their namespace cache refreshes (every few seconds).
 	for {
-		have, err = customSearchAttributes(ctx, c, namespace)
+		have, err := customSearchAttributes(ctx, c, namespace)
 		if err != nil {
 			return err
 		}
@@ -85,6 +69,30 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// missingSearchAttributes returns the attributes of want the namespace
+// lacks; one it has with another type is an error: its values could not
+// be stored.
+func missingSearchAttributes(ctx context.Context, c client.Client, namespace string, want map[string]enums.IndexedValueType) (map[string]enums.IndexedValueType, error) {
+	if len(want) == 0 {
+		return nil, nil
+	}
+	have, err := customSearchAttributes(ctx, c, namespace)
+	if err != nil {
+		return nil, err
+	}
+	missing := map[string]enums.IndexedValueType{}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		typ, ok := have[name]
+		switch {
+		case !ok:
+			missing[name] = want[name]
+		case typ != want[name]:
+			return nil, fmt.Errorf("search attribute %s exists with type %v, not %v", name, typ, want[name])
+		}
+	}
+	return missing, nil
 }
 
 // SearchAttributesUsable succeeds once the namespace accepts a visibility

@@ -126,7 +126,8 @@ type Server struct {
 	uiDone   chan struct{}
 
 	// refreshTimer ends the search attribute cache refreshing
-	// (devDynamicConfig); dc holds the dynamic config.
+	// (refreshSearchAttributeCaches), nil when none runs; dc holds the
+	// dynamic config.
 	refreshTimer *time.Timer
 	dc           *dynamicconfig.MemoryClient
 
@@ -186,7 +187,8 @@ func start(ctx context.Context, cfg Config, frontendLn, uiLn net.Listener) (*Ser
 	s.logLevel.Set(slog.LevelWarn)
 	logger := slog.New(minLevelHandler{next: cfg.Logger.Handler(), min: s.logLevel})
 
-	dc, endRefresh := devDynamicConfig(cfg)
+	dc := devDynamicConfig(cfg)
+	s.dc = dc
 	opts, err := serverOptions(cfg, sqlCfg, ports, dc, logger)
 	if err != nil {
 		return nil, err
@@ -206,7 +208,6 @@ func start(ctx context.Context, cfg Config, frontendLn, uiLn net.Listener) (*Ser
 		_ = s.Stop()
 		return nil, err
 	}
-	s.dc, s.refreshTimer = dc, time.AfterFunc(searchAttributeCacheExpiry, endRefresh)
 	return s, nil
 }
 
@@ -222,6 +223,13 @@ func (s *Server) becomeReady(ctx context.Context, logger *slog.Logger) error {
 	s.client = c
 	if err := ensureNamespace(ctx, c, s.cfg.Namespace, s.cfg.Retention); err != nil {
 		return err
+	}
+	missing, err := missingSearchAttributes(ctx, c, s.cfg.Namespace, s.cfg.SearchAttributes)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		s.refreshSearchAttributeCaches()
 	}
 	if err := RegisterSearchAttributes(ctx, c, s.cfg.Namespace, s.cfg.SearchAttributes); err != nil {
 		return err
@@ -244,6 +252,22 @@ func (s *Server) becomeReady(ctx context.Context, logger *slog.Logger) error {
 		}
 	}()
 	return waitHTTP(ctx, s.uiAddr+"/healthz")
+}
+
+// refreshSearchAttributeCaches has every service refresh its search
+// attribute cache on every read until searchAttributeCacheExpiry has
+// passed, when each has reloaded by itself: attributes this start
+// registers in a namespace made before are usable at once, not a minute
+// later. Only then: each refresh is a read of the one SQLite connection,
+// behind every write queued there, and every row of every visibility list
+// makes one (69% of the CPU of listing 1000 jobs,
+// bench/history/2026-11-21-dev-10000.md; lists of p99 1.5 s in the first
+// minute after a start, bench/history/2026-11-28-first-writes-after-a-creation.md).
+// A new database's namespace has its attributes from the start
+// (prepareDatabase), which the caches load.
+func (s *Server) refreshSearchAttributeCaches() {
+	end := s.dc.OverrideValue(dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(), true)
+	s.refreshTimer = time.AfterFunc(searchAttributeCacheExpiry, end)
 }
 
 // FrontendAddress is the host:port of the gRPC frontend, for SDK clients and
