@@ -46,7 +46,13 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 	if err != nil || len(missing) == 0 {
 		return err
 	}
-	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+	return addSearchAttributes(ctx, c, namespace, missing)
+}
+
+// addSearchAttributes registers missing, attributes the namespace lacks,
+// and waits until all of them are listed.
+func addSearchAttributes(ctx context.Context, c client.Client, namespace string, missing map[string]enums.IndexedValueType) error {
+	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace:        namespace,
 		SearchAttributes: missing,
 	})

@@ -3,7 +3,6 @@ package temporalserver
 import (
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -13,6 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/server/common/dynamicconfig"
+
+	"github.com/recurhq/recur/internal/freeport"
 )
 
 // TestSearchAttributeRefreshOnlyAfterARegistration: refreshing the search
@@ -27,10 +28,9 @@ func TestSearchAttributeRefreshOnlyAfterARegistration(t *testing.T) {
 	cfg := Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		SearchAttributes: map[string]enums.IndexedValueType{"RecurJob": enums.INDEXED_VALUE_TYPE_KEYWORD}}
 	start := func() *Server {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		ports, err := freeport.Pick("127.0.0.1", 1)
 		require.NoError(t, err)
-		cfg.FrontendPort = l.Addr().(*net.TCPAddr).Port
-		require.NoError(t, l.Close())
+		cfg.FrontendPort = ports[0]
 		s, err := Start(t.Context(), cfg)
 		require.NoError(t, err)
 		return s

@@ -187,9 +187,8 @@ func start(ctx context.Context, cfg Config, frontendLn, uiLn net.Listener) (*Ser
 	s.logLevel.Set(slog.LevelWarn)
 	logger := slog.New(minLevelHandler{next: cfg.Logger.Handler(), min: s.logLevel})
 
-	dc := devDynamicConfig(cfg)
-	s.dc = dc
-	opts, err := serverOptions(cfg, sqlCfg, ports, dc, logger)
+	s.dc = devDynamicConfig(cfg)
+	opts, err := serverOptions(cfg, sqlCfg, ports, s.dc, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -230,9 +229,9 @@ func (s *Server) becomeReady(ctx context.Context, logger *slog.Logger) error {
 	}
 	if len(missing) > 0 {
 		s.refreshSearchAttributeCaches()
-	}
-	if err := RegisterSearchAttributes(ctx, c, s.cfg.Namespace, s.cfg.SearchAttributes); err != nil {
-		return err
+		if err := addSearchAttributes(ctx, c, s.cfg.Namespace, missing); err != nil {
+			return err
+		}
 	}
 	if s.cfg.UIPort == 0 {
 		return nil
@@ -260,11 +259,9 @@ func (s *Server) becomeReady(ctx context.Context, logger *slog.Logger) error {
 // registers in a namespace made before are usable at once, not a minute
 // later. Only then: each refresh is a read of the one SQLite connection,
 // behind every write queued there, and every row of every visibility list
-// makes one (69% of the CPU of listing 1000 jobs,
-// bench/history/2026-11-21-dev-10000.md; lists of p99 1.5 s in the first
-// minute after a start, bench/history/2026-11-28-first-writes-after-a-creation.md).
-// A new database's namespace has its attributes from the start
-// (prepareDatabase), which the caches load.
+// makes one, under a lock all lists share (BENCHMARKS.md,
+// reads-10000-dev-after-creation). A new database's namespace has its
+// attributes from the start (prepareDatabase), which the caches load.
 func (s *Server) refreshSearchAttributeCaches() {
 	end := s.dc.OverrideValue(dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(), true)
 	s.refreshTimer = time.AfterFunc(searchAttributeCacheExpiry, end)
