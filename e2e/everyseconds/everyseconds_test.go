@@ -6,11 +6,8 @@
 package everyseconds
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -21,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/recurhq/recur/internal/recurproc"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/lifecycle"
@@ -55,14 +53,15 @@ func TestAnEverySecondsJobFiresOnceOnTimeAcrossAContinueAsNew(t *testing.T) {
 		mu.Unlock()
 	}))
 	t.Cleanup(target.Close)
-	put(t, st.API.URL+collectionPath, map[string]any{"properties": map[string]any{"sku": map[string]any{"name": "Standard"},
-		"quota": map[string]any{"maxRecurrence": map[string]any{"frequency": "Second", "interval": 1}}}})
+	api := recurproc.NewClient(st.API.URL)
+	require.NoError(t, api.Do(t.Context(), http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{"sku": map[string]any{"name": "Standard"},
+		"quota": map[string]any{"maxRecurrence": map[string]any{"frequency": "Second", "interval": 1}}}}, nil, http.StatusCreated))
 	start := time.Now().UTC().Add(3 * time.Second).Truncate(time.Second)
-	put(t, st.API.URL+collectionPath+"/jobs/pinger", map[string]any{"properties": map[string]any{
+	require.NoError(t, api.Do(t.Context(), http.MethodPut, collectionPath+"/jobs/pinger", map[string]any{"properties": map[string]any{
 		"startTime":  start.Format(time.RFC3339),
 		"action":     map[string]any{"type": "Http", "request": map[string]any{"uri": target.URL, "method": "GET"}},
 		"recurrence": map[string]any{"frequency": "Second", "interval": 2},
-	}})
+	}}, nil, http.StatusCreated))
 
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "pinger"}
 	query := fmt.Sprintf(`WorkflowId = %q AND ExecutionStatus = "ContinuedAsNew"`, k.JobWorkflowID())
@@ -96,20 +95,4 @@ func TestAnEverySecondsJobFiresOnceOnTimeAcrossAContinueAsNew(t *testing.T) {
 	}
 	slices.Sort(lateness)
 	t.Logf("%d deliveries; lateness median %s, max %s", len(got), lateness[len(lateness)/2], lateness[len(lateness)-1])
-}
-
-// put PUTs body to url with api-version and requires a 201.
-func put(t *testing.T, url string, body any) {
-	t.Helper()
-	data, err := json.Marshal(body)
-	require.NoError(t, err)
-	req, err := http.NewRequest(http.MethodPut, url+"?api-version=2016-03-01", bytes.NewReader(data))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, resp.StatusCode, string(answer))
 }
