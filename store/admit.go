@@ -33,41 +33,17 @@ import (
 // when the collection holds the name already; the job then asks itself if
 // it must. A refusal is the collection's error; a refusal for the quota
 // while slots are leased, which may yet be given back, is asked again
-// (ErrQuotaLeased once ctx nears its end), and so is one while the
-// requests of jobs this process deleted lately may be on their way to the
-// collection, once they have arrived (awaitLeaves); a name found held
-// whose job this process deleted lately is asked again until the
-// collection has taken the job's request to forget it (leaves.go).
+// (ErrQuotaLeased once ctx nears its end).
 func (s *Store) admission(ctx context.Context, k jobs.Key, req jobs.MembershipRequest) (*jobs.Admission, error) {
-	heldPause := retryPause
 	for {
 		answer, leased, err := s.admissions.ask(ctx, s, k, req)
 		if err != nil {
 			return nil, err
 		}
 		if answer.Error == nil {
-			if answer.Admission == nil && s.leaves.deleted(k) {
-				// The collection has the request to forget the job of that
-				// name this process deleted (awaitDeleted), and may not have
-				// taken it yet: the name is asked again until it has.
-				select {
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				case <-time.After(heldPause):
-				}
-				heldPause = min(2*heldPause, leaseIdle)
-				continue
-			}
-			s.leaves.forget(k)
 			return answer.Admission, nil
 		}
-		if answer.Error.Code != jobs.CodeQuotaExceeded {
-			return nil, answer.Error
-		}
-		if leased == 0 {
-			if s.awaitLeaves(ctx, k) {
-				continue
-			}
+		if answer.Error.Code != jobs.CodeQuotaExceeded || leased == 0 {
 			return nil, answer.Error
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < 2*leaseIdle {

@@ -118,10 +118,6 @@ func (s *Store) newJob(ctx context.Context, k jobs.Key, def jobs.Job, created ti
 	if _, ok := s.runs.get(k.JobWorkflowID()); ok {
 		return nil, nil, nil
 	}
-	// A job of that name this process deleted a moment ago may still be
-	// on its way out: its collection holds the name until its request to
-	// forget it arrives, and would answer this one as a name it holds.
-	s.awaitDeleted(ctx, k)
 	req := jobs.MembershipRequest{Job: k.Job, ShortestGap: jobs.ShortestGap(def, created)}
 	// startedNothing: a start on a lease found the job's workflow running
 	// (or no occurrence to come); a second start would find the same.

@@ -54,7 +54,6 @@ type Store struct {
 	// collection (admit.go).
 	admissions     admissions
 	runs           *runs         // the running run of each workflow read or written lately (runs.go)
-	leaves         *leaves       // the job workflows this process deleted lately (leaves.go)
 	decoded        *bounded[any] // memo values by the payload they were decoded from (decoded.go)
 	converter      converter.DataConverter
 	slotWaits      prometheus.Histogram // nil without Options.SlotWaits
@@ -64,7 +63,7 @@ type Store struct {
 // New returns a Store that talks to Temporal through c.
 func New(c client.Client, opts Options) *Store {
 	s := &Store{temporal: c, namespace: opts.Namespace, log: cmp.Or(opts.Logger, slog.Default()),
-		updates: newUpdateSemaphore(), runs: newRuns(maxRuns), leaves: newLeaves(), decoded: newBounded[any](maxDecoded),
+		updates: newUpdateSemaphore(), runs: newRuns(maxRuns), decoded: newBounded[any](maxDecoded),
 		converter: opts.DataConverter, slotWaits: opts.SlotWaits, maxCollections: opts.MaxCollectionsPerSubscription}
 	s.priority = newWritePriority(s)
 	return s

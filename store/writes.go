@@ -123,17 +123,14 @@ func (s *Store) WhatIfJob(ctx context.Context, k jobs.Key, job jobs.Job, cond jo
 	return s.updateJob(ctx, k, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Apply: jobs.ApplyWhatIf})
 }
 
-// DeleteJob deletes the job in one update: its workflow asks its
-// collection to forget it, and ends once the collection has the request.
+// DeleteJob deletes the job in one update: its workflow has its
+// collection forget it, then ends.
 func (s *Store) DeleteJob(ctx context.Context, k jobs.Key, cond jobs.Preconditions) error {
 	if err := s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: cond}); err != nil {
 		return err
 	}
 	// A PUT of the name from now on creates a job: its collection must
-	// admit it, and the run that was deleted ends once its request to
-	// forget the job has reached the collection (leaves.go).
-	run, _ := s.runs.get(k.JobWorkflowID())
-	s.leaves.add(k, run)
+	// admit it, and the run that was deleted ends.
 	s.runs.drop(k.JobWorkflowID())
 	return nil
 }

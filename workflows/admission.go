@@ -44,7 +44,6 @@ type admission struct {
 	// forgotten: the collection deleted the job, or the job asked it to
 	// forget it (leave).
 	forgotten bool
-	leaving   workflow.Future // the delivery of the request to forget the job, nil until sent
 }
 
 // heard keeps the collection's terms t, unless the job heard newer ones:
@@ -161,31 +160,20 @@ func (j *job) unadmitted() error {
 // leave has the collection forget the job, unless the collection itself
 // deleted it (and may exist again under its name), and waits until the
 // collection has the request: once, from a DELETE or as the workflow
-// ends. The workflow must not end before: Temporal drops a signal whose
-// sender has closed.
+// ends.
 func (j *job) leave(ctx workflow.Context) {
-	if f := j.sendLeave(ctx); f != nil {
-		if err := f.Get(ctx, nil); err != nil {
-			// The collection is gone (deleted meanwhile): nothing to forget.
-			workflow.GetLogger(ctx).Warn("tell the collection the job is gone", "error", err)
-		}
-	}
-}
-
-// sendLeave sends the request to forget the job, once, and returns the
-// future of its delivery: the one sent before when it was, nil when there
-// is nothing to forget.
-func (j *job) sendLeave(ctx workflow.Context) workflow.Future {
 	if j.admission.forgotten || j.state() == nil && !j.admission.mayHold() {
-		return j.admission.leaving
+		return
 	}
 	j.admission.forgotten = true
 	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state() != nil}
 	if j.admission.lease != 0 {
 		req.Lease, req.Run = j.admission.lease, workflow.GetInfo(ctx).FirstRunID
 	}
-	j.admission.leaving = workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req)
-	return j.admission.leaving
+	if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
+		// The collection is gone (deleted meanwhile): nothing to forget.
+		workflow.GetLogger(ctx).Warn("tell the collection the job is gone", "error", err)
+	}
 }
 
 // shortestGap is how close def's occurrences come when planned at c; 0 for

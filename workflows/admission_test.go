@@ -2,18 +2,14 @@ package workflows_test
 
 import (
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/recurhq/recur/activities"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/recurrence"
-	"github.com/recurhq/recur/worker"
 )
 
 // updateAnswer sends the update name (a PUT, a PATCH) from within the
@@ -339,52 +335,4 @@ func TestAnAdmissionWhoseTermsRefuseTheDefinitionIsAskedAgain(t *testing.T) {
 	require.Equal(t, time.Minute, h.collection.requests[0].ShortestGap)
 	require.True(t, h.collection.requests[1].Leave)
 	require.Empty(t, h.attempts, "nothing ran")
-}
-
-// TestADeleteAnswersBeforeItsLeaveArrives: a DELETE answers in the task
-// that takes it, while its request to forget the job is on its way to the
-// collection (which here holds the delivery until the answer, or a second);
-// the workflow ends only once the request has arrived, since Temporal
-// drops a signal whose sender has closed.
-func TestADeleteAnswersBeforeItsLeaveArrives(t *testing.T) {
-	env := newEnv(t)
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	env.SetStartTime(now)
-	worker.Register(env, &activities.Activities{})
-	answered := make(chan struct{})
-	var leaveBeforeAnswer, delivered atomic.Bool // set by the mock's goroutine
-	env.OnSignalExternalWorkflow(mock.Anything, key.CollectionWorkflowID(), "", jobs.SignalMembership, mock.Anything).Return(
-		func(_, _, _, _ string, arg any) error {
-			require.True(t, arg.(jobs.MembershipRequest).Leave, "the job asks nothing: its PUT carries its admission")
-			select {
-			case <-answered:
-			case <-time.After(time.Second):
-				leaveBeforeAnswer.Store(true)
-			}
-			delivered.Store(true)
-			return nil
-		})
-	env.RegisterDelayedCallback(func() {
-		update(t, env, jobs.UpdatePutJob, jobs.PutJobRequest{Job: hourly(now.Add(time.Hour), 3),
-			Admission: &jobs.Admission{Terms: jobs.CollectionTerms{Revision: 1}, Until: now.Add(20 * time.Second), Gen: 1}})
-	}, 0)
-	var deleteErr error
-	deliveredAtAnswer := true
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(jobs.UpdateDeleteJob, "delete", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { deleteErr = err },
-			OnAccept: func() {},
-			OnComplete: func(_ any, err error) {
-				deleteErr, deliveredAtAnswer = err, delivered.Load()
-				close(answered)
-			},
-		}, jobs.DeleteJobRequest{})
-	}, time.Second)
-	env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	require.NoError(t, deleteErr)
-	require.False(t, leaveBeforeAnswer.Load(), "the DELETE waited for its leave's delivery")
-	require.False(t, deliveredAtAnswer)
-	require.True(t, delivered.Load(), "the workflow ended with its leave delivered")
 }

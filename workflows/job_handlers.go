@@ -314,21 +314,14 @@ func (j *job) rerun(ctx workflow.Context, req jobs.RerunRequest) (struct{}, erro
 	return struct{}{}, j.event(ctx, lifecycle.RerunAsked{Failure: req.Failure})
 }
 
-// delete deletes the job, and sends its collection the request to forget
-// it. It answers in the workflow task that took it, as a PUT does, while
-// the request is on its way: waiting for its delivery cost the DELETE a
-// second workflow task, queued behind every job due in a burst. The
-// workflow ends only once the collection has the request (loop), and the
-// API waits for its delivery only where it matters, before it refuses a
-// PUT into the same collection for its quota (store.leaves).
+// delete deletes the job, and answers once its collection has the
+// request to forget it: a PUT sent after the answer finds its slot free,
+// though the collection admits new jobs ahead of their PUTs (an update,
+// which would come before a leave still on its way).
 func (j *job) delete(ctx workflow.Context, _ jobs.DeleteJobRequest) (struct{}, error) {
 	if err := j.event(ctx, lifecycle.Deleted{}); err != nil {
 		return struct{}{}, err
 	}
-	if workflow.GetVersion(ctx, versionDeleteAnswersAtOnce, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		j.leave(ctx)
-	} else {
-		j.sendLeave(ctx)
-	}
+	j.leave(ctx)
 	return struct{}{}, nil
 }

@@ -28,8 +28,4 @@ const (
 	// one-time job's run most often), and its collection's disable and
 	// enable hold and free them: a final job refused every re-run.
 	versionFinishedReruns = "2026-11-28-finished-reruns"
-	// A job's DELETE answers in the workflow task that takes it, its
-	// request to forget the job on its way to the collection, instead of
-	// in a second task once the request has arrived.
-	versionDeleteAnswersAtOnce = "2026-11-28-delete-answers-at-once"
 )
