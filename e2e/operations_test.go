@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
 
 	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/internal/recurtest"
@@ -109,4 +114,73 @@ func TestLongCollectionOperationsAnswerBehindTheirLocation(t *testing.T) {
 		}
 		require.Equal(t, http.StatusNotFound, res.status, "%s: %s", name, res.body)
 	}
+}
+
+// TestCollectionOperationsAnswerWhileTheirJobsWaitToBeTold: while telling
+// a collection's jobs takes long (here the worker's updates to its jobs
+// are held, as a burst holds their workflow tasks), a client may disable
+// and enable the collection more times than Temporal lets a workflow have
+// updates in flight (10): each answers 202 at once, and each Location
+// answers 200 once the jobs are told, which show the last state asked.
+func TestCollectionOperationsAnswerWhileTheirJobsWaitToBeTold(t *testing.T) {
+	st := newStackWith(t, recurtest.Config{Plain: true})
+	a := tenantAPI{st.api.URL, ""}
+	res := a.do(t, http.MethodPut, collectionPath, map[string]any{"properties": map[string]any{}})
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+	res = a.do(t, http.MethodPut, collectionPath+"/jobs/j1", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.Equal(t, http.StatusCreated, res.status, string(res.body))
+
+	// The worker's client holds every update to a job (TellJobs) until
+	// release.
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+	held := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if u, ok := req.(*workflowservice.UpdateWorkflowExecutionRequest); ok && strings.HasPrefix(u.GetWorkflowExecution().GetWorkflowId(), "job:") {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	c, err := client.Dial(client.Options{HostPort: st.temporal.GetFrontendHostPort(), Namespace: st.temporal.GetDefaultNamespace(),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(held)}}})
+	require.NoError(t, err)
+	defer c.Close()
+	st.recur.StopWorkers()
+	w, err := st.recur.StartWorker(c)
+	require.NoError(t, err)
+	defer w.Stop()
+
+	const operations = 12 // more than history.maxInFlightUpdates
+	var locations []string
+	for i := range operations {
+		op := "/disable"
+		if i%2 == 1 {
+			op = "/enable"
+		}
+		res := a.do(t, http.MethodPost, collectionPath+op, nil)
+		require.Equal(t, http.StatusAccepted, res.status, "operation %d (%s): %s", i+1, op, res.body)
+		locations = append(locations, res.header.Get("Location"))
+	}
+	// None can end while its jobs wait to be told.
+	res = a.do(t, http.MethodGet, strings.TrimPrefix(locations[0], st.api.URL), nil)
+	require.Equal(t, http.StatusAccepted, res.status, string(res.body))
+
+	releaseOnce.Do(func() { close(release) })
+	for i, loc := range locations {
+		op := strings.TrimPrefix(loc, st.api.URL)
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			res := a.do(t, http.MethodGet, op, nil)
+			if res.status != http.StatusAccepted {
+				require.Equal(t, http.StatusOK, res.status, "operation %d: %s", i+1, res.body)
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "operation %d still runs after a minute", i+1)
+		}
+	}
+	res = a.do(t, http.MethodGet, collectionPath+"/jobs/j1", nil)
+	require.Equal(t, "enabled", path(res.json(t), "properties", "state"), "the last operation enabled the collection")
 }

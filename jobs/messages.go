@@ -34,7 +34,7 @@ const (
 const (
 	// Collection workflow.
 	UpdatePutCollection    = "putCollection"      // PutCollectionRequest -> PutResult
-	UpdateCollectionState  = "setCollectionState" // CollectionStateRequest -> struct{}
+	UpdateCollectionState  = "setCollectionState" // CollectionStateRequest -> OperationResult
 	UpdateDeleteCollection = "deleteCollection"   // DeleteCollectionRequest -> struct{}
 	QueryCollection        = "collection"         // -> CollectionView
 	// SignalMembership asks a collection to admit one of its jobs, or to
@@ -297,6 +297,21 @@ type CollectionStateRequest struct {
 	State string // CollectionEnabled or CollectionDisabled
 }
 
+// OperationResult is what a collection's operation (UpdateCollectionState)
+// answers, in the workflow task that takes it: an update in flight until
+// every job is told would hold one of the few updates Temporal lets a
+// workflow have in flight (history.maxInFlightUpdates, 10 by default), and
+// while telling takes seconds, as during a burst, the collection's next
+// writes, a creation's admission included, would wait for one to end.
+// Tell, when not 0, is the number of the run's message to its jobs that
+// the operation waits for: it has ended once the run's memo MemoTold
+// reaches it, or once the run has closed, which it does only with its jobs
+// told. 0: the operation has ended (a run recorded before operations
+// answered at once answers when it has).
+type OperationResult struct {
+	Tell int `json:",omitempty"`
+}
+
 // DeleteCollectionRequest deletes a collection and every job in it.
 type DeleteCollectionRequest struct {
 	Preconditions
@@ -550,6 +565,10 @@ const (
 	// its jobs' names (JobNamesKey): a list page reads its names there and
 	// the views of that page alone from visibility.
 	MemoJobNames = "recurJobs."
+	// MemoTold is the number of the last message to its jobs that a
+	// collection's run has delivered, of those an operation waits for
+	// (OperationResult).
+	MemoTold = "recurTold" // -> int
 )
 
 // jobNameShards is how many memo keys a collection's job names are spread

@@ -48,7 +48,7 @@ func TestAnOperationPastItsWaitRunsOn(t *testing.T) {
 		"Temporal fails":                  {updateHandle{delay: time.Millisecond, err: unavailable}, false, unavailable},
 	} {
 		t.Run(name, func(t *testing.T) {
-			running, err := awaitOperation(context.Background(), tc.h, wait)
+			running, err := awaitUpdate(context.Background(), tc.h, wait, nil)
 			if tc.err != nil {
 				require.True(t, errors.Is(err, tc.err), "%v", err)
 				return

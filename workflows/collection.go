@@ -60,8 +60,10 @@ type collection struct {
 	namesChanged []string
 	// tells are the messages to every job not yet delivered, oldest
 	// first: one coroutine sends them in turn, so that a disable and the
-	// enable after it reach each job in that order.
-	tells []tell
+	// enable after it reach each job in that order. queued numbers them
+	// in the run, from 1.
+	tells  []*tell
+	queued int
 	// checkNow wakes checkReservations before its time: a job never
 	// defined left while its name's reservation was due, or jobs found on
 	// a lease were taken in (collectionstate.LookNow).
@@ -73,12 +75,15 @@ type collection struct {
 	leaseEdits int
 }
 
-// tell is one change to tell the jobs named; done is set once each shows
-// it (or its workflow has ended).
+// tell is the run's message n, one change to tell the jobs named; done is
+// set once each shows it (or its workflow has ended). An operation waits
+// for it when awaited: its delivery is written to the memo (MemoTold).
 type tell struct {
-	names  []string
-	change jobs.CollectionChange
-	done   workflow.Settable
+	n       int
+	names   []string
+	change  jobs.CollectionChange
+	done    workflow.Settable
+	awaited bool
 }
 
 func (c *collection) run(ctx workflow.Context) error {
@@ -258,16 +263,32 @@ func (c *collection) validateSetState(ctx workflow.Context, req jobs.CollectionS
 	return nil
 }
 
-// setState enables or disables the collection and tells every job.
-func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequest) (struct{}, error) {
+// setState enables or disables the collection and tells every job. The
+// operation ends once every job is told, and the API answers 202 until
+// then; its update answers at once with the message the operation waits
+// for (jobs.OperationResult).
+func (c *collection) setState(ctx workflow.Context, req jobs.CollectionStateRequest) (jobs.OperationResult, error) {
 	c.updates++
 	a := c.apply(ctx, collectionstate.SetState{State: req.State})
 	if a.err != nil {
-		return struct{}{}, a.err
+		return jobs.OperationResult{}, a.err
 	}
-	// The operation ends once every job is told: the API answers 202
-	// until then.
-	return struct{}{}, a.told.Get(ctx, nil)
+	if workflow.GetVersion(ctx, versionOperationsAnswerAtOnce, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return jobs.OperationResult{}, a.told.Get(ctx, nil)
+	}
+	return jobs.OperationResult{Tell: c.await(a.tell)}, nil
+}
+
+// await marks the message n awaited by an operation and returns n; 0 when
+// it has nothing to deliver (no job to tell), and the operation has ended.
+func (c *collection) await(n int) int {
+	for _, t := range c.tells {
+		if t.n == n && len(t.names) > 0 {
+			t.awaited = true
+			return n
+		}
+	}
+	return 0
 }
 
 // delete deletes every job of the collection, then the collection: its
@@ -281,12 +302,13 @@ func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest
 }
 
 // tellJobs queues change for the jobs named (a collectionstate.Tell's own
-// names), behind the changes queued before it, and returns a future set
-// once each job shows it.
-func (c *collection) tellJobs(ctx workflow.Context, names []string, change jobs.CollectionChange) workflow.Future {
+// names), behind the changes queued before it, and returns its number and
+// a future set once each job shows it.
+func (c *collection) tellJobs(ctx workflow.Context, names []string, change jobs.CollectionChange) (int, workflow.Future) {
 	f, done := workflow.NewFuture(ctx)
-	c.tells = append(c.tells, tell{names: names, change: change, done: done})
-	return f
+	c.queued++
+	c.tells = append(c.tells, &tell{n: c.queued, names: names, change: change, done: done})
+	return c.queued, f
 }
 
 // tellOptions are those of the TellJobs activity: a worker lost while it
@@ -306,14 +328,14 @@ var tellOptions = workflow.ActivityOptions{
 // ended shows what it did.
 func (c *collection) sendTells(ctx workflow.Context) {
 	ctx = workflow.WithActivityOptions(ctx, tellOptions)
-	for n := 1; ; n++ {
+	for {
 		if err := workflow.Await(ctx, func() bool { return len(c.tells) > 0 }); err != nil {
 			return
 		}
 		t := c.tells[0]
 		if len(t.names) > 0 {
 			req := jobs.TellJobsRequest{Collection: c.ledger.Key(), Jobs: t.names, Change: t.change,
-				UpdateID: fmt.Sprintf("%s.%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, n)}
+				UpdateID: fmt.Sprintf("%s.%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, t.n)}
 			if err := workflow.ExecuteActivity(ctx, acts.TellJobs, req).Get(ctx, nil); err != nil {
 				// It is retried until it succeeds: only the end of the run
 				// cancels it.
@@ -322,5 +344,10 @@ func (c *collection) sendTells(ctx workflow.Context) {
 		}
 		c.tells = c.tells[1:]
 		t.done.Set(nil, nil)
+		if t.awaited {
+			if err := workflow.UpsertMemo(ctx, map[string]any{jobs.MemoTold: t.n}); err != nil {
+				workflow.GetLogger(ctx).Error("upsert the operations' end", "error", err)
+			}
+		}
 	}
 }

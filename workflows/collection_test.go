@@ -22,9 +22,11 @@ import (
 
 // TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait: a PUT that
 // disables a collection of three jobs answers before they are told, and
-// an enable sent with it waits its turn: each job hears the disable, then
-// the enable, then the DELETE. Enable and DELETE end only once every job
-// is told (the API answers 202 until then).
+// so does an enable sent with it, naming the message to its jobs it waits
+// for, which waits its turn: each job hears the disable, then the enable,
+// then the DELETE. The enable's message, once delivered, is written to the
+// memo, where the API reads the operation's end (the API answers 202
+// until then); the DELETE ends only once every job is told.
 func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
 	env := newEnv(t)
 	worker.Register(env, &activities.Activities{})
@@ -47,11 +49,22 @@ func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
 			}
 			return nil
 		})
+	env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
+		if told, ok := args.Get(0).(map[string]any)[jobs.MemoTold]; ok {
+			record(fmt.Sprintf("told %v", told))
+		}
+	}).Return(nil)
 	answered := func(name string) *testsuite.TestUpdateCallback {
 		return &testsuite.TestUpdateCallback{
-			OnReject:   func(err error) { t.Errorf("%s rejected: %v", name, err) },
-			OnAccept:   func() {},
-			OnComplete: func(_ any, err error) { require.NoError(t, err, name); record(name + " answered") },
+			OnReject: func(err error) { t.Errorf("%s rejected: %v", name, err) },
+			OnAccept: func() {},
+			OnComplete: func(res any, err error) {
+				require.NoError(t, err, name)
+				if op, ok := res.(jobs.OperationResult); ok {
+					name = fmt.Sprintf("%s (message %d)", name, op.Tell)
+				}
+				record(name + " answered")
+			},
 		}
 	}
 	coll := jobs.Collection{}
@@ -70,9 +83,9 @@ func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
-	require.Equal(t, "put answered", log[0], "the PUT answers before its jobs are told: %q", log)
-	rest := log[1:]
-	for i, phase := range []struct{ signal, answer string }{{"disabled", ""}, {"enabled", "enable answered"}, {"deleted", "delete answered"}} {
+	require.Equal(t, []string{"put answered", "enable (message 2) answered"}, log[:2], "neither waits for its jobs: %q", log)
+	rest := log[2:]
+	for i, phase := range []struct{ signal, then string }{{"disabled", ""}, {"enabled", "told 2"}, {"deleted", "delete answered"}} {
 		got := rest[:3]
 		var want []string
 		for _, j := range []string{"a", "b", "c"} {
@@ -81,8 +94,8 @@ func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
 		slices.Sort(got)
 		require.Equal(t, want, got, "step %d: each job hears it, after the step before: %q", i, log)
 		rest = rest[3:]
-		if phase.answer != "" {
-			require.Equal(t, phase.answer, rest[0], fmt.Sprintf("it ends once they are told: %q", log))
+		if phase.then != "" {
+			require.Equal(t, phase.then, rest[0], fmt.Sprintf("it ends once they are told: %q", log))
 			rest = rest[1:]
 		}
 	}

@@ -13,6 +13,7 @@ import (
 type applied struct {
 	collectionstate.Outcome
 	told workflow.Future // SetState, Delete: set once every job is told
+	tell int             // SetState, Delete: the number of that message (collection.tells)
 	held workflow.Future // Delete: set once every reserved name is held
 	err  error           // Define, SetState: the upsert of the state's search attribute failed
 }
@@ -30,7 +31,7 @@ func (c *collection) apply(ctx workflow.Context, e collectionstate.Edit) applied
 		case collectionstate.Publish:
 			c.publish(ctx, f.View)
 		case collectionstate.Tell:
-			a.told = c.tellJobs(ctx, f.Names, f.Change)
+			a.tell, a.told = c.tellJobs(ctx, f.Names, f.Change)
 		case collectionstate.UpsertState:
 			a.err = workflow.UpsertTypedSearchAttributes(ctx, jobs.AttrState.ValueSet(f.State))
 		case collectionstate.Hold:

@@ -28,4 +28,10 @@ const (
 	// one-time job's run most often), and its collection's disable and
 	// enable hold and free them: a final job refused every re-run.
 	versionFinishedReruns = "2026-11-28-finished-reruns"
+	// A collection's enable and disable answer in the workflow task that
+	// takes them, with the message to the jobs the operation waits for
+	// (jobs.OperationResult), instead of once every job is told: until
+	// then each held one of the updates Temporal lets a workflow have in
+	// flight.
+	versionOperationsAnswerAtOnce = "2026-11-28-operations-answer-at-once"
 )
