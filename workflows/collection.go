@@ -13,6 +13,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -75,13 +76,15 @@ type collection struct {
 	leaseEdits int
 }
 
-// tell is the run's message n, one change to tell the jobs named; done is
-// set once each shows it (or its workflow has ended). An operation waits
-// for it when awaited: its delivery is written to the memo (MemoTold).
+// tell is the run's message n, one change to tell the jobs named; told is
+// set (through done) once each shows it, or its workflow has ended. An
+// operation waits for it when awaited: its delivery is written to the
+// memo (MemoTold).
 type tell struct {
 	n       int
 	names   []string
 	change  jobs.CollectionChange
+	told    workflow.Future
 	done    workflow.Settable
 	awaited bool
 }
@@ -303,11 +306,23 @@ func (c *collection) delete(ctx workflow.Context, _ jobs.DeleteCollectionRequest
 
 // tellJobs queues change for the jobs named (a collectionstate.Tell's own
 // names), behind the changes queued before it, and returns its number and
-// a future set once each job shows it.
+// a future set once each job shows it. A change of state or terms queued
+// behind another that is not yet on its way takes its place, to the jobs
+// either names: a job needs the collection's newest state and terms, not
+// each one it went through, and a client that disables and enables a big
+// collection again and again while its jobs are told queues one message,
+// not one a job an operation.
 func (c *collection) tellJobs(ctx workflow.Context, names []string, change jobs.CollectionChange) (int, workflow.Future) {
+	merge := workflow.GetVersion(ctx, versionMergedTells, workflow.DefaultVersion, 1) != workflow.DefaultVersion
+	if last := len(c.tells) - 1; merge && last > 0 && !change.Deleted && !c.tells[last].change.Deleted {
+		t := c.tells[last]
+		t.names = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(t.names), names...))))
+		t.change = change
+		return t.n, t.told
+	}
 	f, done := workflow.NewFuture(ctx)
 	c.queued++
-	c.tells = append(c.tells, &tell{n: c.queued, names: names, change: change, done: done})
+	c.tells = append(c.tells, &tell{n: c.queued, names: names, change: change, told: f, done: done})
 	return c.queued, f
 }
 

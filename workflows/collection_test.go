@@ -102,6 +102,65 @@ func TestACollectionTellsItsJobsInOrderAndAPutDoesNotWait(t *testing.T) {
 	require.Empty(t, rest)
 }
 
+// TestACollectionsChangesWaitingToBeToldMerge: operations that come while
+// the jobs are told a change queue one message behind it, the newest
+// state, which every job hears after the first; each operation answers at
+// once, naming the message whose delivery ends it. A DELETE is never
+// merged.
+func TestACollectionsChangesWaitingToBeToldMerge(t *testing.T) {
+	env := newEnv(t)
+	worker.Register(env, &activities.Activities{})
+	var log []string
+	env.OnActivity(acts.TellJobs, mock.Anything, mock.Anything).After(time.Minute).Return(
+		func(_ context.Context, req jobs.TellJobsRequest) error {
+			what := strings.ToLower(string(req.Change.State))
+			if req.Change.Deleted {
+				what = "deleted"
+			}
+			log = append(log, fmt.Sprintf("%s %q", what, req.Jobs))
+			return nil
+		})
+	env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
+		if told, ok := args.Get(0).(map[string]any)[jobs.MemoTold]; ok {
+			log = append(log, fmt.Sprintf("told %v", told))
+		}
+	}).Return(nil)
+	operation := func(name string, update string, arg any) {
+		env.UpdateWorkflow(update, name, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("%s rejected: %v", name, err) },
+			OnAccept: func() {},
+			OnComplete: func(res any, err error) {
+				require.NoError(t, err, name)
+				op, _ := res.(jobs.OperationResult)
+				log = append(log, fmt.Sprintf("%s answered (message %d)", name, op.Tell))
+			},
+		}, arg)
+	}
+	state := func(name, state string) {
+		operation(name, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: state})
+	}
+	env.RegisterDelayedCallback(func() { state("disable 1", jobs.CollectionDisabled) }, time.Second)
+	env.RegisterDelayedCallback(func() {
+		state("enable 1", jobs.CollectionEnabled)
+		state("disable 2", jobs.CollectionDisabled)
+		state("enable 2", jobs.CollectionEnabled)
+		operation("delete", jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{})
+	}, 2*time.Second)
+	coll := jobs.Collection{}
+	require.NoError(t, coll.Accept(key.CollectionKey()))
+	env.ExecuteWorkflow(jobs.CollectionWorkflowName, jobs.CollectionInput{Key: key.CollectionKey(), Collection: &coll,
+		Jobs: []string{"a", "b", "c"}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Equal(t, []string{
+		"disable 1 answered (message 1)",
+		"enable 1 answered (message 2)", "disable 2 answered (message 2)", "enable 2 answered (message 2)",
+		`disabled ["a" "b" "c"]`, "told 1",
+		`enabled ["a" "b" "c"]`, "told 2",
+		`deleted ["a" "b" "c"]`, "delete answered (message 0)",
+	}, log)
+}
+
 // TestACollectionKeepsItsJobsNamesInItsMemo: the API lists a collection's
 // jobs from the names in its memo, spread over keys so that an admission
 // rewrites a few of them. Each key holds its names sorted; a job that

@@ -34,4 +34,8 @@ const (
 	// then each held one of the updates Temporal lets a workflow have in
 	// flight.
 	versionOperationsAnswerAtOnce = "2026-11-28-operations-answer-at-once"
+	// A collection's change of state or terms queued behind another not
+	// yet on its way to the jobs takes its place (collection.tellJobs):
+	// each operation queued a message to every job.
+	versionMergedTells = "2026-11-28-merged-tells"
 )
