@@ -316,7 +316,9 @@ func (c *collection) tellJobs(ctx workflow.Context, names []string, change jobs.
 	merge := workflow.GetVersion(ctx, versionMergedTells, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 	if last := len(c.tells) - 1; merge && last > 0 && !change.Deleted && !c.tells[last].change.Deleted {
 		t := c.tells[last]
-		t.names = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(t.names), names...))))
+		merged := append(slices.Clone(t.names), names...)
+		slices.Sort(merged)
+		t.names = slices.Compact(merged)
 		t.change = change
 		return t.n, t.told
 	}
