@@ -16,6 +16,7 @@ import (
 
 	"github.com/recurhq/recur/api"
 	"github.com/recurhq/recur/internal/recurtest"
+	"github.com/recurhq/recur/jobs"
 )
 
 // TestLongCollectionOperationsAnswerBehindTheirLocation: a collection's
@@ -130,13 +131,14 @@ func TestCollectionOperationsAnswerWhileTheirJobsWaitToBeTold(t *testing.T) {
 	res = a.do(t, http.MethodPut, collectionPath+"/jobs/j1", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
 	require.Equal(t, http.StatusCreated, res.status, string(res.body))
 
-	// The worker's client holds every update to a job (TellJobs) until
+	// The worker's client holds every update to the job (TellJobs) until
 	// release.
+	job := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "j1"}.JobWorkflowID()
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	held := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if u, ok := req.(*workflowservice.UpdateWorkflowExecutionRequest); ok && strings.HasPrefix(u.GetWorkflowExecution().GetWorkflowId(), "job:") {
+		if u, ok := req.(*workflowservice.UpdateWorkflowExecutionRequest); ok && u.GetWorkflowExecution().GetWorkflowId() == job {
 			select {
 			case <-release:
 			case <-ctx.Done():
