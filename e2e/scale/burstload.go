@@ -108,7 +108,8 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 	lctx, cancel := context.WithDeadline(ctx, started.Add(s.cfg.burstLoad))
 	defer cancel()
 	log.Printf("%s: load during the burst: %d workers for up to %s", s.subject.name(), s.cfg.concurrency, s.cfg.burstLoad)
-	var group sync.Mutex // one collection's disable at a time
+	var group sync.Mutex    // one collection's disable at a time
+	var groupNext time.Time // the earliest start of the next (-group-every)
 	each(lctx, s.cfg.concurrency, 0, s.cfg.concurrency, func(worker int) {
 		mine := worker * writesPerWorker
 		for turn := 0; lctx.Err() == nil; turn++ {
@@ -149,6 +150,11 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 				if !group.TryLock() {
 					continue
 				}
+				if time.Now().Before(groupNext) {
+					group.Unlock()
+					continue
+				}
+				groupNext = time.Now().Add(s.cfg.groupEvery)
 				if record(op, func() error { return w.disableGroup(lctx, true) }) {
 					record(op, func() error { return w.disableGroup(lctx, false) })
 				}

@@ -38,6 +38,7 @@ type config struct {
 	burstAt     string
 	load        time.Duration
 	burstLoad   time.Duration
+	groupEvery  time.Duration
 	idle        time.Duration
 	idleAfter   time.Duration
 	grace       time.Duration
@@ -56,6 +57,7 @@ func main() {
 	flag.StringVar(&c.burstAt, "burst-at", "", "RFC 3339 `time` at which all jobs fall due; by default chosen from the rate of the first 200 PUTs")
 	flag.DurationVar(&c.load, "load", 30*time.Second, "how long the API is loaded while the jobs are idle")
 	flag.DurationVar(&c.burstLoad, "burst-load", 3*time.Minute, "how long the API is loaded from the burst time, cut when every item has been delivered (writes to items of their own, reads of the burst's; see burstMix; 0: not loaded)")
+	flag.DurationVar(&c.groupEvery, "group-every", 0, "during the burst, start a collection's disable at most once in this `duration` (0: as soon as the last one's enable has answered)")
 	flag.DurationVar(&c.idle, "idle", 20*time.Second, "pause after the load, with nothing due, over which every process's CPU is measured, before recur's memory is read")
 	flag.DurationVar(&c.idleAfter, "idle-after", 2*time.Minute, "how long every process's CPU and PostgreSQL's writes are measured, a minute after the burst, with every item waiting for its next occurrence an hour after the burst time (0: not measured)")
 	flag.DurationVar(&c.grace, "grace", 10*time.Minute, "how long after the burst time a job's occurrence may arrive before it counts as missed")
