@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,6 +18,7 @@ import (
 // burst is delivered. A DELETE is followed by the PUT that creates the
 // item again (weight 0: it is never picked alone), a PATCH and a
 // collection's disable by the write that undoes them, each timed apart.
+// The floor's signal is in the mix with -floor only (phase.burstMix).
 var burstMix = []weighted{
 	{"get", 2},
 	{"list (first page)", 2},
@@ -28,6 +30,7 @@ var burstMix = []weighted{
 	{"PUT (create after the DELETE)", 0},
 	{"run now", 2},
 	{"collection disable, then enable", 1},
+	{"signal to an unpolled workflow (-floor)", 0},
 }
 
 // The indexes in burstMix of the operations the loop treats apart.
@@ -35,7 +38,18 @@ const (
 	opDelete   = 6
 	opRecreate = 7
 	opDisable  = 9
+	opFloor    = 10
 )
+
+// burstMix is the mix the phase sends: burstMix, with the floor's signals
+// if it measures the floor.
+func (s *phase) burstMix() []weighted {
+	mix := slices.Clone(burstMix)
+	if s.floor != nil {
+		mix[opFloor].weight = 1
+	}
+	return mix
+}
 
 // writesPerWorker is how many items each worker of the burst's load
 // writes to, in turn: its own, so that no two writes race on one item.
@@ -83,6 +97,11 @@ func (s *phase) prepareWrites(ctx context.Context) error {
 	if err := s.subject.(burstWriter).prepareWrites(ctx, n, s.writesStart()); err != nil {
 		return err
 	}
+	if s.floor != nil {
+		if err := s.floor.start(ctx, n); err != nil {
+			return err
+		}
+	}
 	log.Printf("%s: created the items for the writes during the burst (%d and a collection's) in %s", s.subject.name(), n, time.Since(started).Round(time.Millisecond))
 	return nil
 }
@@ -104,6 +123,7 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 		return r
 	}
 	w := s.subject.(burstWriter)
+	mix := s.burstMix()
 	started := time.Now()
 	lctx, cancel := context.WithDeadline(ctx, started.Add(s.cfg.burstLoad))
 	defer cancel()
@@ -113,7 +133,7 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 	each(lctx, s.cfg.concurrency, 0, s.cfg.concurrency, func(worker int) {
 		mine := worker * writesPerWorker
 		for turn := 0; lctx.Err() == nil; turn++ {
-			op := pick(burstMix)
+			op := pick(mix)
 			k := mine + turn%writesPerWorker
 			i := created[rand.IntN(len(created))]
 			record := func(op int, do func() error) bool {
@@ -159,6 +179,8 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 					record(op, func() error { return w.disableGroup(lctx, false) })
 				}
 				group.Unlock()
+			case opFloor:
+				record(op, func() error { return s.floor.signal(lctx, k) })
 			}
 		}
 	})

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/recurhq/recur/internal/peer"
 	"github.com/recurhq/recur/internal/recurproc"
 )
@@ -47,6 +49,7 @@ type config struct {
 	bin         string
 	phases      string
 	settle      time.Duration
+	floor       bool
 	cluster     recurproc.ClusterFlags
 }
 
@@ -66,6 +69,7 @@ func main() {
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's heap profiles (baseline and idle) in")
 	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run, in this order: recur (recur's jobs), peer (native Schedules) or both")
 	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase (the last phase deletes nothing)")
+	flag.BoolVar(&c.floor, "floor", false, "during the burst, also signal workflows no worker polls (1 request in 15): the least a durable write costs on the server at that moment")
 	c.cluster.Register(flag.CommandLine)
 	flag.Parse()
 	if c.jobs < 1 || c.concurrency < 1 || c.grace <= 0 {
@@ -92,6 +96,7 @@ type phase struct {
 	api     *api // recur's, also for its /metrics
 	sink    *sink
 	subject subject
+	floor   *floor    // with -floor
 	burst   time.Time // when every item falls due
 	created []bool    // which items were created with the burst time
 	last    bool      // no phase follows
@@ -158,14 +163,19 @@ func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.T
 	defer sink.close()
 	a := newAPI(d.API, c.concurrency)
 	p := &phase{cfg: c, dep: d, api: a, sink: sink, burst: burst, last: last}
-	if name == "recur" {
-		p.subject = &recurJobs{api: a, sink: sink}
-	} else {
-		tc, err := peer.Dial(ctx, d.Temporal, d.Namespace)
-		if err != nil {
+	var tc client.Client
+	if name != "recur" || c.floor {
+		if tc, err = peer.Dial(ctx, d.Temporal, d.Namespace); err != nil {
 			return nil, err
 		}
 		defer tc.Close()
+	}
+	if c.floor {
+		p.floor = &floor{temporal: tc}
+	}
+	if name == "recur" {
+		p.subject = &recurJobs{api: a, sink: sink}
+	} else {
 		w, err := peer.StartWorker(tc)
 		if err != nil {
 			return nil, err

@@ -180,6 +180,9 @@ func (r *results) printBurst(row rowFunc) {
 		return "ran " + round(p.burst.load.ran).String()
 	})
 	for i, m := range burstMix {
+		if i == opFloor && !r.cfg.floor {
+			continue
+		}
 		row(m.name, func(p *phaseResult) string {
 			op := p.burst.load.ops[i]
 			if op.count() == 0 {
