@@ -18,7 +18,7 @@ import (
 // burst is delivered. A DELETE is followed by the PUT that creates the
 // item again (weight 0: it is never picked alone), a PATCH and a
 // collection's disable by the write that undoes them, each timed apart.
-// The floor's signal is in the mix with -floor only (phase.burstMix).
+// The floor's signal is in the mix with -floor only (phase.mixDuringBurst).
 var burstMix = []weighted{
 	{"get", 2},
 	{"list (first page)", 2},
@@ -41,9 +41,9 @@ const (
 	opFloor    = 10
 )
 
-// burstMix is the mix the phase sends: burstMix, with the floor's signals
+// mixDuringBurst is the mix the phase sends: burstMix, with the floor's signals
 // if it measures the floor.
-func (s *phase) burstMix() []weighted {
+func (s *phase) mixDuringBurst() []weighted {
 	mix := slices.Clone(burstMix)
 	if s.floor != nil {
 		mix[opFloor].weight = 1
@@ -123,7 +123,7 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 		return r
 	}
 	w := s.subject.(burstWriter)
-	mix := s.burstMix()
+	mix := s.mixDuringBurst()
 	started := time.Now()
 	lctx, cancel := context.WithDeadline(ctx, started.Add(s.cfg.burstLoad))
 	defer cancel()
