@@ -11,14 +11,15 @@ import (
 )
 
 // The operations sent while the burst runs, and how many of every 14
-// requests each one is. Reads go to the burst's items; writes go to items
+// requests (16 with -floor) each one is. Reads go to the burst's items; writes go to items
 // of their own (writesPerWorker for each worker, and for recur a
 // collection of its own to disable and enable), due a day later, so that
 // the burst's count stays exact: what a user does to other jobs while a
 // burst is delivered. A DELETE is followed by the PUT that creates the
 // item again (weight 0: it is never picked alone), a PATCH and a
 // collection's disable by the write that undoes them, each timed apart.
-// The floor's signal is in the mix with -floor only (phase.mixDuringBurst).
+// The floor's signal and update are in the mix with -floor only
+// (phase.mixDuringBurst).
 var burstMix = []weighted{
 	{"get", 2},
 	{"list (first page)", 2},
@@ -31,6 +32,7 @@ var burstMix = []weighted{
 	{"run now", 2},
 	{"collection disable, then enable", 1},
 	{"signal to an unpolled workflow (-floor)", 0},
+	{"update to an idle worker's workflow (-floor)", 0},
 }
 
 // The indexes in burstMix of the operations the loop treats apart.
@@ -39,14 +41,16 @@ const (
 	opRecreate = 7
 	opDisable  = 9
 	opFloor    = 10
+	opUpdate   = 11
 )
 
 // mixDuringBurst is the mix the phase sends: burstMix, with the floor's signals
-// if it measures the floor.
+// and updates if it measures the floor.
 func (s *phase) mixDuringBurst() []weighted {
 	mix := slices.Clone(burstMix)
 	if s.floor != nil {
 		mix[opFloor].weight = 1
+		mix[opUpdate].weight = 1
 	}
 	return mix
 }
@@ -181,6 +185,8 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 				group.Unlock()
 			case opFloor:
 				record(op, func() error { return s.floor.signal(lctx, k) })
+			case opUpdate:
+				record(op, func() error { return s.floor.update(lctx, k) })
 			}
 		}
 	})

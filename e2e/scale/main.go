@@ -69,7 +69,7 @@ func main() {
 	flag.StringVar(&c.profile, "profile", "", "`directory` to save recur's heap profiles (baseline and idle) in")
 	flag.StringVar(&c.phases, "phases", "recur,peer", "phases to run, in this order: recur (recur's jobs), peer (native Schedules) or both")
 	flag.DurationVar(&c.settle, "settle", time.Minute, "pause after a phase's deletions, before the next phase (the last phase deletes nothing)")
-	flag.BoolVar(&c.floor, "floor", false, "during the burst, also signal workflows no worker polls (1 request in 15): the least a durable write costs on the server at that moment")
+	flag.BoolVar(&c.floor, "floor", false, "during the burst, also signal workflows no worker polls and update workflows of an idle worker of this process (1 request in 16 each): the least a durable write and an update cost on the server at that moment")
 	c.cluster.Register(flag.CommandLine)
 	flag.Parse()
 	if c.jobs < 1 || c.concurrency < 1 || c.grace <= 0 {
@@ -172,6 +172,7 @@ func runPhase(ctx context.Context, c config, name, bin, dir string, burst time.T
 	}
 	if c.floor {
 		p.floor = &floor{temporal: tc}
+		defer p.floor.close()
 	}
 	if name == "recur" {
 		p.subject = &recurJobs{api: a, sink: sink}

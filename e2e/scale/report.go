@@ -180,7 +180,7 @@ func (r *results) printBurst(row rowFunc) {
 		return "ran " + round(p.burst.load.ran).String()
 	})
 	for i, m := range burstMix {
-		if i == opFloor && !r.cfg.floor {
+		if (i == opFloor || i == opUpdate) && !r.cfg.floor {
 			continue
 		}
 		row(m.name, func(p *phaseResult) string {
