@@ -38,4 +38,9 @@ const (
 	// yet on its way to the jobs takes its place (collection.tellJobs):
 	// each operation queued a message to every job.
 	versionMergedTells = "2026-11-28-merged-tells"
+	// A message's handler that runs once the loop's wake-up has come, before
+	// the loop acted on it, has the machine act on what fell due first
+	// (job.dueFirst): a PUT taken in the task that held an occurrence's
+	// timer planned past the occurrence, which was never run nor counted.
+	versionDueFirst = "2026-11-29-due-first"
 )
