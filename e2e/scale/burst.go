@@ -77,8 +77,24 @@ func (s *phase) measureBurst(ctx context.Context, expected int) *burstResult {
 	r.missed = max(0, expected-len(r.late))
 	if r.missed > 0 {
 		r.allBy = -1
+		log.Printf("%s: burst: missing, the first of them by item: %v", s.subject.name(), missingItems(first, s.created, deadline, 20))
 	}
 	return r
+}
+
+// missingItems returns the first at most n items created whose first
+// arrival was none, or after deadline: what to look at in the server.
+func missingItems(first []time.Time, created []bool, deadline time.Time, n int) []int {
+	var out []int
+	for i, t := range first {
+		if len(out) == n {
+			break
+		}
+		if created[i] && (t.IsZero() || t.After(deadline)) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // allDelivered says when the last job's first occurrence arrived.
