@@ -50,8 +50,9 @@ func TestAnOccurrenceDueBeforeARedefinitionIsTakenRuns(t *testing.T) {
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		status, body := s.do(t, http.MethodPut, name, define(map[string]any{"minutes": []int{(start.Minute() + 30) % 60}}))
-		answered <- answer{status, body}
+		var a answer
+		defer func() { answered <- a }() // also when s.do fails the test
+		a.status, a.body = s.do(t, http.MethodPut, name, define(map[string]any{"minutes": []int{(start.Minute() + 30) % 60}}))
 	}()
 	time.Sleep(2 * time.Second) // the PUT waits for a worker
 	w, err := s.recur.StartWorker(s.temporal.GetDefaultClient())

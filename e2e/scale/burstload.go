@@ -11,13 +11,13 @@ import (
 )
 
 // The operations sent while the burst runs, and how many of every 14
-// requests (16 with -floor) each one is. Reads go to the burst's items; writes go to items
-// of their own (writesPerWorker for each worker, and for recur a
-// collection of its own to disable and enable), due a day later, so that
-// the burst's count stays exact: what a user does to other jobs while a
-// burst is delivered. A DELETE is followed by the PUT that creates the
-// item again (weight 0: it is never picked alone), a PATCH and a
-// collection's disable by the write that undoes them, each timed apart.
+// requests (16 with -floor) each one is. Reads go to the burst's items;
+// writes go to items of their own (writesPerWorker for each worker, and
+// for recur a collection of its own to disable and enable), due a day
+// later, so that the burst's count stays exact: what a user does to other
+// jobs while a burst is delivered. A DELETE is followed by the PUT that
+// creates the item again (weight 0: it is never picked alone), a PATCH and
+// a collection's disable by the write that undoes them, each timed apart.
 // The floor's signal and update are in the mix with -floor only
 // (phase.mixDuringBurst).
 var burstMix = []weighted{
