@@ -18,8 +18,8 @@ import (
 // the job has the timer fired and the PUT, as a task that waited behind a
 // burst has. The occurrence, due before the PUT was accepted, runs under
 // the definition it fell due in, once; the new schedule plans from the PUT
-// on. The PUT's handler ran before the loop saw the timer, and the
-// redefinition planned past the occurrence, which was never run nor
+// on. The SDK may run the PUT's handler before the loop sees the timer: a
+// redefinition taken first plans past the occurrence, neither run nor
 // counted.
 func TestAnOccurrenceDueBeforeARedefinitionIsTakenRuns(t *testing.T) {
 	s := newStack(t)

@@ -32,21 +32,32 @@ func wire(e *jobs.Error) error {
 // loop has not yet acted on it (dueFirst): what fell due before the
 // message was taken is done under the definition it fell due in.
 func (j *job) event(ctx workflow.Context, e lifecycle.Event) error {
-	if j.dueFirst(ctx, e) {
-		if _, err := j.step(ctx); err != nil {
-			return err
-		}
+	if err := j.catchUp(ctx, e); err != nil {
+		return err
 	}
 	_, err := j.apply(ctx, e)
+	return err
+}
+
+// catchUp has the machine act on what fell due before a message's event e
+// when dueFirst says so. A handler whose refusals depend on the job's
+// state (a redefinition's: the job completed, its ETag) catches up before
+// it checks them; event finds nothing more due then.
+func (j *job) catchUp(ctx workflow.Context, e lifecycle.Event) error {
+	if !j.dueFirst(ctx, e) {
+		return nil
+	}
+	_, err := j.step(ctx)
 	return err
 }
 
 // dueFirst reports whether the loop's wake-up has come while a message's
 // handler runs: a workflow task that came late, behind a burst, holds the
 // timer's firing and the message, and the SDK may run the handler before
-// the loop sees the timer. A redefinition then planned past the
-// occurrence due, which was never run nor counted. A DELETE is taken as
-// it comes: nothing more reaches the targets of a job that is gone.
+// the loop sees the timer: a redefinition taken first would plan past
+// the occurrence due, which would be neither run nor counted. A DELETE is
+// taken as it comes: nothing more reaches the targets of a job that is
+// gone.
 func (j *job) dueFirst(ctx workflow.Context, e lifecycle.Event) bool {
 	if _, deleted := e.(lifecycle.Deleted); deleted || j.timer.fired == nil {
 		return false
@@ -282,7 +293,11 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 	if err != nil {
 		return jobs.PutJobResult{}, err
 	}
-	// The job may have changed while its collection answered.
+	if err := j.catchUp(ctx, lifecycle.Defined{}); err != nil {
+		return jobs.PutJobResult{}, err
+	}
+	// The job may have changed while its collection answered, or as it
+	// caught up.
 	if err := j.m.Exists(); err != nil {
 		return jobs.PutJobResult{}, wire(err)
 	}
