@@ -42,7 +42,7 @@ func (j *job) event(ctx workflow.Context, e lifecycle.Event) error {
 // catchUp has the machine act on what fell due before a message's event e
 // when dueFirst says so. A handler whose refusals depend on the job's
 // state (a redefinition's: the job completed, its ETag) catches up before
-// it checks them; event finds nothing more due then.
+// it checks them, then applies its event without event's catching up.
 func (j *job) catchUp(ctx workflow.Context, e lifecycle.Event) error {
 	if !j.dueFirst(ctx, e) {
 		return nil
@@ -310,7 +310,8 @@ func (j *job) redefine(ctx workflow.Context, def jobs.Job, p jobs.Preconditions,
 		return jobs.PutJobResult{}, err
 	}
 	created := j.state() == nil
-	if err := j.event(ctx, lifecycle.Defined{Job: def, At: creationTime(ctx), CollectionDisabled: collectionDisabled}); err != nil {
+	// Caught up above: the event applies as it is.
+	if _, err := j.apply(ctx, lifecycle.Defined{Job: def, At: creationTime(ctx), CollectionDisabled: collectionDisabled}); err != nil {
 		return jobs.PutJobResult{}, err
 	}
 	return jobs.PutJobResult{Job: j.m.View(), Created: created}, nil
