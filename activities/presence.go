@@ -71,9 +71,11 @@ func (a *Activities) HoldReservedNames(ctx context.Context, req jobs.HoldRequest
 			StaticSummary:            "Job `" + k.JobID() + "`, deleted with its collection before its PUT arrived.",
 		}
 		return untilReady(ctx, func() error {
-			h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-				StartWorkflowOperation: c.NewWithStartWorkflowOperation(start, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
-				UpdateOptions:          update,
+			h, err := jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+				return c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+					StartWorkflowOperation: c.NewWithStartWorkflowOperation(start, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
+					UpdateOptions:          update,
+				})
 			})
 			if err == nil {
 				err = h.Get(ctx, nil)

@@ -83,7 +83,9 @@ func tellJob(ctx context.Context, c client.Client, workflowID string, req jobs.T
 		UpdateName: jobs.UpdateCollectionChanged, Args: []any{req.Change},
 		WaitForStage: client.WorkflowUpdateStageCompleted}
 	err := untilReady(ctx, func() error {
-		h, err := c.UpdateWorkflow(ctx, opts)
+		h, err := jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+			return c.UpdateWorkflow(ctx, opts)
+		})
 		if err == nil {
 			err = h.Get(ctx, nil)
 		}

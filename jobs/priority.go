@@ -15,7 +15,8 @@ import (
 // activities/tell.go). Temporal's matching service hands out a task
 // queue's tasks by priority key, 1 first and 5 last (a workflow without
 // one is 3), and a workflow task's priority is its workflow's when the
-// task is made.
+// task is made: a change of the priority makes a task not yet started
+// again at the new one, but for an update's speculative task.
 const PriorityWrite = 1
 
 // SetPriority sets the priority key of workflowID's run (the current one

@@ -42,7 +42,9 @@ func (s *Store) CollectionOperation(ctx context.Context, k jobs.Key, name string
 		WaitForStage: client.WorkflowUpdateStageAccepted}
 	var h client.WorkflowUpdateHandle
 	if err := retrying(ctx, aborted, func() (err error) {
-		h, err = s.temporal.UpdateWorkflow(ctx, opts)
+		h, err = jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+			return s.temporal.UpdateWorkflow(ctx, opts)
+		})
 		return err
 	}); err != nil {
 		return "", false, notFoundAs(err, CollectionNamed(k))

@@ -98,9 +98,12 @@ func (s *Store) updateRemembered(ctx context.Context, opts client.UpdateWorkflow
 	return false, nil
 }
 
-// updateRun sends the update opts describe and waits for its result.
+// updateRun sends the update opts describe and waits for its result; the
+// caller's going away stops the wait, not the update (jobs.Send).
 func (s *Store) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
-	handle, err := s.temporal.UpdateWorkflow(ctx, opts)
+	handle, err := jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+		return s.temporal.UpdateWorkflow(ctx, opts)
+	})
 	if err != nil {
 		return err
 	}
@@ -194,9 +197,11 @@ func (s *Store) updateWithStartInto(ctx context.Context, start client.StartWorkf
 			return err
 		}
 		op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
-		handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-			StartWorkflowOperation: op,
-			UpdateOptions:          update,
+		handle, err := jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+			return s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+				StartWorkflowOperation: op,
+				UpdateOptions:          update,
+			})
 		})
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 	"google.golang.org/grpc"
 
@@ -45,6 +46,7 @@ type Stack struct {
 	// newActivities makes the activities of one worker process,
 	// configured as the stack's Config says.
 	newActivities func() *activities.Activities
+	stickyTimeout time.Duration // Config.StickyTimeout
 }
 
 // Config configures a stack.
@@ -79,6 +81,11 @@ type Config struct {
 	// MinInterval is the API's floor (api.Options.MinInterval); zero is
 	// jobs.DefaultMinInterval.
 	MinInterval time.Duration
+	// StickyTimeout is the workers' sticky schedule-to-start timeout
+	// (recur's --sticky-timeout); zero is the SDK's 5 s.
+	StickyTimeout time.Duration
+	// ServerOptions are passed on to the Temporal server.
+	ServerOptions []temporal.ServerOption
 }
 
 // Egress is the policy of a stack's outbound calls unless opts set
@@ -129,7 +136,7 @@ func StartWith(cfg Config) (*Stack, error) {
 		base.FailureConverter = codec.FailureConverter(base.DataConverter)
 		apiOpts.DataConverter, apiOpts.Codec = base.DataConverter, codec.Handler(cfg.Keys)
 	}
-	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(base))
+	ts := temporaltest.NewServer(temporaltest.WithBaseClientOptions(base), temporaltest.WithBaseServerOptions(cfg.ServerOptions...))
 	c := ts.GetDefaultClient()
 	apiOpts.Namespace = ts.GetDefaultNamespace()
 	plain := ts.NewClientWithOptions(client.Options{})
@@ -148,22 +155,22 @@ func StartWith(cfg Config) (*Stack, error) {
 		}
 		return acts
 	}
-	w, err := startWorker(c, newActivities())
+	w, err := startWorker(c, newActivities(), cfg.StickyTimeout)
 	if err != nil {
 		ts.Stop()
 		_ = set.Close()
 		return nil, fmt.Errorf("start the worker: %w", err)
 	}
 	return &Stack{Temporal: ts, API: httptest.NewServer(api.New(c, apiOpts)), Keys: cfg.Keys, Metrics: set,
-		worker: w, stopWorker: sync.OnceFunc(w.Stop), newActivities: newActivities}, nil
+		worker: w, stopWorker: sync.OnceFunc(w.Stop), newActivities: newActivities, stickyTimeout: cfg.StickyTimeout}, nil
 }
 
 // startWorker starts recur's worker with acts, as recur does (the worker of
 // jobs.TaskQueue and that of its process's attempts), with the panic
 // policy temporaltest gives its own workers, so that a workflow that
 // panics or turns non-deterministic fails at once.
-func startWorker(c client.Client, acts *activities.Activities) (worker.Worker, error) {
-	w := recurworker.New(c, acts, worker.Options{WorkflowPanicPolicy: worker.FailWorkflow})
+func startWorker(c client.Client, acts *activities.Activities, stickyTimeout time.Duration) (worker.Worker, error) {
+	w := recurworker.New(c, acts, worker.Options{WorkflowPanicPolicy: worker.FailWorkflow, StickyScheduleToStartTimeout: stickyTimeout})
 	return w, w.Start()
 }
 
@@ -179,7 +186,7 @@ func (s *Stack) StopWorkers() {
 // proxy it can cut, gets a worker it can lose. The caller stops it; the
 // stack's Stop does not.
 func (s *Stack) StartWorker(c client.Client) (worker.Worker, error) {
-	return startWorker(c, s.newActivities())
+	return startWorker(c, s.newActivities(), s.stickyTimeout)
 }
 
 // Stop stops the API, the stack's worker and the server.

@@ -1,0 +1,56 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+type sendingKey struct{}
+
+func TestSendOutlivesTheCallersCancellationNotItsDeadline(t *testing.T) {
+	deadline := time.Now().Add(time.Hour)
+	caller, cancel := context.WithDeadline(context.WithValue(context.Background(), sendingKey{}, "v"), deadline)
+	sent := make(chan context.Context, 1)
+	release := make(chan struct{})
+	finished := make(chan error, 1)
+	go func() {
+		_, err := jobs.Send(caller, func(ctx context.Context) (int, error) {
+			sent <- ctx
+			<-release
+			finished <- ctx.Err()
+			return 1, nil
+		})
+		assert.ErrorIs(t, err, context.Canceled, "the caller stops waiting once it is canceled")
+		close(release)
+	}()
+	ctx := <-sent
+	got, ok := ctx.Deadline()
+	require.True(t, ok)
+	require.Equal(t, deadline, got)
+	require.Equal(t, "v", ctx.Value(sendingKey{}))
+	cancel()
+	require.NoError(t, <-finished, "the caller's cancellation ended the send")
+
+	v, err := jobs.Send(context.Background(), func(ctx context.Context) (int, error) {
+		got, ok := ctx.Deadline()
+		assert.True(t, ok, "a send for a caller with no deadline is bounded")
+		assert.WithinDuration(t, time.Now().Add(time.Minute), got, 5*time.Second)
+		return 2, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, v)
+
+	soon, cancelSoon := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancelSoon()
+	_, err = jobs.Send(soon, func(ctx context.Context) (int, error) {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the deadline ends the send")
+}
