@@ -70,17 +70,17 @@ func (a *Activities) HoldReservedNames(ctx context.Context, req jobs.HoldRequest
 			TypedSearchAttributes:    k.SearchAttributes(jobs.KindJob),
 			StaticSummary:            "Job `" + k.JobID() + "`, deleted with its collection before its PUT arrived.",
 		}
-		return untilReady(ctx, func() error {
-			h, err := jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
-				return c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		return jobs.Send(ctx, func(ctx context.Context) error {
+			return untilReady(ctx, func() error {
+				h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 					StartWorkflowOperation: c.NewWithStartWorkflowOperation(start, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
 					UpdateOptions:          update,
 				})
+				if err == nil {
+					err = h.Get(ctx, nil)
+				}
+				return err
 			})
-			if err == nil {
-				err = h.Get(ctx, nil)
-			}
-			return err
 		})
 	})
 }

@@ -82,14 +82,14 @@ func tellJob(ctx context.Context, c client.Client, workflowID string, req jobs.T
 	opts := client.UpdateWorkflowOptions{WorkflowID: workflowID, UpdateID: req.UpdateID,
 		UpdateName: jobs.UpdateCollectionChanged, Args: []any{req.Change},
 		WaitForStage: client.WorkflowUpdateStageCompleted}
-	err := untilReady(ctx, func() error {
-		h, err := jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
-			return c.UpdateWorkflow(ctx, opts)
+	err := jobs.Send(ctx, func(ctx context.Context) error {
+		return untilReady(ctx, func() error {
+			h, err := c.UpdateWorkflow(ctx, opts)
+			if err == nil {
+				err = h.Get(ctx, nil)
+			}
+			return err
 		})
-		if err == nil {
-			err = h.Get(ctx, nil)
-		}
-		return err
 	})
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {

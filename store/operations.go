@@ -32,20 +32,14 @@ func (s *Store) CollectionOperation(ctx context.Context, k jobs.Key, name string
 	if err := s.admissions.flush(ctx, s, k); err != nil {
 		return "", false, err
 	}
-	leave, err := s.updates.enter(ctx, id)
-	if err != nil {
-		return "", false, err
-	}
-	defer leave()
-	defer s.priority.raise(ctx, id)()
 	opts := client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name, Args: []any{arg},
 		WaitForStage: client.WorkflowUpdateStageAccepted}
 	var h client.WorkflowUpdateHandle
-	if err := retrying(ctx, aborted, func() (err error) {
-		h, err = jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
-			return s.temporal.UpdateWorkflow(ctx, opts)
+	if err := s.sending(ctx, id, func(ctx context.Context) error {
+		return retrying(ctx, aborted, func() (err error) {
+			h, err = s.temporal.UpdateWorkflow(ctx, opts)
+			return err
 		})
-		return err
 	}); err != nil {
 		return "", false, notFoundAs(err, CollectionNamed(k))
 	}

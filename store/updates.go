@@ -58,15 +58,28 @@ func (sem *updateSemaphore) enter(ctx context.Context, workflowID string) (leave
 
 // updateInto runs a named update and decodes its result into result.
 func (s *Store) updateInto(ctx context.Context, workflowID, name string, arg, result any) error {
+	opts := updateOptions(name, arg)
+	opts.WorkflowID = workflowID
+	return s.sending(ctx, workflowID, func(ctx context.Context) error {
+		return retrying(ctx, aborted, func() error { return s.updateRunning(ctx, opts, result) })
+	})
+}
+
+// sending waits for one of workflowID's update slots, then makes send,
+// the calls that send an update to it, at the raised priority of a
+// write (writePriority), in a context the caller's going away does not
+// end (jobs.Send): the slot and the raise are held until the calls end,
+// the caller gone or not, as the update is in flight until then.
+func (s *Store) sending(ctx context.Context, workflowID string, send func(context.Context) error) error {
 	leave, err := s.updates.enter(ctx, workflowID)
 	if err != nil {
 		return err
 	}
-	defer leave()
-	defer s.priority.raise(ctx, workflowID)()
-	opts := updateOptions(name, arg)
-	opts.WorkflowID = workflowID
-	return retrying(ctx, aborted, func() error { return s.updateRunning(ctx, opts, result) })
+	return jobs.Send(ctx, func(ctx context.Context) error {
+		defer leave()
+		defer s.priority.raise(ctx, workflowID)()
+		return send(ctx)
+	})
 }
 
 // updateRunning sends the update to the workflow's current run.
@@ -98,12 +111,9 @@ func (s *Store) updateRemembered(ctx context.Context, opts client.UpdateWorkflow
 	return false, nil
 }
 
-// updateRun sends the update opts describe and waits for its result; the
-// caller's going away stops the wait, not the update (jobs.Send).
+// updateRun sends the update opts describe and waits for its result.
 func (s *Store) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
-	handle, err := jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
-		return s.temporal.UpdateWorkflow(ctx, opts)
-	})
+	handle, err := s.temporal.UpdateWorkflow(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -182,30 +192,24 @@ func (s *Store) updateWithStart(ctx context.Context, start client.StartWorkflowO
 // run it last saw runs, it updates that run alone: update-with-start,
 // too, makes the history service read the current run.
 func (s *Store) updateWithStartInto(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, name string, arg, result any) error {
-	leave, err := s.updates.enter(ctx, start.ID)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	defer s.priority.raise(ctx, start.ID)()
 	start.TaskQueue = jobs.TaskQueue
 	start.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
 	update := updateOptions(name, arg)
 	update.WorkflowID = start.ID
-	return retrying(ctx, aborted, func() error {
-		if done, err := s.updateRemembered(ctx, update, result); done {
-			return err
-		}
-		op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
-		handle, err := jobs.Send(ctx, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
-			return s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+	return s.sending(ctx, start.ID, func(ctx context.Context) error {
+		return retrying(ctx, aborted, func() error {
+			if done, err := s.updateRemembered(ctx, update, result); done {
+				return err
+			}
+			op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
+			handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 				StartWorkflowOperation: op,
 				UpdateOptions:          update,
 			})
+			if err != nil {
+				return err
+			}
+			return s.updateResult(ctx, start.ID, handle, result)
 		})
-		if err != nil {
-			return err
-		}
-		return s.updateResult(ctx, start.ID, handle, result)
 	})
 }
