@@ -2,6 +2,7 @@ package recurproc
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -173,10 +174,11 @@ type ClusterFlags struct {
 	historyShards      int
 	shardIOConcurrency int
 	postgresSettings   map[string]string
+	dynamicConfig      map[string]any
 }
 
-// Register defines -cluster, -history-shards, -shard-io-concurrency and
-// -postgres.
+// Register defines -cluster, -history-shards, -shard-io-concurrency,
+// -postgres and -dynamic.
 func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
 	fs.IntVar(&f.historyShards, "history-shards", temporalcluster.DefaultHistoryShards, "with -cluster, the server's number of history shards")
@@ -192,6 +194,21 @@ func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 		f.postgresSettings[name] = value
 		return nil
 	})
+	fs.Func("dynamic", "with -cluster, a key=value of the Temporal server's dynamic config, unconstrained, e.g. matching.numTaskqueueReadPartitions=1; a value that reads as a number or a boolean is one (repeatable)", func(s string) error {
+		key, value, ok := strings.Cut(s, "=")
+		if !ok || key == "" {
+			return fmt.Errorf("%q is not key=value", s)
+		}
+		if f.dynamicConfig == nil {
+			f.dynamicConfig = map[string]any{}
+		}
+		var v any
+		if json.Unmarshal([]byte(value), &v) != nil {
+			v = value
+		}
+		f.dynamicConfig[key] = v
+		return nil
+	})
 }
 
 // On says whether the tool measures on a cluster.
@@ -205,5 +222,5 @@ func (f *ClusterFlags) Options() *temporalcluster.Options {
 	// Durable: PostgreSQL syncs its commits, as a production database does
 	// and as recur dev's SQLite does.
 	return &temporalcluster.Options{Durable: true, HistoryShards: f.historyShards, ShardIOConcurrency: f.shardIOConcurrency,
-		PostgresSettings: f.postgresSettings}
+		PostgresSettings: f.postgresSettings, DynamicConfig: f.dynamicConfig}
 }
