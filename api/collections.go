@@ -43,11 +43,11 @@ func (s *Server) patchCollection(ctx context.Context, c *gin.Context, k jobs.Key
 // enableCollection and disableCollection set the state of a collection
 // and of every job in it.
 func (s *Server) enableCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	return s.collectionOperation(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled})
+	return s.collectionOperation(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionEnabled, Deadline: jobs.DeadlineOf(ctx)})
 }
 
 func (s *Server) disableCollection(ctx context.Context, c *gin.Context, k jobs.Key) error {
-	return s.collectionOperation(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionDisabled})
+	return s.collectionOperation(ctx, c, k, jobs.UpdateCollectionState, jobs.CollectionStateRequest{State: jobs.CollectionDisabled, Deadline: jobs.DeadlineOf(ctx)})
 }
 
 // deleteCollection deletes a collection and its jobs. The collection's
@@ -58,5 +58,5 @@ func (s *Server) deleteCollection(ctx context.Context, c *gin.Context, k jobs.Ke
 	if err != nil {
 		return err
 	}
-	return s.collectionOperation(ctx, c, k, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: cond})
+	return s.collectionOperation(ctx, c, k, jobs.UpdateDeleteCollection, jobs.DeleteCollectionRequest{Preconditions: cond, Deadline: jobs.DeadlineOf(ctx)})
 }

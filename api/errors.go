@@ -46,6 +46,7 @@ var statusOf = map[string]int{
 	jobs.CodeConflict:           http.StatusConflict,
 	jobs.CodePreconditionFailed: http.StatusPreconditionFailed,
 	jobs.CodeBaseChanged:        http.StatusConflict,
+	jobs.CodeNotTaken:           http.StatusServiceUnavailable,
 }
 
 // errTemporalUnreachable answers requests while Temporal is known to be

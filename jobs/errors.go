@@ -30,6 +30,9 @@ const (
 	// target is the PUT's outcome (OutcomeUnchanged, or what a what-if
 	// PUT would do). The API answers it 200.
 	CodeNotWritten = "NotWritten"
+	// CodeNotTaken refuses a write its workflow took past its Deadline,
+	// after the API had answered 503 (which the API answers it too).
+	CodeNotTaken = "NotTaken"
 )
 
 // Error is a business error: what the API answers with a 4xx.
@@ -72,7 +75,7 @@ func (e *Error) ToApplicationError() error {
 var wireCodes = map[string]bool{
 	CodeInvalidName: true, CodeInvalidRequest: true, CodeNotFound: true, CodeCollectionMissing: true,
 	CodeQuotaExceeded: true, CodeNotSupported: true, CodeConflict: true, CodePreconditionFailed: true,
-	CodeBaseChanged: true, CodeNotWritten: true, CodeInvalidContent: true,
+	CodeBaseChanged: true, CodeNotWritten: true, CodeInvalidContent: true, CodeNotTaken: true,
 
 	recurrence.CodeInvalidJSON: true, recurrence.CodeInvalidDateTime: true, recurrence.CodeRequired: true,
 	recurrence.CodeInvalidValue: true, recurrence.CodeOutOfRange: true, recurrence.CodeNotAllowed: true,

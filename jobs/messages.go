@@ -65,6 +65,7 @@ const (
 type PutCollectionRequest struct {
 	Collection Collection
 	Preconditions
+	Deadline
 	Apply Apply `json:",omitempty"`
 }
 
@@ -295,6 +296,7 @@ type CollectionView struct {
 // in it.
 type CollectionStateRequest struct {
 	State string // CollectionEnabled or CollectionDisabled
+	Deadline
 }
 
 // OperationResult is what a collection's operation (UpdateCollectionState)
@@ -315,6 +317,7 @@ type OperationResult struct {
 // DeleteCollectionRequest deletes a collection and every job in it.
 type DeleteCollectionRequest struct {
 	Preconditions
+	Deadline
 }
 
 // CollectionChange is what a collection tells its jobs: a new state
@@ -451,6 +454,7 @@ const DefaultFinishedRetention = 60 * 24 * time.Hour
 type PutJobRequest struct {
 	Job Job
 	Preconditions
+	Deadline
 	Admission *Admission `json:",omitempty"`
 	Apply     Apply      `json:",omitempty"`
 }
@@ -466,6 +470,7 @@ type PatchJobRequest struct {
 	Patch json.RawMessage
 	Base  string
 	Preconditions
+	Deadline
 }
 
 // PutJobResult answers a PutJobRequest: the job as defined, and whether
@@ -478,6 +483,7 @@ type PutJobResult struct {
 // DeleteJobRequest deletes a job: its workflow ends.
 type DeleteJobRequest struct {
 	Preconditions
+	Deadline
 }
 
 // PreviewRequest asks a job for its next Count scheduled runs.
@@ -503,6 +509,7 @@ type BackfillRequest struct {
 	// subscription for. A job redefined since, whose range holds more,
 	// refuses the backfill.
 	Budget *int `json:"budget,omitempty"`
+	Deadline
 }
 
 // BackfillResult says how many occurrences a backfill queued, and when
@@ -526,12 +533,15 @@ const MaxQueuedBackfill = 10_000
 
 // RunNowRequest runs a job once, now, outside its schedule: it counts in
 // executionCount, not toward count.
-type RunNowRequest struct{}
+type RunNowRequest struct {
+	Deadline
+}
 
 // RerunRequest runs a failed occurrence again as it ran (recur's
 // extension): its action, its nominal time, its calls signed as its own.
 type RerunRequest struct {
 	Failure Failure
+	Deadline
 }
 
 // JobView is what the job query returns: the job with its status, or

@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -21,7 +23,7 @@ import (
 // and only the caller stops waiting for it. What send writes, the caller
 // may read once Send has returned nil. The deadline still ends the call:
 // it falls in that window only when it comes within the moment after the
-// update is sent.
+// update is sent. A panic of send is its error.
 func Send(ctx context.Context, send func(context.Context) error) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -29,6 +31,14 @@ func Send(ctx context.Context, send func(context.Context) error) error {
 	}
 	done := make(chan error, 1)
 	go func() {
+		defer func() {
+			// A panic here would end the process; in the caller's
+			// goroutine it was the caller's to recover (the API answers
+			// it 500).
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("sending an update panicked: %v\n%s", r, debug.Stack())
+			}
+		}()
 		sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		defer cancel()
 		done <- send(sctx)

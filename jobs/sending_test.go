@@ -56,3 +56,8 @@ func TestSendOutlivesTheCallersCancellationNotItsDeadline(t *testing.T) {
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the deadline ends the send")
 }
+
+func TestASendThatPanicsReturnsItsPanicAsItsError(t *testing.T) {
+	err := jobs.Send(context.Background(), func(context.Context) error { panic("boom") })
+	require.ErrorContains(t, err, "boom")
+}

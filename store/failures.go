@@ -41,7 +41,7 @@ func (s *Store) failures(ctx context.Context, k jobs.Key, want int) ([]jobs.Fail
 // Rerun asks the job's workflow to run failure f again, as it ran: the
 // job refuses it as it refuses a backfill (lifecycle.Rerunnable).
 func (s *Store) Rerun(ctx context.Context, k jobs.Key, f jobs.Failure) error {
-	return s.updateJob(ctx, k, jobs.UpdateRerun, jobs.RerunRequest{Failure: f})
+	return s.updateJob(ctx, k, jobs.UpdateRerun, jobs.RerunRequest{Failure: f, Deadline: jobs.DeadlineOf(ctx)})
 }
 
 // Failure returns the job's failure record id, among the newest

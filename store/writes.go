@@ -18,6 +18,7 @@ import (
 // means the workflow of a deleted collection has not ended yet; once it
 // has, the update starts a new one.
 func (s *Store) PutCollection(ctx context.Context, k jobs.Key, req jobs.PutCollectionRequest) (jobs.PutResult, error) {
+	req.Deadline = jobs.DeadlineOf(ctx)
 	if err := s.CollectionRoom(ctx, k); err != nil {
 		return jobs.PutResult{}, err
 	}
@@ -50,7 +51,7 @@ func (s *Store) RedefineCollection(ctx context.Context, k jobs.Key, coll jobs.Co
 	}
 	var res jobs.PutResult
 	err := s.updateInto(ctx, k.CollectionWorkflowID(), jobs.UpdatePutCollection,
-		jobs.PutCollectionRequest{Collection: coll, Preconditions: cond}, &res)
+		jobs.PutCollectionRequest{Collection: coll, Preconditions: cond, Deadline: jobs.DeadlineOf(ctx)}, &res)
 	return res, err
 }
 
@@ -105,7 +106,7 @@ func (s *Store) PutJob(ctx context.Context, k jobs.Key, job jobs.Job, created ti
 			return err
 		}
 		err = s.updateWithStartInto(ctx, jobStart(k, job), jobs.JobWorkflowName, jobs.JobInput{Key: k},
-			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm, Apply: apply}, &res)
+			jobs.UpdatePutJob, jobs.PutJobRequest{Job: job, Preconditions: cond, Admission: adm, Apply: apply, Deadline: jobs.DeadlineOf(ctx)}, &res)
 		if IsNotFound(err) {
 			// The run this process remembered holds a deleted job: the
 			// next try creates the job, its collection admitting it.
@@ -126,7 +127,7 @@ func (s *Store) WhatIfJob(ctx context.Context, k jobs.Key, job jobs.Job, cond jo
 // DeleteJob deletes the job in one update: its workflow has its
 // collection forget it, then ends.
 func (s *Store) DeleteJob(ctx context.Context, k jobs.Key, cond jobs.Preconditions) error {
-	if err := s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: cond}); err != nil {
+	if err := s.updateJob(ctx, k, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Preconditions: cond, Deadline: jobs.DeadlineOf(ctx)}); err != nil {
 		return err
 	}
 	// A PUT of the name from now on creates a job: its collection must
@@ -137,7 +138,7 @@ func (s *Store) DeleteJob(ctx context.Context, k jobs.Key, cond jobs.Preconditio
 
 // RunJob runs a job once, now.
 func (s *Store) RunJob(ctx context.Context, k jobs.Key) error {
-	return s.updateJob(ctx, k, jobs.UpdateRunNow, jobs.RunNowRequest{})
+	return s.updateJob(ctx, k, jobs.UpdateRunNow, jobs.RunNowRequest{Deadline: jobs.DeadlineOf(ctx)})
 }
 
 // updateJob sends a named update to the workflow of a job, in one call:
@@ -171,7 +172,7 @@ func (s *Store) PatchJob(ctx context.Context, k jobs.Key, patch json.RawMessage,
 			return err
 		}
 		return notFoundAs(s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdatePatchJob,
-			jobs.PatchJobRequest{Patch: patch, Base: current.ETag, Preconditions: cond}, &defined), JobNamed(k))
+			jobs.PatchJobRequest{Patch: patch, Base: current.ETag, Preconditions: cond, Deadline: jobs.DeadlineOf(ctx)}, &defined), JobNamed(k))
 	})
 	return defined, err
 }
@@ -188,6 +189,7 @@ func isBaseChanged(err error) bool {
 // queued for sure (the workflow refused, or runs no more); an update
 // whose answer was lost may have queued.
 func (s *Store) Backfill(ctx context.Context, k jobs.Key, req jobs.BackfillRequest) (res jobs.BackfillResult, maybeQueued bool, err error) {
+	req.Deadline = jobs.DeadlineOf(ctx)
 	if err := s.updateInto(ctx, k.JobWorkflowID(), jobs.UpdateBackfill, req, &res); err != nil {
 		_, refused := jobs.FromApplicationError(err)
 		return res, !refused && !WorkflowMissing(err), notFoundAs(err, JobNamed(k))

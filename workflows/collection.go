@@ -142,15 +142,15 @@ func (c *collection) register(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdatePutCollection, c.put,
-		workflow.UpdateHandlerOptions{Validator: c.validatePut}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(c.validatePut)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateCollectionState, c.setState,
-		workflow.UpdateHandlerOptions{Validator: c.validateSetState}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(c.validateSetState)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateDeleteCollection, c.delete,
-		workflow.UpdateHandlerOptions{Validator: c.validateExists}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(c.validateExists)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateLease, c.exchange,

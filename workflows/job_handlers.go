@@ -27,6 +27,18 @@ func wire(e *jobs.Error) error {
 	return e.ToApplicationError()
 }
 
+// inTime is an update's validator that first refuses a write taken past
+// its deadline (jobs.Deadline), which its client was answered 503 for.
+// Validators do not run on replay: the time is the task's, as taken.
+func inTime[R interface{ Late(time.Time) *jobs.Error }](validate func(workflow.Context, R) error) func(workflow.Context, R) error {
+	return func(ctx workflow.Context, req R) error {
+		if err := req.Late(workflow.Now(ctx)); err != nil {
+			return wire(err)
+		}
+		return validate(ctx, req)
+	}
+}
+
 // event has the machine apply an event a message makes: the next step
 // acts on it. Time passes first when the loop's wake-up has come and the
 // loop has not yet acted on it (dueFirst): what fell due before the
@@ -77,27 +89,27 @@ func (j *job) register(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdatePutJob, j.put,
-		workflow.UpdateHandlerOptions{Validator: j.validatePut}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(j.validatePut)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdatePatchJob, j.patch,
-		workflow.UpdateHandlerOptions{Validator: j.validatePatch}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(j.validatePatch)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateRunNow, j.runNow,
-		workflow.UpdateHandlerOptions{Validator: j.validateRunNow}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(j.validateRunNow)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateBackfill, j.backfillQueue,
-		workflow.UpdateHandlerOptions{Validator: j.validateBackfill}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(j.validateBackfill)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateRerun, j.rerun,
-		workflow.UpdateHandlerOptions{Validator: j.validateRerun}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(j.validateRerun)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, jobs.UpdateDeleteJob, j.delete,
-		workflow.UpdateHandlerOptions{Validator: j.validateDelete}); err != nil {
+		workflow.UpdateHandlerOptions{Validator: inTime(j.validateDelete)}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, jobs.UpdateCollectionChanged, j.onCollection); err != nil {

@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/recurhq/recur/jobs"
+)
+
+// TestAWriteAnswered503NeverHappens: with no worker, a PUT, a run now and
+// a DELETE of a job wait out the request's time and answer 503. A worker
+// back after that has the job take them past their deadline: it refuses
+// them, so the job is as before, defined as it was, never run, not
+// deleted, as its clients were told. Before the deadline, the job took
+// all three whenever a worker came: the DELETE a minute later deleted a
+// job its client believed was there.
+func TestAWriteAnswered503NeverHappens(t *testing.T) {
+	s := newStack(t)
+	target, got := newTarget(t)
+	s.putCollection(t)
+	const name = collectionPath + "/jobs/late"
+	define := func(frequency string) map[string]any {
+		return httpJob(target.URL+"/late", map[string]any{"frequency": frequency})
+	}
+	status, body := s.do(t, http.MethodPut, name, define("Hour"))
+	require.Equal(t, http.StatusCreated, status, body)
+	// A job due in an hour delays its first task; a write runs it.
+	status, body = s.do(t, http.MethodPut, name, define("Hour"))
+	require.Equal(t, http.StatusOK, status, body)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "late"}
+	require.Eventually(t, func() bool {
+		return slices.Contains(s.lastOccurrence(t, k.JobWorkflowID()), enumspb.EVENT_TYPE_TIMER_STARTED)
+	}, 10*time.Second, 50*time.Millisecond, "the job's first task ran")
+
+	s.recur.StopWorkers()
+	writes := []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodPut, name, define("Day")},
+		{http.MethodPost, name + "/run", nil},
+		{http.MethodDelete, name, nil},
+	}
+	statuses := make([]int, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		wg.Go(func() {
+			var body map[string]any
+			statuses[i], body = s.do(t, w.method, w.path, w.body)
+			t.Logf("%s %s: %d %v", w.method, w.path, statuses[i], body)
+		})
+	}
+	wg.Wait()
+	for i, w := range writes {
+		require.Equal(t, http.StatusServiceUnavailable, statuses[i], "%s %s with no worker", w.method, w.path)
+	}
+
+	worker, err := s.recur.StartWorker(s.temporal.GetDefaultClient())
+	require.NoError(t, err)
+	t.Cleanup(worker.Stop)
+	// The next PUT is taken after the three before it; the API answers 503
+	// at once until it sees Temporal answer again.
+	require.Eventually(t, func() bool {
+		status, body = s.do(t, http.MethodPut, name, define("Hour"))
+		return status != http.StatusServiceUnavailable
+	}, 30*time.Second, time.Second)
+	require.Equal(t, http.StatusOK, status, "the job is still there, not created again: %v", body)
+	status, body = s.get(t, name, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "hour", path(body, "properties", "recurrence", "frequency"))
+	runs, _ := path(body, "properties", "status", "executionCount").(float64)
+	require.Zero(t, runs, "the run now answered 503 never ran")
+	select {
+	case r := <-got:
+		t.Fatalf("the target was called: %s", r.header.Get("Idempotency-Key"))
+	case <-time.After(time.Second):
+	}
+}
