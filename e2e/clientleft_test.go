@@ -44,15 +44,7 @@ func TestAWriteWhoseClientLeftDoesNotStallItsJob(t *testing.T) {
 	define := func(frequency string) map[string]any {
 		return httpJob("http://127.0.0.1:9/", map[string]any{"frequency": frequency})
 	}
-	status, body := s.do(t, http.MethodPut, name, define("Hour"))
-	require.Equal(t, http.StatusCreated, status, body)
-	// A job due in an hour delays its first task; a write runs it.
-	status, body = s.do(t, http.MethodPut, name, define("Hour"))
-	require.Equal(t, http.StatusOK, status, body)
-	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "left"}
-	require.Eventually(t, func() bool {
-		return slices.Contains(s.lastOccurrence(t, k.JobWorkflowID()), enumspb.EVENT_TYPE_TIMER_STARTED)
-	}, 10*time.Second, 50*time.Millisecond, "the job's first task ran: its worker holds it")
+	k := s.defineHeld(t, "left", define("Hour"))
 
 	adds.hold(2 * time.Second)
 	ctx, hangUp := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -69,7 +61,7 @@ func TestAWriteWhoseClientLeftDoesNotStallItsJob(t *testing.T) {
 	}
 	adds.hold(0)
 
-	status, body = s.do(t, http.MethodPut, name, define("Week"))
+	status, body := s.do(t, http.MethodPut, name, define("Week"))
 	require.Equal(t, http.StatusOK, status, "the next write to the job: %v", body)
 	require.Equal(t, "week", path(body, "properties", "recurrence", "frequency"))
 	var updates int
@@ -120,4 +112,20 @@ func (m heldMatching) AddWorkflowTask(ctx context.Context, req *matchingservice.
 		}
 	}
 	return m.MatchingServiceClient.AddWorkflowTask(ctx, req, opts...)
+}
+
+// defineHeld creates the job name of collectionPath as job defines it and
+// returns its key once its worker holds it: a job due in an hour delays
+// its first task, and a second PUT runs it.
+func (s *stack) defineHeld(t *testing.T, name string, job map[string]any) jobs.Key {
+	t.Helper()
+	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/"+name, job)
+	require.Equal(t, http.StatusCreated, status, body)
+	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/"+name, job)
+	require.Equal(t, http.StatusOK, status, body)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: name}
+	require.Eventually(t, func() bool {
+		return slices.Contains(s.lastOccurrence(t, k.JobWorkflowID()), enumspb.EVENT_TYPE_TIMER_STARTED)
+	}, 10*time.Second, 50*time.Millisecond, "the job's first task ran: its worker holds it")
+	return k
 }
