@@ -41,5 +41,5 @@ func (d Deadline) Late(now time.Time) *Error {
 	if d.NotAfter.IsZero() || !now.After(d.NotAfter) {
 		return nil
 	}
-	return &Error{Code: CodeNotTaken, Message: "the job was too busy to take the write before the request's time ran out; nothing changed: try again"}
+	return &Error{Code: CodeNotTaken, Message: "the write was not taken before the request's time ran out (its job or collection was busy); nothing changed: try again"}
 }

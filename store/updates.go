@@ -66,10 +66,10 @@ func (s *Store) updateInto(ctx context.Context, workflowID, name string, arg, re
 }
 
 // sending waits for one of workflowID's update slots, then makes send,
-// the calls that send an update to it, at the raised priority of a
-// write (writePriority), in a context the caller's going away does not
-// end (jobs.Send): the slot and the raise are held until the calls end,
-// the caller gone or not, as the update is in flight until then.
+// the calls that send an update to it, with the priority writePriority
+// gives a write, in a context the caller's going away does not end
+// (jobs.Send): the slot and any raise are held until the calls end, the
+// caller gone or not, as the update is in flight until then.
 func (s *Store) sending(ctx context.Context, workflowID string, send func(context.Context) error) error {
 	leave, err := s.updates.enter(ctx, workflowID)
 	if err != nil {
