@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -26,6 +27,9 @@ import (
 
 // runModel runs the sequence against a job workflow and returns what it
 // did; the job is deleted once every run has had the time to end.
+// errNoWrite marks an event that sends no write, so no late copy.
+var errNoWrite = errors.New("no write")
+
 func runModel(t *testing.T, c lt.Config, events []lt.Event) lt.Outcome {
 	h := newHarness(t, lt.Start)
 	h.slow = func(in jobs.HTTPRequestInput) time.Duration { return c.Length(in.OccurrenceID) }
@@ -40,8 +44,14 @@ func runModel(t *testing.T, c lt.Config, events []lt.Event) lt.Outcome {
 	h.at(0, func() { h.put(def) })
 	at, stop, settled := lt.Times(events)
 	revision := 1
+	// Each write comes first as a copy taken past its deadline, which the
+	// job refuses in every state and which changes nothing the outcome
+	// shows (jobs.Deadline).
+	lates := make([]error, len(events))
+	lateAt := func(i int) jobs.Deadline { return jobs.Deadline{NotAfter: lt.Start.Add(at[i] - time.Second)} }
 	for i, e := range events {
 		var refused error // the machine's model says which are refused
+		late := &lates[i]
 		switch e.Kind {
 		case lt.Enable, lt.Disable, lt.Complete:
 			d := def
@@ -51,7 +61,10 @@ func runModel(t *testing.T, c lt.Config, events []lt.Event) lt.Outcome {
 			case lt.Complete:
 				d.Properties.State = jobs.Completed
 			}
-			h.at(at[i], func() { updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: d}, &refused) })
+			h.at(at[i], func() {
+				updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: d, Deadline: lateAt(i)}, late)
+				updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: d}, &refused)
+			})
 		case lt.CollectionDisabled, lt.CollectionEnabled:
 			enabled := e.Kind == lt.CollectionEnabled
 			revision++
@@ -59,24 +72,41 @@ func runModel(t *testing.T, c lt.Config, events []lt.Event) lt.Outcome {
 			if enabled {
 				state = jobs.Enabled
 			}
+			*late = errNoWrite // the collection's word, not a write with a deadline
 			h.at(at[i], func() {
 				h.collection.terms = terms
 				update(h.t, h.env, jobs.UpdateCollectionChanged, jobs.CollectionChange{State: state, Terms: &terms})
 			})
 		case lt.RunNow:
-			h.at(at[i], func() { updateAnswer(h, jobs.UpdateRunNow, jobs.RunNowRequest{}, &refused) })
+			h.at(at[i], func() {
+				updateAnswer(h, jobs.UpdateRunNow, jobs.RunNowRequest{Deadline: lateAt(i)}, late)
+				updateAnswer(h, jobs.UpdateRunNow, jobs.RunNowRequest{}, &refused)
+			})
 		case lt.Backfill:
 			from, to := lt.BackfillRange(lt.Start.Add(at[i]))
 			req := jobs.BackfillRequest{StartTime: from, EndTime: to, Pace: lt.BackfillPace}
-			h.at(at[i], func() { updateAnswer(h, jobs.UpdateBackfill, req, &refused) })
+			lateReq := req
+			lateReq.Deadline = lateAt(i)
+			h.at(at[i], func() {
+				updateAnswer(h, jobs.UpdateBackfill, lateReq, late)
+				updateAnswer(h, jobs.UpdateBackfill, req, &refused)
+			})
 		case lt.Rerun:
 			h.at(at[i], func() {
 				if fs := h.failures(); len(fs) > 0 {
+					updateAnswer(h, jobs.UpdateRerun, jobs.RerunRequest{Failure: fs[len(fs)-1], Deadline: lateAt(i)}, late)
 					updateAnswer(h, jobs.UpdateRerun, jobs.RerunRequest{Failure: fs[len(fs)-1]}, &refused)
+				} else {
+					*late = errNoWrite
 				}
 			})
 		case lt.Delete:
-			h.at(at[i], func() { updateAnswer(h, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}, &refused) })
+			h.at(at[i], func() {
+				updateAnswer(h, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{Deadline: lateAt(i)}, late)
+				updateAnswer(h, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}, &refused)
+			})
+		default:
+			*late = errNoWrite
 		}
 	}
 	out := lt.Outcome{Deleted: lt.Deletes(events)}
@@ -92,6 +122,16 @@ func runModel(t *testing.T, c lt.Config, events []lt.Event) lt.Outcome {
 	}
 	// A deleted job's workflow ends at its DELETE, its runs cancelled.
 	h.run(settled+time.Minute, jobs.JobInput{Key: key})
+	for i, err := range lates {
+		if errors.Is(err, errNoWrite) {
+			continue
+		}
+		if slices.ContainsFunc(events[:i], func(e lt.Event) bool { return e.Kind == lt.Delete }) {
+			break // the workflow has ended: nothing takes the writes after a DELETE
+		}
+		e, ok := jobs.FromApplicationError(err)
+		require.True(t, ok && e.Code == jobs.CodeNotTaken, "%s taken past its deadline: %v", events[i], err)
+	}
 
 	for _, a := range h.attempts {
 		if a.action == jobs.MainAction {
