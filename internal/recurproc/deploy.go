@@ -183,32 +183,32 @@ func (f *ClusterFlags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "cluster", false, "measure on a Temporal v1.32.1 server process on PostgreSQL (started here, as the cluster tests do) with recur serve, instead of recur dev")
 	fs.IntVar(&f.historyShards, "history-shards", temporalcluster.DefaultHistoryShards, "with -cluster, the server's number of history shards")
 	fs.IntVar(&f.shardIOConcurrency, "shard-io-concurrency", temporalcluster.DefaultShardIOConcurrency, "with -cluster, the server's history.shardIOConcurrency: how many persistence writes a shard has in flight at once (the server's own default is 1)")
-	fs.Func("postgres", "with -cluster, a PostgreSQL `parameter=value` for its command line, e.g. max_wal_size=8GB (repeatable)", func(s string) error {
+	fs.Func("postgres", "with -cluster, a PostgreSQL `parameter=value` for its command line, e.g. max_wal_size=8GB (repeatable)",
+		settings(&f.postgresSettings, "parameter=value", func(v string) string { return v }))
+	fs.Func("dynamic", "with -cluster, a key=value of the Temporal server's dynamic config, unconstrained, e.g. matching.numTaskqueueReadPartitions=1; a value that reads as a number or a boolean is one (repeatable)",
+		settings(&f.dynamicConfig, "key=value", func(v string) any {
+			var parsed any
+			if json.Unmarshal([]byte(v), &parsed) != nil {
+				return v
+			}
+			return parsed
+		}))
+}
+
+// settings parses a repeatable name=value flag into *m, made at its first
+// use, each value through parse; form names the shape in errors.
+func settings[V any](m *map[string]V, form string, parse func(string) V) func(string) error {
+	return func(s string) error {
 		name, value, ok := strings.Cut(s, "=")
 		if !ok || name == "" {
-			return fmt.Errorf("%q is not parameter=value", s)
+			return fmt.Errorf("%q is not %s", s, form)
 		}
-		if f.postgresSettings == nil {
-			f.postgresSettings = map[string]string{}
+		if *m == nil {
+			*m = map[string]V{}
 		}
-		f.postgresSettings[name] = value
+		(*m)[name] = parse(value)
 		return nil
-	})
-	fs.Func("dynamic", "with -cluster, a key=value of the Temporal server's dynamic config, unconstrained, e.g. matching.numTaskqueueReadPartitions=1; a value that reads as a number or a boolean is one (repeatable)", func(s string) error {
-		key, value, ok := strings.Cut(s, "=")
-		if !ok || key == "" {
-			return fmt.Errorf("%q is not key=value", s)
-		}
-		if f.dynamicConfig == nil {
-			f.dynamicConfig = map[string]any{}
-		}
-		var v any
-		if json.Unmarshal([]byte(value), &v) != nil {
-			v = value
-		}
-		f.dynamicConfig[key] = v
-		return nil
-	})
+	}
 }
 
 // On says whether the tool measures on a cluster.
