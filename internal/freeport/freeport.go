@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/recurhq/recur/internal/filelock"
@@ -34,8 +35,13 @@ func Pick(host string, n int) ([]int, error) {
 		}
 	}
 	now := time.Now()
-	recent := readPicks(path, now)
+	recent := readPicks(path, now, processRuns)
 	ports := make([]int, 0, n)
+	// A process this one starts while a probe listens holds a copy of the
+	// probe until its exec, and the port stays taken for that moment after
+	// Pick returns: no process starts while the probes are open.
+	release := holdForks()
+	defer release()
 	var listeners []net.Listener
 	defer func() {
 		for _, l := range listeners {
@@ -52,7 +58,7 @@ func Pick(host string, n int) ([]int, error) {
 		listeners = append(listeners, l)
 		port := l.Addr().(*net.TCPAddr).Port
 		ports = append(ports, port)
-		recent[port] = now
+		recent[port] = pick{at: now, pid: os.Getpid()}
 	}
 	if path != "" {
 		writePicks(path, recent)
@@ -60,14 +66,26 @@ func Pick(host string, n int) ([]int, error) {
 	return ports, nil
 }
 
-// reserveFor is how long a picked port is kept from other picks: longer
-// than a server takes to bind the ports it was given.
+// reserveFor is how long a picked port is kept from other picks when its
+// process is gone or cannot be seen: longer than a server takes to bind
+// the ports it was given, for a server the picker started and left.
 const reserveFor = 2 * time.Minute
 
-// picksPath is the file of the ports the user's processes picked lately, a
-// "port unix-nanoseconds" line each: in the user's cache, where no other
-// user can plant a link for a write to follow, as in a shared temporary
-// directory.
+// holdAtMost bounds how long a live process keeps its picks: a pick whose
+// process ended long ago cannot be held forever by another process that
+// happens to reuse its ID.
+const holdAtMost = time.Hour
+
+// pick is a port's reservation: when it was picked, and by which process.
+type pick struct {
+	at  time.Time
+	pid int
+}
+
+// picksPath is the file of the ports the user's processes picked, a
+// "port unix-nanoseconds pid" line each: in the user's cache, where no
+// other user can plant a link for a write to follow, as in a shared
+// temporary directory.
 func picksPath() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -80,10 +98,11 @@ func picksPath() (string, error) {
 	return filepath.Join(dir, "freeport-picks"), nil
 }
 
-// readPicks returns the ports of the file at path picked within
-// reserveFor of now, with when; none when path is "".
-func readPicks(path string, now time.Time) map[int]time.Time {
-	picks := map[int]time.Time{}
+// readPicks returns the reservations of the file at path that still hold
+// at now: those made within reserveFor and, within holdAtMost, those whose
+// process still runs (runs). None when path is "".
+func readPicks(path string, now time.Time, runs func(pid int) bool) map[int]pick {
+	picks := map[int]pick{}
 	if path == "" {
 		return picks
 	}
@@ -91,24 +110,46 @@ func readPicks(path string, now time.Time) map[int]time.Time {
 	if err != nil {
 		return picks
 	}
+	seen := map[int]bool{} // runs is asked once a process, which may hold many picks
+	runsNow := func(pid int) bool {
+		r, ok := seen[pid]
+		if !ok {
+			r = runs(pid)
+			seen[pid] = r
+		}
+		return r
+	}
 	for line := range strings.Lines(string(data)) {
-		var port int
+		var port, pid int
 		var at int64
-		if _, err := fmt.Sscan(line, &port, &at); err != nil {
+		// A line of two fields, without its process, holds reserveFor.
+		if n, _ := fmt.Sscan(line, &port, &at, &pid); n < 2 {
 			continue
 		}
-		if t := time.Unix(0, at); now.Sub(t) < reserveFor {
-			picks[port] = t
+		p := pick{at: time.Unix(0, at), pid: pid}
+		age := now.Sub(p.at)
+		if age < reserveFor || (age < holdAtMost && pid > 0 && runsNow(pid)) {
+			picks[port] = p
 		}
 	}
 	return picks
 }
 
+// processRuns says whether the process pid runs: on Unix, whether a
+// signal could be sent to it. Where it cannot tell, it says no.
+func processRuns(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscall.Signal(0)) == nil
+}
+
 // writePicks replaces the file at path with picks, best effort.
-func writePicks(path string, picks map[int]time.Time) {
+func writePicks(path string, picks map[int]pick) {
 	var b strings.Builder
-	for port, at := range picks {
-		fmt.Fprintf(&b, "%d %d\n", port, at.UnixNano())
+	for port, p := range picks {
+		fmt.Fprintf(&b, "%d %d %d\n", port, p.at.UnixNano(), p.pid)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
@@ -125,7 +166,7 @@ func writePicks(path string, picks map[int]time.Time) {
 
 // listenFree listens on a free port of [low, high) chosen at random, not
 // one of taken, or on one the kernel picks when the range is empty or full.
-func listenFree(host string, low, high int, taken map[int]time.Time) (net.Listener, error) {
+func listenFree(host string, low, high int, taken map[int]pick) (net.Listener, error) {
 	for i := 0; low < high && i < 64; i++ {
 		port := low + rand.IntN(high-low)
 		if _, ok := taken[port]; ok {
