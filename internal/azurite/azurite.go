@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/recurhq/recur/internal/filelock"
+	"github.com/recurhq/recur/internal/freeport"
 	"github.com/recurhq/recur/internal/syncbuf"
 )
 
@@ -52,10 +53,11 @@ func Start(t testing.TB) (endpoint, account, key string) {
 	if err != nil {
 		t.Fatalf("install azurite %s: %v", Version, err)
 	}
-	port, err := freePort()
+	ports, err := freeport.Pick("127.0.0.1", 1)
 	if err != nil {
 		t.Fatalf("azurite: %v", err)
 	}
+	port := ports[0]
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	out := &syncbuf.Buffer{}
 	cmd := exec.Command("node", script,
@@ -105,16 +107,6 @@ func install() (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, queueScript), nil
-}
-
-// freePort returns a TCP port of 127.0.0.1 nothing listens on now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitListening waits until addr accepts connections, the process exits

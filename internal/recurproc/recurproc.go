@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/recurhq/recur/internal/freeport"
 )
 
 // Build compiles cmd/recur into dir and returns the binary's path. It
@@ -73,7 +74,7 @@ type Process struct {
 // and waits until /readyz answers 200. With profile, the process serves
 // Go's profiles at Process.Pprof; extra flags follow recur's own.
 func Start(bin, dataDir, logPath string, profile bool, extra ...string) (*Process, error) {
-	ports, err := freePorts(3)
+	ports, err := freeport.Pick("127.0.0.1", 3)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func Start(bin, dataDir, logPath string, profile bool, extra ...string) (*Proces
 // 200. With profile, the process serves Go's profiles at Process.Pprof;
 // extra flags follow recur's own.
 func StartServe(bin, address, namespace, keyFile, logPath string, profile bool, extra ...string) (*Process, error) {
-	ports, err := freePorts(1)
+	ports, err := freeport.Pick("127.0.0.1", 1)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func (p *Process) launch(bin string, args []string, apiPort int, logPath string,
 	p.API, p.LogPath, p.logFile, p.done = "http://127.0.0.1:"+strconv.Itoa(apiPort), logPath, f, make(chan error, 1)
 	args = append(args, "--http-addr", "127.0.0.1:"+strconv.Itoa(apiPort))
 	if profile {
-		ports, err := freePorts(1)
+		ports, err := freeport.Pick("127.0.0.1", 1)
 		if err != nil {
 			f.Close()
 			return err
@@ -427,20 +428,6 @@ func (p *Process) logTail(n int) string {
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// freePorts returns n ports that were free a moment ago, all different.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // Profile saves the profile named (net/http/pprof's "profile", "heap",
