@@ -6,22 +6,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/server/api/matchingservice/v1"
-	serverclient "go.temporal.io/server/client"
-	"go.temporal.io/server/common"
-	"go.temporal.io/server/common/dynamicconfig"
-	"go.temporal.io/server/common/log"
-	"go.temporal.io/server/common/membership"
-	"go.temporal.io/server/common/metrics"
-	"go.temporal.io/server/common/testing/testhooks"
 	"go.temporal.io/server/temporal"
-	"google.golang.org/grpc"
 
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
@@ -36,9 +26,9 @@ import (
 // dev's 5, with every later write to the job waiting behind it. The next
 // PUT answers, and both took effect.
 func TestAWriteWhoseClientLeftDoesNotStallItsJob(t *testing.T) {
-	adds := &heldAdds{}
+	holds := &serverHolds{}
 	s := newStackWith(t, recurtest.Config{StickyTimeout: 2 * time.Minute,
-		ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(adds)}})
+		ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
 	s.putCollection(t)
 	const name = collectionPath + "/jobs/left"
 	define := func(frequency string) map[string]any {
@@ -46,7 +36,7 @@ func TestAWriteWhoseClientLeftDoesNotStallItsJob(t *testing.T) {
 	}
 	k := s.defineHeld(t, "left", define("Hour"))
 
-	adds.hold(2 * time.Second)
+	holds.holdAdds(2 * time.Second)
 	ctx, hangUp := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer hangUp()
 	data, err := json.Marshal(define("Day"))
@@ -59,7 +49,7 @@ func TestAWriteWhoseClientLeftDoesNotStallItsJob(t *testing.T) {
 		resp.Body.Close()
 		t.Fatalf("the PUT answered %d within 500 ms: its task was not held", resp.StatusCode)
 	}
-	adds.hold(0)
+	holds.holdAdds(0)
 
 	status, body := s.do(t, http.MethodPut, name, define("Week"))
 	require.Equal(t, http.StatusOK, status, "the next write to the job: %v", body)
@@ -74,44 +64,6 @@ func TestAWriteWhoseClientLeftDoesNotStallItsJob(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, updates, "the first PUT, the one whose client left and the next (the creation is a start)")
-}
-
-// heldAdds is a client factory of the Temporal server whose matching
-// clients hold each workflow task they add for as long as hold last said,
-// before they add it, or until the call's context ends.
-type heldAdds struct{ delay atomic.Int64 }
-
-func (h *heldAdds) hold(d time.Duration) { h.delay.Store(int64(d)) }
-
-func (h *heldAdds) NewFactory(rpc common.RPCFactory, monitor membership.Monitor, metricsHandler metrics.Handler,
-	dc *dynamicconfig.Collection, hooks testhooks.TestHooks, shards int32, logger, throttled log.Logger) serverclient.Factory {
-	return heldFactory{serverclient.NewFactoryProvider().NewFactory(rpc, monitor, metricsHandler, dc, hooks, shards, logger, throttled), h}
-}
-
-type heldFactory struct {
-	serverclient.Factory
-	held *heldAdds
-}
-
-func (f heldFactory) NewMatchingClientWithTimeout(names serverclient.NamespaceIDToNameFunc, timeout, longPoll time.Duration) (matchingservice.MatchingServiceClient, error) {
-	c, err := f.Factory.NewMatchingClientWithTimeout(names, timeout, longPoll)
-	return heldMatching{c, f.held}, err
-}
-
-type heldMatching struct {
-	matchingservice.MatchingServiceClient
-	held *heldAdds
-}
-
-func (m heldMatching) AddWorkflowTask(ctx context.Context, req *matchingservice.AddWorkflowTaskRequest, opts ...grpc.CallOption) (*matchingservice.AddWorkflowTaskResponse, error) {
-	if d := time.Duration(m.held.delay.Load()); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return m.MatchingServiceClient.AddWorkflowTask(ctx, req, opts...)
 }
 
 // defineHeld creates the job name of collectionPath as job defines it and

@@ -7,6 +7,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/server/temporal"
+
+	"github.com/recurhq/recur/api"
+	"github.com/recurhq/recur/internal/recurtest"
+	"github.com/recurhq/recur/jobs"
 )
 
 // TestAWriteAnswered503NeverHappens: with no worker, a PUT, a run now and
@@ -73,4 +78,29 @@ func TestAWriteAnswered503NeverHappens(t *testing.T) {
 		t.Fatalf("the target was called: %s", r.header.Get("Idempotency-Key"))
 	case <-time.After(time.Second):
 	}
+}
+
+// TestADeleteTakenInTimeAnswersItsOutcome: a DELETE the job takes at once,
+// whose word to its collection is delivered only after the request's time
+// (the server's delivery of the signal held, as a heavy burst holds it),
+// is answered 200 once it is, not 503: the job is gone, as its client is
+// told. Answered 503, its client would send it again and be told 404.
+func TestADeleteTakenInTimeAnswersItsOutcome(t *testing.T) {
+	holds := &serverHolds{}
+	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
+	s.putCollection(t)
+	const name = collectionPath + "/jobs/slow-delete"
+	s.defineHeld(t, "slow-delete", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+
+	release := holds.holdSignals(jobs.SignalMembership)
+	defer release()
+	time.AfterFunc(api.RequestTimeout+time.Second, release)
+	began := time.Now()
+	status, body := s.do(t, http.MethodDelete, name, nil)
+	took := time.Since(began)
+	t.Logf("DELETE: %d after %s", status, took.Round(time.Millisecond))
+	require.Equal(t, http.StatusOK, status, body)
+	require.Greater(t, took, api.RequestTimeout, "the answer waited for the word held past the request's time")
+	status, body = s.get(t, name, nil)
+	require.Equal(t, http.StatusNotFound, status, body)
 }

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -55,6 +56,33 @@ func TestSendOutlivesTheCallersCancellationNotItsDeadline(t *testing.T) {
 		return ctx.Err()
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the deadline ends the send")
+}
+
+// TestSendWaitsPastTheDeadlineForASendThatGoesOn: a send may ask, past
+// its caller's deadline, for the outcome of an update it sent in time;
+// Send returns what it finds, until OutcomeGrace after the deadline, and
+// the caller's error after that.
+func TestSendWaitsPastTheDeadlineForASendThatGoesOn(t *testing.T) {
+	soon, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	err := jobs.Send(soon, func(ctx context.Context) error {
+		<-ctx.Done()
+		time.Sleep(50 * time.Millisecond) // asking for the outcome
+		return errors.New("the outcome")
+	})
+	require.EqualError(t, err, "the outcome")
+
+	soon, cancel = context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	release := make(chan struct{})
+	defer close(release)
+	err = jobs.Send(soon, func(ctx context.Context) error {
+		<-release
+		return nil
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.GreaterOrEqual(t, time.Since(began), jobs.OutcomeGrace, "it waited the grace out")
 }
 
 func TestASendThatPanicsReturnsItsPanicAsItsError(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"time"
 
+	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -113,20 +114,56 @@ func (s *Store) updateRemembered(ctx context.Context, opts client.UpdateWorkflow
 
 // updateRun sends the update opts describe and waits for its result.
 func (s *Store) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
+	opts.UpdateID = uuid.NewString()
 	handle, err := s.temporal.UpdateWorkflow(ctx, opts)
-	if err != nil {
+	if err == nil {
+		err = s.updateResult(ctx, opts.WorkflowID, handle, result)
+	}
+	return s.lateOutcome(ctx, err, opts.WorkflowID, opts.RunID, opts.UpdateID, result)
+}
+
+// lateOutcome returns err, the outcome of sending the update updateID,
+// unless the request's time (ctx's deadline) ran out first: the workflow
+// may have taken the update before its deadline (jobs.Deadline), and then
+// it happens, even if its outcome (a DELETE's, which waits for its word
+// to its collection) comes later. Answered 503, its client would be told
+// it had not. So it asks for the update's outcome until jobs.OutcomeGrace
+// after that deadline: the result of an update taken in time, or the
+// workflow's refusal of one it came to past its deadline
+// (jobs.CodeNotTaken). When neither comes, or the server never had the
+// update, err stands.
+func (s *Store) lateOutcome(ctx context.Context, err error, workflowID, runID, updateID string, result any) error {
+	// Temporal may answer that the call's deadline passed a moment before
+	// ctx's own timer fires: the error says it, not ctx.
+	if !deadlineExceeded(err) {
 		return err
 	}
-	return s.updateResult(ctx, opts.WorkflowID, handle, result)
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now()
+	}
+	late, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(jobs.OutcomeGrace))
+	defer cancel()
+	handle := s.temporal.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
+		WorkflowID: workflowID, RunID: runID, UpdateID: updateID,
+	})
+	outcome := s.updateResult(late, workflowID, handle, result)
+	if outcome != nil && (Unreachable(outcome) || WorkflowMissing(outcome)) {
+		return err
+	}
+	return outcome
 }
 
 // updateResult decodes the update's result into result and remembers the
-// run that took it, which runs: it has just answered.
+// run that took it, which runs: it has just answered. A handle made from
+// an update's ID (lateOutcome) may not know its run.
 func (s *Store) updateResult(ctx context.Context, workflowID string, handle client.WorkflowUpdateHandle, result any) error {
 	if err := handle.Get(ctx, result); err != nil {
 		return err
 	}
-	s.runs.put(workflowID, handle.RunID())
+	if run := handle.RunID(); run != "" {
+		s.runs.put(workflowID, run)
+	}
 	changed(ctx, workflowID, handle.RunID())
 	return nil
 }
@@ -201,15 +238,16 @@ func (s *Store) updateWithStartInto(ctx context.Context, start client.StartWorkf
 			if done, err := s.updateRemembered(ctx, update, result); done {
 				return err
 			}
+			update.UpdateID = uuid.NewString()
 			op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
 			handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 				StartWorkflowOperation: op,
 				UpdateOptions:          update,
 			})
-			if err != nil {
-				return err
+			if err == nil {
+				err = s.updateResult(ctx, start.ID, handle, result)
 			}
-			return s.updateResult(ctx, start.ID, handle, result)
+			return s.lateOutcome(ctx, err, start.ID, "", update.UpdateID, result)
 		})
 	})
 }
