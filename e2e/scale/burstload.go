@@ -37,6 +37,7 @@ var burstMix = []weighted{
 
 // The indexes in burstMix of the operations the loop treats apart.
 const (
+	opRedefine = 4
 	opDelete   = 6
 	opRecreate = 7
 	opDisable  = 9
@@ -136,13 +137,28 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 	var groupNext time.Time // the earliest start of the next (-group-every)
 	each(lctx, s.cfg.concurrency, 0, s.cfg.concurrency, func(worker int) {
 		mine := worker * writesPerWorker
+		// The worker's items deleted whose re-creation failed: a write
+		// answered 503 has not happened, so they are missing until a PUT
+		// creates them again, and a 404 about one is the right answer,
+		// counted apart from one nothing explains.
+		var missing [writesPerWorker]bool
 		for turn := 0; lctx.Err() == nil; turn++ {
 			op := pick(mix)
 			k := mine + turn%writesPerWorker
+			gone := &missing[turn%writesPerWorker]
 			i := created[rand.IntN(len(created))]
 			record := func(op int, do func() error) bool {
 				started := time.Now()
 				err := do()
+				if *gone && notFound(err) {
+					err = &missingItem{err}
+				}
+				switch {
+				case op == opRecreate:
+					*gone = err != nil
+				case op == opRedefine && err == nil:
+					*gone = false
+				}
 				if lctx.Err() != nil || errors.Is(err, errNoCounterpart) {
 					return false // cut by the deadline, or not a write the peer has
 				}
@@ -158,7 +174,7 @@ func (s *phase) loadBurst(ctx context.Context) *burstLoad {
 				record(op, func() error { return w.listAcross(lctx) })
 			case 3:
 				record(op, func() error { return s.subject.history(lctx, i) })
-			case 4:
+			case opRedefine:
 				record(op, func() error { return w.redefineW(lctx, k, s.writesStart()) })
 			case 5:
 				if record(op, func() error { return w.pauseW(lctx, k, true) }) {

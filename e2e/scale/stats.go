@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,9 +49,26 @@ func (r *recorder) timed(do func() error) error {
 	return err
 }
 
+// missingItem is the not-found answer about an item the load deleted and
+// failed to create again: the right answer, counted apart.
+type missingItem struct{ error }
+
+// notFound reports whether err is a not-found answer, recur's or a
+// Schedule's.
+func notFound(err error) bool {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status == http.StatusNotFound
+	}
+	return status.Code(err) == codes.NotFound
+}
+
 // errorClass is how a failed request is counted: by HTTP status, by gRPC
 // code, or "transport" when no answer came.
 func errorClass(err error) string {
+	if _, ok := err.(*missingItem); ok {
+		return "not found after its re-creation failed"
+	}
 	var he *httpError
 	if errors.As(err, &he) {
 		return strconv.Itoa(he.status)
