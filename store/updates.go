@@ -62,7 +62,11 @@ func (s *Store) updateInto(ctx context.Context, workflowID, name string, arg, re
 	opts := updateOptions(name, arg)
 	opts.WorkflowID = workflowID
 	return s.sending(ctx, workflowID, func(ctx context.Context) error {
-		return retrying(ctx, aborted, func() error { return s.updateRunning(ctx, opts, result) })
+		return retrying(ctx, aborted, func() error {
+			opts.UpdateID = uuid.NewString()
+			err := s.updateRunning(ctx, opts, result)
+			return s.lateOutcome(ctx, err, workflowID, opts.UpdateID, result)
+		})
 	})
 }
 
@@ -114,16 +118,16 @@ func (s *Store) updateRemembered(ctx context.Context, opts client.UpdateWorkflow
 
 // updateRun sends the update opts describe and waits for its result.
 func (s *Store) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions, result any) error {
-	opts.UpdateID = uuid.NewString()
 	handle, err := s.temporal.UpdateWorkflow(ctx, opts)
-	if err == nil {
-		err = s.updateResult(ctx, opts.WorkflowID, handle, result)
+	if err != nil {
+		return err
 	}
-	return s.lateOutcome(ctx, err, opts.WorkflowID, opts.RunID, opts.UpdateID, result)
+	return s.updateResult(ctx, opts.WorkflowID, handle, result)
 }
 
-// lateOutcome returns err, the outcome of sending the update updateID,
-// unless the request's time (ctx's deadline) ran out first: the workflow
+// lateOutcome returns err, the outcome of sending the update updateID to
+// workflowID's current run for a request, unless the request's time
+// (ctx's deadline) ran out first: the workflow
 // may have taken the update before its deadline (jobs.Deadline), and then
 // it happens, even if its outcome (a DELETE's, which waits for its word
 // to its collection) comes later. Answered 503, its client would be told
@@ -132,7 +136,7 @@ func (s *Store) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions
 // workflow's refusal of one it came to past its deadline
 // (jobs.CodeNotTaken). When neither comes, or the server never had the
 // update, err stands.
-func (s *Store) lateOutcome(ctx context.Context, err error, workflowID, runID, updateID string, result any) error {
+func (s *Store) lateOutcome(ctx context.Context, err error, workflowID, updateID string, result any) error {
 	// Temporal may answer that the call's deadline passed a moment before
 	// ctx's own timer fires: the error says it, not ctx.
 	if !deadlineExceeded(err) {
@@ -145,7 +149,7 @@ func (s *Store) lateOutcome(ctx context.Context, err error, workflowID, runID, u
 	late, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(jobs.OutcomeGrace))
 	defer cancel()
 	handle := s.temporal.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
-		WorkflowID: workflowID, RunID: runID, UpdateID: updateID,
+		WorkflowID: workflowID, UpdateID: updateID,
 	})
 	outcome := s.updateResult(late, workflowID, handle, result)
 	if outcome != nil && (Unreachable(outcome) || WorkflowMissing(outcome)) {
@@ -235,19 +239,26 @@ func (s *Store) updateWithStartInto(ctx context.Context, start client.StartWorkf
 	update.WorkflowID = start.ID
 	return s.sending(ctx, start.ID, func(ctx context.Context) error {
 		return retrying(ctx, aborted, func() error {
-			if done, err := s.updateRemembered(ctx, update, result); done {
-				return err
-			}
 			update.UpdateID = uuid.NewString()
-			op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
-			handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-				StartWorkflowOperation: op,
-				UpdateOptions:          update,
-			})
-			if err == nil {
-				err = s.updateResult(ctx, start.ID, handle, result)
-			}
-			return s.lateOutcome(ctx, err, start.ID, "", update.UpdateID, result)
+			err := s.updateOrStart(ctx, start, workflow, input, update, result)
+			return s.lateOutcome(ctx, err, start.ID, update.UpdateID, result)
 		})
 	})
+}
+
+// updateOrStart sends update to the run of start.ID this process last saw
+// running, or else with start, and waits for its result.
+func (s *Store) updateOrStart(ctx context.Context, start client.StartWorkflowOptions, workflow string, input any, update client.UpdateWorkflowOptions, result any) error {
+	if done, err := s.updateRemembered(ctx, update, result); done {
+		return err
+	}
+	op := s.temporal.NewWithStartWorkflowOperation(start, workflow, input)
+	handle, err := s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions:          update,
+	})
+	if err != nil {
+		return err
+	}
+	return s.updateResult(ctx, start.ID, handle, result)
 }
