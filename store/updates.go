@@ -127,25 +127,21 @@ func (s *Store) updateRun(ctx context.Context, opts client.UpdateWorkflowOptions
 
 // lateOutcome returns err, the outcome of sending the update updateID to
 // workflowID's current run for a request, unless the request's time
-// (ctx's deadline) ran out first: the workflow
-// may have taken the update before its deadline (jobs.Deadline), and then
-// it happens, even if its outcome (a DELETE's, which waits for its word
-// to its collection) comes later. Answered 503, its client would be told
-// it had not. So it asks for the update's outcome until jobs.OutcomeGrace
-// after that deadline: the result of an update taken in time, or the
-// workflow's refusal of one it came to past its deadline
-// (jobs.CodeNotTaken). When neither comes, or the server never had the
-// update, err stands.
+// (ctx's deadline) ran out first: the workflow may have taken the update
+// before its deadline (jobs.Deadline), and then it happens, even if its
+// outcome (a DELETE's, which waits for its word to its collection) comes
+// later. Answered 503, its client would be told it had not. So it asks
+// for the update's outcome until jobs.OutcomeGrace after that deadline:
+// the result of an update taken in time, or the workflow's refusal of one
+// it came to past its deadline (jobs.CodeNotTaken). When neither comes,
+// or the server never had the update, err stands.
 func (s *Store) lateOutcome(ctx context.Context, err error, workflowID, updateID string, result any) error {
 	// Temporal may answer that the call's deadline passed a moment before
 	// ctx's own timer fires: the error says it, not ctx.
 	if !deadlineExceeded(err) {
 		return err
 	}
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now()
-	}
+	deadline, _ := ctx.Deadline() // sending's context always has one
 	late, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(jobs.OutcomeGrace))
 	defer cancel()
 	handle := s.temporal.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
