@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +59,7 @@ type Store struct {
 	converter      converter.DataConverter
 	slotWaits      prometheus.Histogram // nil without Options.SlotWaits
 	maxCollections int                  // per subscription; 0 for no cap
+	skewWarned     atomic.Int64         // when noteSkew last warned, in Unix nanoseconds
 }
 
 // New returns a Store that talks to Temporal through c.

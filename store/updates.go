@@ -80,11 +80,13 @@ func (s *Store) sending(ctx context.Context, workflowID string, send func(contex
 	if err != nil {
 		return err
 	}
-	return jobs.Send(ctx, func(ctx context.Context) error {
+	err = jobs.Send(ctx, func(ctx context.Context) error {
 		defer leave()
 		defer s.priority.raise(ctx, workflowID)()
 		return send(ctx)
 	})
+	s.noteSkew(ctx, err)
+	return err
 }
 
 // updateRunning sends the update to the workflow's current run.
