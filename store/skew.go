@@ -39,6 +39,6 @@ func (s *Store) noteSkew(ctx context.Context, err error) {
 	if !s.skewWarned.CompareAndSwap(last, now.UnixNano()) {
 		return // another write warns
 	}
-	s.log.Warn("a write was refused as taken past its deadline that this process's clock says is still to come: the Temporal server's clock is ahead of this one's; by more than 10 s, every write is refused (503). Check both machines' clocks (NTP)",
-		"ahead_at_least", ahead.Truncate(time.Millisecond))
+	s.log.Warn("a write was refused as taken past its deadline that this process's clock says is still to come: the Temporal server's clock is ahead of this one's; by more than takeMargin, every write is refused (503). Check both machines' clocks (NTP)",
+		"aheadAtLeast", ahead.Truncate(time.Millisecond), "takeMargin", jobs.TakeMargin)
 }

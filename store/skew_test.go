@@ -56,7 +56,7 @@ func TestAWriteRefusedAsLateBeforeItsDeadlineWarnsOfTheClock(t *testing.T) {
 	}
 	out := logged.String()
 	assert.Equal(t, 1, strings.Count(out, "Temporal server's clock is ahead"), "once a minute:\n%s", out)
-	m := regexp.MustCompile(`ahead_at_least=(\S+)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`aheadAtLeast=(\S+)`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
 	ahead, err := time.ParseDuration(m[1])
 	require.NoError(t, err)

@@ -18,8 +18,7 @@ import (
 // bound at once while the same process starts others, as a test process
 // does that picks ports for its servers and starts recur beside them. A
 // process started while Pick's probe listened would hold the probe's copy
-// until its exec, and the bind would fail for that moment (a third of
-// the picks, with four goroutines starting processes).
+// until its exec, and the bind would fail for that moment.
 func TestAPortPickedCanBeBoundWhileProcessesStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var starters sync.WaitGroup
