@@ -60,6 +60,7 @@ func TestKillingTheAPIKeepsJobsWhole(t *testing.T) {
 			p := current()
 			_ = p.cmd.Process.Kill()
 			<-p.done
+			t.Logf("killed the API at %s", time.Now().Format(time.TimeOnly+".000"))
 			next := startRole(t, bin, "api", srv.FrontendAddress())
 			mu.Lock()
 			api = next
@@ -111,8 +112,9 @@ func TestKillingTheAPIKeepsJobsWhole(t *testing.T) {
 	require.NoError(t, err)
 	defer tc.Close()
 	p := current()
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		var exist []string
+	var exist, members []string
+	whole := assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		exist, members = nil, nil
 		for n := range names {
 			name := fmt.Sprintf("k%02d", n)
 			code, body, err := p.get(crashCollection + "/jobs/" + name)
@@ -128,13 +130,23 @@ func TestKillingTheAPIKeepsJobsWhole(t *testing.T) {
 				assert.Fail(c, "unexpected status", "%s: %d %v", name, code, body)
 			}
 		}
-		members, err := collectionJobs(tc)
+		m, err := collectionJobs(tc)
 		if !assert.NoError(c, err) {
 			return
 		}
+		members = m
 		assert.Equal(c, exist, members, "the collection holds exactly the jobs that exist")
 		assert.LessOrEqual(c, len(members), quota)
 	}, 2*time.Minute, time.Second)
+	if !whole {
+		var differ []string
+		for _, name := range append(slices.Clone(exist), members...) {
+			if slices.Contains(exist, name) != slices.Contains(members, name) && !slices.Contains(differ, name) {
+				differ = append(differ, name)
+			}
+		}
+		logTimelines(t, tc, differ)
+	}
 }
 
 // apiKillOp sends write i of the test: a PUT, PATCH or DELETE of one of
