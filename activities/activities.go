@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/recurhq/recur/egress"
@@ -49,6 +50,10 @@ type Activities struct {
 	ServiceBusEndpoint string
 	// Temporal starts the workflows of Workflow actions.
 	Temporal client.Client
+	// DataConverter decodes what the job workflows write to their memos
+	// (JobPresence): the worker's client's, encryption included; nil is
+	// Temporal's default.
+	DataConverter converter.DataConverter
 	// WorkflowTargets are where Workflow actions may start workflows; the
 	// zero value allows none.
 	WorkflowTargets jobs.WorkflowTargets
@@ -84,6 +89,15 @@ func New(policy egress.Policy) *Activities {
 // job's history, so a replay on a worker configured otherwise agrees.
 func (a *Activities) FinishedJobRetention(context.Context) (time.Duration, error) {
 	return a.FinishedRetention, nil
+}
+
+// dataConverter returns a.DataConverter, or Temporal's default when it is
+// nil.
+func (a *Activities) dataConverter() converter.DataConverter {
+	if a.DataConverter == nil {
+		return converter.GetDefaultDataConverter()
+	}
+	return a.DataConverter
 }
 
 // strictClient is the client of Activities without one.

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -19,11 +20,13 @@ import (
 const presenceLookups = 16
 
 // JobPresence is an activity of the collection workflow: it says, of
-// each job workflow ID, whether its workflow runs and whether the job is
-// defined (its memo holds its view), for the names the collection reserved
-// ahead of their PUTs (workflows/reservation.go). It asks Temporal through
-// the worker's own client: the job workflows are in the worker's
-// namespace, whatever Temporal client Workflow actions are given.
+// each job workflow ID, whether its workflow runs, whether the job is
+// defined (its memo holds its view) and whether that view says it was
+// deleted, for the names the collection reserved ahead of their PUTs or
+// found started on a lease not given back (workflows/reservation.go). It
+// asks Temporal through the worker's own client: the job workflows are in
+// the worker's namespace, whatever Temporal client Workflow actions are
+// given.
 func (a *Activities) JobPresence(ctx context.Context, workflowIDs []string) ([]jobs.JobPresence, error) {
 	c := activity.GetClient(ctx)
 	out := make([]jobs.JobPresence, len(workflowIDs))
@@ -37,7 +40,13 @@ func (a *Activities) JobPresence(ctx context.Context, workflowIDs []string) ([]j
 		default:
 			info := d.GetWorkflowExecutionInfo()
 			out[i].Running = info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
-			_, out[i].Defined = info.GetMemo().GetFields()[jobs.MemoJob]
+			if p, ok := info.GetMemo().GetFields()[jobs.MemoJob]; ok {
+				var view jobs.JobView
+				if err := a.dataConverter().FromPayload(p, &view); err != nil {
+					return fmt.Errorf("read the memo of %s: %w", workflowIDs[i], err)
+				}
+				out[i].Defined, out[i].Deleted = true, view.Deleted
+			}
 		}
 		return nil
 	})

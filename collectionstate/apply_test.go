@@ -175,3 +175,22 @@ func TestAClaimOnALeaseGrantedBeforeAChangeTellsTheJob(t *testing.T) {
 		Tell{Names: []string{"late"}, Change: jobs.CollectionChange{State: jobs.Disabled, Terms: &terms}},
 	}, claim("late"), "the job started enabled: the collection tells it it is disabled")
 }
+
+// A look that finds a reserved name's job workflow running, defined, but
+// deleted gives the name up, as it does a workflow that does not run: the
+// job left before the name was reserved (its leave found the name free),
+// and its workflow runs on only until its runs in flight end. Kept, the
+// name would outlive the job and take a slot of the quota for good.
+func TestALookFindingADeletedJobGivesTheNameUp(t *testing.T) {
+	l, _ := defined(t, 1, direct{})
+	l.Apply(Forget{Member: jobs.MembershipRequest{Job: "a", Leave: true, Defined: true}}, t0)
+	admit(t, l, "a", t0)
+	look := l.Lapsed(t0)
+	require.Equal(t, []string{"a"}, names(look))
+
+	l.Apply(Looked{Reservations: look, Presence: []jobs.JobPresence{{Running: true, Defined: true, Deleted: true}}}, t0.Add(time.Second))
+	require.Empty(t, l.Jobs())
+	require.False(t, l.Reserving())
+	out, _ := l.Apply(Admit{Member: jobs.MembershipRequest{Job: "b"}, ReserveUntil: t0.Add(time.Minute)}, t0.Add(time.Second))
+	require.Nil(t, out.Refused, "the slot is free")
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/temporal"
 
+	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/store"
 )
@@ -314,4 +317,88 @@ func TestAPutMeetingAJobWorkflowAlreadyStartedDefinesIt(t *testing.T) {
 
 	status, body = s.do(t, http.MethodPut, collectionPath+"/jobs/second", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
 	require.Equal(t, http.StatusCreated, status, "the collection counts the job once: %v", body)
+}
+
+// TestALookFindingADeletedJobGivesItsNameUp: the collection admits a name
+// ahead of its PUT (asked of Temporal directly, as the API asks it), the
+// PUT's job starts with that admission and is deleted, and its word to
+// the collection is held (as a heavy burst holds it): its workflow runs
+// on, deleted, when the reservation lapses and the collection looks at
+// it. The look gives the name up, as it gives up one whose workflow does
+// not run: a deleted job has left, or its leave is on its way. Kept, the
+// name outlives a job whose leave came before the look, as in
+// FuzzAdmissionModel's seed "a name admitted ahead while its deleted job
+// runs on" (here the leave comes after, and would drop it).
+func TestALookFindingADeletedJobGivesItsNameUp(t *testing.T) {
+	t.Parallel() // it waits for a look of the collection's, tens of seconds
+	holds := &serverHolds{}
+	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
+	s.putCollection(t)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "leaving"}
+	c := s.temporal.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{jobs.LeaseRequest{Claims: []jobs.MembershipRequest{{Job: k.Job, ShortestGap: time.Hour}}}},
+	})
+	require.NoError(t, err)
+	var answer jobs.LeaseAnswer
+	require.NoError(t, h.Get(ctx, &answer))
+	require.Len(t, answer.Answers, 1)
+	adm := answer.Answers[0].Admission
+	require.NotNil(t, adm)
+
+	raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.NoError(t, err)
+	var def jobs.Job
+	require.NoError(t, json.Unmarshal(raw, &def))
+	require.NoError(t, def.Accept(k, time.Now().UTC()))
+	put, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+			ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		}, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: jobs.UpdatePutJob, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{jobs.PutJobRequest{Job: def, Admission: adm}}},
+	})
+	require.NoError(t, err)
+	require.NoError(t, put.Get(ctx, nil))
+	held, err := heldNames(c, k)
+	require.NoError(t, err)
+	require.Contains(t, held, k.Job, "reserved until %s", adm.Until)
+
+	release := holds.holdSignals(jobs.SignalMembership)
+	defer release()
+	del, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.JobWorkflowID(), UpdateName: jobs.UpdateDeleteJob, WaitForStage: client.WorkflowUpdateStageAccepted,
+		Args: []any{jobs.DeleteJobRequest{}},
+	})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		held, err := heldNames(c, k)
+		return err == nil && !slices.Contains(held, k.Job)
+	}, time.Minute, 250*time.Millisecond, "the look at the lapsed reservation gives the name up")
+	t.Logf("given up %s after the reservation lapsed", time.Since(adm.Until).Round(time.Second))
+	d, err := c.DescribeWorkflowExecution(ctx, k.JobWorkflowID(), "")
+	require.NoError(t, err)
+	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), "the look found the deleted job's workflow running")
+
+	release()
+	require.NoError(t, del.Get(ctx, nil), "the DELETE ends once its word is delivered")
+	held, err = heldNames(c, k)
+	require.NoError(t, err)
+	require.Empty(t, held, "the leave of a name not held changes nothing")
+	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/leaving", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
+	require.Equal(t, http.StatusCreated, status, body)
+}
+
+// heldNames returns the names k's collection holds, as its query says.
+func heldNames(c client.Client, k jobs.Key) ([]string, error) {
+	v, err := c.QueryWorkflow(context.Background(), k.CollectionWorkflowID(), "", jobs.QueryCollection)
+	if err != nil {
+		return nil, err
+	}
+	var view jobs.CollectionView
+	err = v.Get(&view)
+	return view.Jobs, err
 }

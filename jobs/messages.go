@@ -209,10 +209,13 @@ type Reservation struct {
 }
 
 // JobPresence is what a collection learns of a job whose name it
-// reserved: whether its workflow runs, and whether it is defined.
+// reserved: whether its workflow runs, whether it is defined, and whether
+// it was deleted: a deleted job has left its collection (or its leave is
+// on its way), and its workflow runs on until its runs in flight end.
 type JobPresence struct {
 	Running bool `json:",omitempty"`
 	Defined bool `json:",omitempty"`
+	Deleted bool `json:",omitempty"`
 }
 
 // CollectionTerms are what a job's definition must keep to of its

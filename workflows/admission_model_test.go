@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -31,11 +32,13 @@ import (
 // refused; a job started with an admission holds it, one started without
 // asks its collection by signal, a deleted one leaves with its lease and
 // first run. The events are creations on a lease and by name (started at
-// once, a few seconds later, or never), batches sent, jobs deleted, an API
-// process killed (its claims unsent lost, its leases never given back:
-// the collection looks at them), the collection's activities failing (a
-// worker lost) and the collection continuing as new (the next run starts
-// from the ledger the last carried).
+// once, a few seconds later, or never), batches sent, jobs deleted (whose
+// workflows end at once, or run on a while after their leave, found by a
+// describe and the visibility store; a creation of the name meets them),
+// an API process killed (its claims unsent lost, its leases never given
+// back: the collection looks at them), the collection's activities failing
+// (a worker lost) and the collection continuing as new (the next run
+// starts from the ledger the last carried).
 //
 // What must hold, whatever the events and their order:
 //
@@ -141,11 +144,15 @@ type admProc struct {
 // admModel is the world around the collection: its API processes and the
 // jobs that exist, and the collection's workflow of the moment.
 type admModel struct {
-	t        *testing.T
-	env      *testsuite.TestWorkflowEnvironment
-	start    time.Time
-	quota    int
-	jobs     map[string]*admJob
+	t     *testing.T
+	env   *testsuite.TestWorkflowEnvironment
+	start time.Time
+	quota int
+	jobs  map[string]*admJob
+	// leaving are the jobs deleted whose workflows still run: they have
+	// left, and their names are free, but a describe or the visibility
+	// store finds them running.
+	leaving  map[string]*admJob
 	procs    [2]*admProc
 	runs     int
 	failNext int
@@ -246,7 +253,7 @@ func (m *admModel) batch(p int, more jobs.LeaseRequest, onAnswer func(jobs.Lease
 				// The API deletes a job its collection refused.
 				m.logf("claim of %s refused: %s", c.Job, e.Message)
 				if j := m.jobs[c.Job]; j != nil && j.run == c.Run {
-					m.deleteJob(c.Job)
+					m.deleteJob(c.Job, 0)
 				}
 			}
 		}
@@ -298,24 +305,45 @@ func (m *admModel) startJob(name string, lease int) *admJob {
 }
 
 // deleteJob deletes name's job: it leaves, naming its lease and first
-// run.
-func (m *admModel) deleteJob(name string) {
+// run, and its workflow ends linger later.
+func (m *admModel) deleteJob(name string, linger time.Duration) {
 	j := m.jobs[name]
 	delete(m.jobs, name)
 	req := jobs.MembershipRequest{Job: name, Leave: true, Defined: j.defined}
 	if j.lease != 0 {
 		req.Lease, req.Run = j.lease, j.run
 	}
-	m.logf("leave %+v", req)
+	m.logf("leave %+v, ends in %s", req, linger)
 	m.env.SignalWorkflow(jobs.SignalMembership, req)
+	if linger > 0 {
+		m.leaving[name] = j
+		m.after(linger, func() {
+			if m.leaving[name] == j {
+				delete(m.leaving, name)
+			}
+		})
+	}
+}
+
+// lingers are how long a deleted job's workflow runs after its leave, by
+// the delete's variant: its handlers in flight end first (the DELETE's own
+// waits for the leave's delivery, a write may wait for the collection),
+// each a workflow task that a burst delays.
+var lingers = [...]time.Duration{0, 3 * time.Second, 20 * time.Second, 70 * time.Second}
+
+// running reports whether a workflow of name runs, a deleted one included:
+// a creation of the name meets it (the API waits for it to end; the model
+// has the creation fail).
+func (m *admModel) running(name string) bool {
+	return m.jobs[name] != nil || m.leaving[name] != nil
 }
 
 // putLeased creates name on a slot of p's lease, asking for a lease when
 // p has none usable, and by name when the collection grants none.
 func (m *admModel) putLeased(p int, name string) {
 	pr := m.procs[p]
-	if _, runs := m.jobs[name]; runs {
-		return // the start would find the job's workflow: a redefinition
+	if m.running(name) {
+		return // the start would find the job's workflow: a redefinition, or one deleted
 	}
 	if h := pr.lease; h != nil && h.free > 0 && m.now().Before(h.Until.Add(-3*jobs.AdmissionMargin)) {
 		h.free--
@@ -370,14 +398,14 @@ func (m *admModel) putByName(p int, name string, variant int) {
 					if m.procs[p].life != life || !m.now().Before(adm.Until.Add(-2*jobs.AdmissionMargin)) {
 						return
 					}
-					if _, runs := m.jobs[name]; !runs {
+					if !m.running(name) {
 						m.startJob(name, 0)
 					}
 				})
 			default:
 				// The collection holds the name: the PUT goes to the job's
 				// workflow, started if it does not run, which asks itself.
-				if _, runs := m.jobs[name]; !runs {
+				if !m.running(name) {
 					m.askBySignal(name)
 				}
 			}
@@ -420,7 +448,8 @@ func (m *admModel) play(e admEvent) {
 	case admPutLeased:
 		m.putLeased(p, name)
 	case admPutByName:
-		if _, runs := m.jobs[name]; !runs {
+		// A name whose deleted job still runs is asked for: it is free.
+		if _, defined := m.jobs[name]; !defined {
 			m.putByName(p, name, e.variant())
 		}
 	case admSend:
@@ -430,7 +459,7 @@ func (m *admModel) play(e admEvent) {
 		m.batch(p, jobs.LeaseRequest{}, nil)
 	case admDelete:
 		if j := m.jobs[name]; j != nil && j.defined {
-			m.deleteJob(name)
+			m.deleteJob(name, lingers[e.variant()])
 		}
 	case admKill:
 		m.procs[p] = &admProc{life: m.procs[p].life + 1}
@@ -523,7 +552,7 @@ const admSettle = 3 * time.Minute
 // runAdmission runs the sequence and returns what of the invariants it
 // broke, and the trace of what happened.
 func runAdmission(t *testing.T, quota int, events []admEvent) (error, []string) {
-	m := &admModel{t: t, quota: quota, jobs: map[string]*admJob{}, procs: [2]*admProc{{}, {}},
+	m := &admModel{t: t, quota: quota, jobs: map[string]*admJob{}, leaving: map[string]*admJob{}, procs: [2]*admProc{{}, {}},
 		start: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
 	m.nextStart = m.start
 	coll := jobs.Collection{}
@@ -602,6 +631,8 @@ func (m *admModel) newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 			for i, id := range ids {
 				if j := m.jobs[name(id)]; j != nil {
 					out[i] = jobs.JobPresence{Running: true, Defined: j.defined}
+				} else if m.leaving[name(id)] != nil {
+					out[i] = jobs.JobPresence{Running: true, Defined: true, Deleted: true}
 				}
 			}
 			m.logf("presence %v: %+v", ids, out)
@@ -613,13 +644,16 @@ func (m *admModel) newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 				return nil, err
 			}
 			// The visibility store lists the newest first.
+			// It lists the workflows of jobs deleted that still run.
+			running := maps.Clone(m.jobs)
+			maps.Copy(running, m.leaving)
 			var found []string
-			for _, n := range m.names() {
-				if j := m.jobs[n]; !j.started.Before(req.Since) && !j.started.After(req.Until) {
+			for _, n := range slices.Sorted(maps.Keys(running)) {
+				if j := running[n]; !j.started.Before(req.Since) && !j.started.After(req.Until) {
 					found = append(found, n)
 				}
 			}
-			slices.SortStableFunc(found, func(a, b string) int { return m.jobs[b].started.Compare(m.jobs[a].started) })
+			slices.SortStableFunc(found, func(a, b string) int { return running[b].started.Compare(running[a].started) })
 			m.logf("leased jobs %s..%s: %v", req.Since.Sub(m.start), req.Until.Sub(m.start), found)
 			return found, nil
 		}).Maybe()
@@ -679,6 +713,15 @@ var admissionSeeds = []struct {
 		{admPutLeased, admArg(1, 'e', 0), 0}, {admContinue, 0, 500 * time.Millisecond},
 		{admPutLeased, admArg(0, 'd', 3), 24 * time.Second}, {admPutLeased, admArg(0, 'a', 3), 500 * time.Millisecond},
 		{admContinue, 0, 29 * time.Second}, {admKill, admArg(1, 'e', 0), 22 * time.Second}}},
+	// A job is deleted while a run of its is in flight: it leaves at
+	// once, and its workflow runs on until the run ends. A PUT of its
+	// name is admitted ahead (the name is free), and its start meets the
+	// deleted workflow and never comes. The look at the reservation finds
+	// a workflow that runs, defined: the collection must not keep the
+	// name for it, or the name outlives the job.
+	{"a name admitted ahead while its deleted job runs on", 3, []admEvent{
+		{admPutLeased, admArg(0, 'a', 0), 0}, {admSend, admArg(0, 'a', 1), time.Second},
+		{admDelete, admArg(0, 'a', 3), 2 * time.Second}, {admPutByName, admArg(1, 'a', 0), time.Second}}},
 }
 
 // TestAdmissionModelSeeds runs the kept sequences, each encoded and

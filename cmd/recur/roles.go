@@ -126,6 +126,7 @@ func serveRoles(ctx context.Context, c client.Client, r roles, ln net.Listener, 
 		}
 		acts.StorageQueueEndpoint, acts.ServiceBusEndpoint = r.storageQueue, r.serviceBus
 		acts.WorkflowTargets, acts.FinishedRetention = r.workflowTargets, r.finishedRetention
+		acts.DataConverter = r.converter
 		acts.Attempts, acts.Tracer = nil, tracer
 		if r.actionBudget > 0 {
 			acts.Attempts = activities.NewAttempts(r.actionBudget)

@@ -149,7 +149,7 @@ func StartWith(cfg Config) (*Stack, error) {
 	}
 	newActivities := func() *activities.Activities {
 		acts := activities.New(Egress)
-		acts.Temporal, acts.WorkflowTargets = plain, cfg.WorkflowTargets
+		acts.Temporal, acts.WorkflowTargets, acts.DataConverter = plain, cfg.WorkflowTargets, base.DataConverter
 		for _, opt := range opts {
 			opt(acts)
 		}
