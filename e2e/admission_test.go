@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporal"
 
+	"github.com/recurhq/recur/codec"
 	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/store"
@@ -401,4 +402,86 @@ func heldNames(c client.Client, k jobs.Key) ([]string, error) {
 	var view jobs.CollectionView
 	err = v.Get(&view)
 	return view.Jobs, err
+}
+
+// TestADeletedJobsLeaveFollowsItsRequestOnItsWay: a job whose run has
+// heard none of its collection's terms (started as a continued run is,
+// with its state and no admission) asks its collection before a
+// redefinition; the request's delivery is held (as a heavy burst holds
+// it), and the job is deleted meanwhile. Its leave is sent once the
+// request has arrived, never before: sent together, the leave could
+// arrive first, and the request would have the collection admit the name
+// anew, for a job that is gone. The redefinition is refused as the job is
+// gone, and the collection holds no name once the leave has come.
+func TestADeletedJobsLeaveFollowsItsRequestOnItsWay(t *testing.T) {
+	t.Parallel() // the server takes the DELETE once the held delivery's first try times out, 30 s
+	holds := &serverHolds{}
+	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
+	s.putCollection(t)
+	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "asking"}
+	c := s.temporal.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	def := func(interval int) jobs.Job {
+		raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour", "interval": interval}))
+		require.NoError(t, err)
+		var def jobs.Job
+		require.NoError(t, json.Unmarshal(raw, &def))
+		require.NoError(t, def.Accept(k, time.Now().UTC()))
+		return def
+	}
+	opts, in, ok := store.NewJobStart(k, def(1), time.Now().UTC().Truncate(time.Second), jobs.Admission{})
+	require.True(t, ok)
+	opts.EnableEagerStart = false // no worker of this client's
+	in.Admission = nil            // a continued run: it has heard no terms
+	run, err := c.ExecuteWorkflow(ctx, opts, jobs.JobWorkflowName, in)
+	require.NoError(t, err)
+
+	release := holds.holdSignals(jobs.SignalMembership)
+	defer release()
+	put, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.JobWorkflowID(), UpdateName: jobs.UpdatePutJob, WaitForStage: client.WorkflowUpdateStageAccepted,
+		Args: []any{jobs.PutJobRequest{Job: def(2)}},
+	})
+	require.NoError(t, err)
+	del, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.JobWorkflowID(), UpdateName: jobs.UpdateDeleteJob, WaitForStage: client.WorkflowUpdateStageAccepted,
+		Args: []any{jobs.DeleteJobRequest{}},
+	})
+	require.NoError(t, err)
+	time.Sleep(2 * time.Second) // the job's tasks of both, the request held
+	release()
+	require.NoError(t, del.Get(ctx, nil))
+	err = put.Get(ctx, nil)
+	e, ok := jobs.FromApplicationError(err)
+	require.True(t, ok, "the redefinition is refused: %v", err)
+	require.Equal(t, jobs.CodeNotFound, e.Code, "%v", err)
+	require.NoError(t, run.Get(ctx, nil), "the deleted job's workflow ends")
+
+	// In the job's history, the request's delivery comes before the
+	// leave's sending.
+	var ask, askArrived, leave int64
+	iter := c.GetWorkflowHistory(ctx, k.JobWorkflowID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		require.NoError(t, err)
+		if a := e.GetSignalExternalWorkflowExecutionInitiatedEventAttributes(); a != nil {
+			var req jobs.MembershipRequest
+			require.NoError(t, codec.DataConverter(s.recur.Keys).FromPayloads(a.GetInput(), &req))
+			if req.Leave {
+				leave = e.GetEventId()
+			} else if ask == 0 {
+				ask = e.GetEventId()
+			}
+		}
+		if a := e.GetExternalWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetInitiatedEventId() == ask {
+			askArrived = e.GetEventId()
+		}
+	}
+	require.Positive(t, ask, "the job asked its collection")
+	require.Positive(t, askArrived)
+	require.Greater(t, leave, askArrived, "the leave is sent once the request has arrived")
+	held, err := heldNames(c, k)
+	require.NoError(t, err)
+	require.NotContains(t, held, k.Job, "the request came first, the leave after")
 }

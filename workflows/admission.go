@@ -35,6 +35,7 @@ type admission struct {
 	// ends then asks to be forgotten, defined or not, so that no quota
 	// slot outlives it.
 	unanswered int  // requests sent whose answers the job has not taken
+	sending    int  // requests on their way: a leave waits for them (leave)
 	admitted   bool // an answer admitted the job
 	took       int  // the Gen of the admission ahead the job took, 0 for none
 	lease      int  // the lease the job's workflow started on, 0 for none
@@ -98,11 +99,20 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 	if t := a.terms; t != nil && (j.state() != nil || admitted) && !j.m.Deleted() && t.Check(gap, j.key.Collection) == nil {
 		return t.Disabled, nil
 	}
+	// Asked before the first request, so that every history of a job
+	// that asks records the version.
+	leftAsksNothing := workflow.GetVersion(ctx, versionLeftAsksNothing, workflow.DefaultVersion, 1) != workflow.DefaultVersion
 	a.seq++
 	seq := a.seq
 	req := jobs.MembershipRequest{Job: j.key.Job, Seq: seq, ShortestGap: gap}
 	sent := false
 	for answered := false; !answered; {
+		if leftAsksNothing && a.forgotten {
+			// The job left (deleted) while it waited for the answer:
+			// asked again, the collection would admit the name anew, for
+			// a job that is gone, and hold it for good.
+			return false, jobs.NotFound("job " + j.key.Job).ToApplicationError()
+		}
 		patience := admitPatience
 		if j.state() == nil {
 			// A first definition waits no longer than the job's grace:
@@ -112,7 +122,10 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 				return false, j.unadmitted()
 			}
 		}
-		if err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil); err != nil {
+		a.sending++
+		err := workflow.SignalExternalWorkflow(ctx, j.key.CollectionWorkflowID(), "", jobs.SignalMembership, req).Get(ctx, nil)
+		a.sending--
+		if err != nil {
 			// No collection workflow runs: there is no such collection.
 			return false, jobs.CollectionMissing(j.key.Collection).ToApplicationError()
 		}
@@ -120,10 +133,13 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 			sent = true
 			a.unanswered++
 		}
-		answered, err = awaitAnswer(ctx, patience, func() bool { _, ok := a.answers[seq]; return ok })
-		if err != nil {
+		if err := awaitAnswer(ctx, patience, func() bool {
+			_, ok := a.answers[seq]
+			return ok || leftAsksNothing && a.forgotten
+		}); err != nil {
 			return false, err
 		}
+		_, answered = a.answers[seq] // or the patience has passed, or the job left
 	}
 	answer := a.answers[seq]
 	delete(a.answers, seq)
@@ -139,10 +155,11 @@ func (j *job) admit(ctx workflow.Context, def jobs.Job, adm *jobs.Admission) (co
 // awaitAnswer waits until answered or patience has passed, and cancels
 // its timer once answered: a timer left to fire would wake the workflow
 // for nothing, a workflow task of each admission.
-func awaitAnswer(ctx workflow.Context, patience time.Duration, answered func() bool) (bool, error) {
+func awaitAnswer(ctx workflow.Context, patience time.Duration, answered func() bool) error {
 	tctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
-	return workflow.AwaitWithTimeout(tctx, patience, answered)
+	_, err := workflow.AwaitWithTimeout(tctx, patience, answered)
+	return err
 }
 
 // mayHold reports whether the collection may hold the job's name.
@@ -166,6 +183,14 @@ func (j *job) leave(ctx workflow.Context) {
 		return
 	}
 	j.admission.forgotten = true
+	if j.admission.sending > 0 && workflow.GetVersion(ctx, versionLeftAsksNothing, workflow.DefaultVersion, 1) != workflow.DefaultVersion {
+		// A request on its way could arrive after the leave, and the
+		// collection would admit the name anew for a job that is gone:
+		// the leave goes once it has arrived.
+		if err := workflow.Await(ctx, func() bool { return j.admission.sending == 0 }); err != nil {
+			return
+		}
+	}
 	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state() != nil}
 	if j.admission.lease != 0 {
 		req.Lease, req.Run = j.admission.lease, workflow.GetInfo(ctx).FirstRunID

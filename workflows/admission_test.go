@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -335,4 +336,36 @@ func TestAnAdmissionWhoseTermsRefuseTheDefinitionIsAskedAgain(t *testing.T) {
 	require.Equal(t, time.Minute, h.collection.requests[0].ShortestGap)
 	require.True(t, h.collection.requests[1].Leave)
 	require.Empty(t, h.attempts, "nothing ran")
+}
+
+// TestADeletedJobAsksItsCollectionNothingMore: a redefinition of a job
+// whose run has heard none of its collection's terms (it continued as new)
+// asks the collection, which answers after 30 s, as a swamped one does;
+// the job is deleted meanwhile and leaves. The redefinition asks no more,
+// and is refused as the job is gone: asked again after the leave, the
+// collection would admit the name anew, for a job that has left, and hold
+// it for good.
+func TestADeletedJobAsksItsCollectionNothingMore(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, now)
+	h.collection.answerAfter = 30 * time.Second
+	j := job(now, &recurrence.Recurrence{Frequency: "Hour"})
+	j.Properties.State = jobs.Enabled
+	next := now.Add(time.Hour)
+	var put error
+	h.at(0, func() {
+		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(2*time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &put)
+	})
+	h.at(time.Second, func() { update(t, h.env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}) })
+	h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key, State: &jobs.JobState{Job: j, PlannedFrom: now, Next: &next}})
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+
+	reqs := h.collection.requests
+	left := slices.IndexFunc(reqs, func(r jobs.MembershipRequest) bool { return r.Leave })
+	require.Positive(t, left, "asked, then left: %v", reqs)
+	require.Len(t, reqs, left+1, "nothing asked after the leave: %v", reqs)
+	e, ok := jobs.FromApplicationError(put)
+	require.True(t, ok, "%v", put)
+	require.Equal(t, jobs.CodeNotFound, e.Code, "%v", put)
 }

@@ -43,4 +43,9 @@ const (
 	// (job.dueFirst): a PUT taken in the task that held an occurrence's
 	// timer planned past the occurrence, which was never run nor counted.
 	versionDueFirst = "2026-11-29-due-first"
+	// A job deleted while it waits for its collection's answer asks no
+	// more, and its leave waits for a request on its way: asked again
+	// after the leave, or arriving after it, the collection admitted the
+	// name anew for a job that was gone, and held it for good.
+	versionLeftAsksNothing = "2026-11-29-left-asks-nothing"
 )
