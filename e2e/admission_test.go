@@ -102,17 +102,7 @@ func TestAnAdmissionNoPutTookIsGivenUp(t *testing.T) {
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "ghost"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := s.temporal.GetDefaultClient().UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{jobs.LeaseRequest{Claims: []jobs.MembershipRequest{{Job: "ghost", ShortestGap: time.Hour}}}},
-	})
-	require.NoError(t, err)
-	var answer jobs.LeaseAnswer
-	require.NoError(t, h.Get(ctx, &answer))
-	answers := answer.Answers
-	require.Len(t, answers, 1)
-	require.Nil(t, answers[0].Error)
-	require.NotNil(t, answers[0].Admission)
+	admitAhead(ctx, t, s.temporal.GetDefaultClient(), k)
 	admitted := time.Now()
 
 	job := httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"})
@@ -158,37 +148,12 @@ func TestAJobAdmittedAheadDoesNotOutliveItsDeletedCollection(t *testing.T) {
 	c := s.temporal.GetDefaultClient()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{jobs.LeaseRequest{Claims: []jobs.MembershipRequest{{Job: k.Job, ShortestGap: time.Hour}}}},
-	})
-	require.NoError(t, err)
-	var answer jobs.LeaseAnswer
-	require.NoError(t, h.Get(ctx, &answer))
-	answers := answer.Answers
-	require.Len(t, answers, 1)
-	adm := answers[0].Admission
-	require.NotNil(t, adm)
+	adm := admitAhead(ctx, t, c, k)
 
 	status, body := s.do(t, http.MethodDelete, collectionPath, nil)
 	require.Equal(t, http.StatusOK, status, body)
 
-	raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
-	require.NoError(t, err)
-	var def jobs.Job
-	require.NoError(t, json.Unmarshal(raw, &def))
-	require.NoError(t, def.Accept(k, time.Now().UTC()))
-	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, jobs.JobWorkflowName, jobs.JobInput{Key: k})
-	put, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: start,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: jobs.UpdatePutJob, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{jobs.PutJobRequest{Job: def, Admission: adm}}},
-	})
-	if err == nil {
-		err = put.Get(ctx, nil)
-	}
+	err := putWithAdmission(ctx, c, k, acceptedJob(t, k, 1), adm)
 	e, ok := jobs.FromApplicationError(err)
 	require.True(t, ok, "the PUT is refused: %v", err)
 	require.Equal(t, jobs.CodeNotFound, e.Code, "%v", err)
@@ -219,27 +184,11 @@ func TestAJobStartedOnALeaseWithNoClaimIsFound(t *testing.T) {
 	c := s.temporal.GetDefaultClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{jobs.LeaseRequest{Want: 5}},
-	})
-	require.NoError(t, err)
-	var answer jobs.LeaseAnswer
-	require.NoError(t, h.Get(ctx, &answer))
+	answer := exchange(ctx, t, c, k, jobs.LeaseRequest{Want: 5})
 	require.NotNil(t, answer.Grant)
 	require.Equal(t, 2, answer.Grant.Slots, "the room")
 
-	var def jobs.Job
-	raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &def))
-	created := time.Now().UTC().Truncate(time.Second)
-	require.NoError(t, def.Accept(k, created))
-	opts, in, ok := store.NewJobStart(k, def, created, answer.Grant.Admission())
-	require.True(t, ok)
-	opts.EnableEagerStart = false // no worker of this client's
-	_, err = c.ExecuteWorkflow(ctx, opts, jobs.JobWorkflowName, in)
-	require.NoError(t, err)
+	startJob(ctx, t, c, k, acceptedJob(t, k, 1), answer.Grant.Admission())
 
 	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/meanwhile", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
 	require.Contains(t, []int{http.StatusServiceUnavailable, http.StatusConflict}, status, "the lease holds the room: %v", body)
@@ -339,31 +288,8 @@ func TestALookFindingADeletedJobGivesItsNameUp(t *testing.T) {
 	c := s.temporal.GetDefaultClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
-		Args: []any{jobs.LeaseRequest{Claims: []jobs.MembershipRequest{{Job: k.Job, ShortestGap: time.Hour}}}},
-	})
-	require.NoError(t, err)
-	var answer jobs.LeaseAnswer
-	require.NoError(t, h.Get(ctx, &answer))
-	require.Len(t, answer.Answers, 1)
-	adm := answer.Answers[0].Admission
-	require.NotNil(t, adm)
-
-	raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
-	require.NoError(t, err)
-	var def jobs.Job
-	require.NoError(t, json.Unmarshal(raw, &def))
-	require.NoError(t, def.Accept(k, time.Now().UTC()))
-	put, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-			ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		}, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: jobs.UpdatePutJob, WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{jobs.PutJobRequest{Job: def, Admission: adm}}},
-	})
-	require.NoError(t, err)
-	require.NoError(t, put.Get(ctx, nil))
+	adm := admitAhead(ctx, t, c, k)
+	require.NoError(t, putWithAdmission(ctx, c, k, acceptedJob(t, k, 1), adm))
 	held, err := heldNames(c, k)
 	require.NoError(t, err)
 	require.Contains(t, held, k.Job, "reserved until %s", adm.Until)
@@ -391,6 +317,70 @@ func TestALookFindingADeletedJobGivesItsNameUp(t *testing.T) {
 	require.Empty(t, held, "the leave of a name not held changes nothing")
 	status, body := s.do(t, http.MethodPut, collectionPath+"/jobs/leaving", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
 	require.Equal(t, http.StatusCreated, status, body)
+}
+
+// exchange sends req to k's collection as the API sends its batches of
+// admissions, and returns the answer.
+func exchange(ctx context.Context, t *testing.T, c client.Client, k jobs.Key, req jobs.LeaseRequest) jobs.LeaseAnswer {
+	t.Helper()
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: k.CollectionWorkflowID(), UpdateName: jobs.UpdateLease, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{req},
+	})
+	require.NoError(t, err)
+	var answer jobs.LeaseAnswer
+	require.NoError(t, h.Get(ctx, &answer))
+	return answer
+}
+
+// admitAhead has k's collection admit k's name ahead of its PUT, as the
+// API asks it, and returns the admission.
+func admitAhead(ctx context.Context, t *testing.T, c client.Client, k jobs.Key) *jobs.Admission {
+	t.Helper()
+	answer := exchange(ctx, t, c, k, jobs.LeaseRequest{Claims: []jobs.MembershipRequest{{Job: k.Job, ShortestGap: time.Hour}}})
+	require.Len(t, answer.Answers, 1)
+	require.Nil(t, answer.Answers[0].Error)
+	require.NotNil(t, answer.Answers[0].Admission)
+	return answer.Answers[0].Admission
+}
+
+// acceptedJob is k's definition of a job every interval hours, as the
+// API accepts it now.
+func acceptedJob(t *testing.T, k jobs.Key, interval int) jobs.Job {
+	t.Helper()
+	raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour", "interval": interval}))
+	require.NoError(t, err)
+	var def jobs.Job
+	require.NoError(t, json.Unmarshal(raw, &def))
+	require.NoError(t, def.Accept(k, time.Now().UTC().Truncate(time.Second)))
+	return def
+}
+
+// startJob starts k's workflow on adm as the API starts a new job's.
+func startJob(ctx context.Context, t *testing.T, c client.Client, k jobs.Key, def jobs.Job, adm jobs.Admission) {
+	t.Helper()
+	opts, in, ok := store.NewJobStart(k, def, time.Now().UTC().Truncate(time.Second), adm)
+	require.True(t, ok)
+	opts.EnableEagerStart = false // no worker of this client's
+	_, err := c.ExecuteWorkflow(ctx, opts, jobs.JobWorkflowName, in)
+	require.NoError(t, err)
+}
+
+// putWithAdmission sends k's PUT of def carrying adm as the API sends a
+// PUT of a name it was admitted ahead, an update-with-start of the job's
+// workflow, and returns its outcome.
+func putWithAdmission(ctx context.Context, c client.Client, k jobs.Key, def jobs.Job, adm *jobs.Admission) error {
+	put, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+			ID: k.JobWorkflowID(), TaskQueue: jobs.TaskQueue, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		}, jobs.JobWorkflowName, jobs.JobInput{Key: k}),
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: jobs.UpdatePutJob, WaitForStage: client.WorkflowUpdateStageCompleted,
+			Args: []any{jobs.PutJobRequest{Job: def, Admission: adm}}},
+	})
+	if err != nil {
+		return err
+	}
+	return put.Get(ctx, nil)
 }
 
 // heldNames returns the names k's collection holds, as its query says.
@@ -422,15 +412,7 @@ func TestADeletedJobsLeaveFollowsItsRequestOnItsWay(t *testing.T) {
 	c := s.temporal.GetDefaultClient()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	def := func(interval int) jobs.Job {
-		raw, err := json.Marshal(httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour", "interval": interval}))
-		require.NoError(t, err)
-		var def jobs.Job
-		require.NoError(t, json.Unmarshal(raw, &def))
-		require.NoError(t, def.Accept(k, time.Now().UTC()))
-		return def
-	}
-	opts, in, ok := store.NewJobStart(k, def(1), time.Now().UTC().Truncate(time.Second), jobs.Admission{})
+	opts, in, ok := store.NewJobStart(k, acceptedJob(t, k, 1), time.Now().UTC().Truncate(time.Second), jobs.Admission{})
 	require.True(t, ok)
 	opts.EnableEagerStart = false // no worker of this client's
 	in.Admission = nil            // a continued run: it has heard no terms
@@ -441,7 +423,7 @@ func TestADeletedJobsLeaveFollowsItsRequestOnItsWay(t *testing.T) {
 	defer release()
 	put, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: k.JobWorkflowID(), UpdateName: jobs.UpdatePutJob, WaitForStage: client.WorkflowUpdateStageAccepted,
-		Args: []any{jobs.PutJobRequest{Job: def(2)}},
+		Args: []any{jobs.PutJobRequest{Job: acceptedJob(t, k, 2)}},
 	})
 	require.NoError(t, err)
 	del, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
