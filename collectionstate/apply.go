@@ -292,12 +292,12 @@ func (l *Ledger) forget(m jobs.MembershipRequest, now time.Time, fx *effects) {
 // looked takes what a look at reservations found. A name whose job's
 // workflow does not run, or runs deleted, is given up: a deleted job has
 // left, before the name was reserved or on its way (and a leave of a name
-// not held changes nothing), and its workflow runs on only until its runs
-// in flight end. One whose job is defined is the job's; one whose job
-// runs undefined, or that the look could not tell, is looked at again
-// after the grace. A reservation its job left, or that a claim renewed,
-// while the look was on its way is left as it is: what the look found of
-// it may be stale.
+// not held changes nothing), and its workflow runs on only until its
+// handlers in flight end. One whose job is defined is the job's; one
+// whose job runs undefined, or that the look could not tell, is looked at
+// again after the grace. A reservation its job left, or that a claim
+// renewed, while the look was on its way is left as it is: what the look
+// found of it may be stale.
 func (l *Ledger) looked(e Looked, now time.Time, fx *effects) {
 	later := now.Add(ReservationGrace)
 	for i, r := range e.Reservations {

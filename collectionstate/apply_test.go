@@ -179,7 +179,7 @@ func TestAClaimOnALeaseGrantedBeforeAChangeTellsTheJob(t *testing.T) {
 // A look that finds a reserved name's job workflow running, defined, but
 // deleted gives the name up, as it does a workflow that does not run: the
 // job left before the name was reserved (its leave found the name free),
-// and its workflow runs on only until its runs in flight end. Kept, the
+// and its workflow runs on only until its handlers in flight end. Kept, the
 // name would outlive the job and take a slot of the quota for good.
 func TestALookFindingADeletedJobGivesTheNameUp(t *testing.T) {
 	l, _ := defined(t, 1, direct{})

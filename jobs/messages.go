@@ -211,7 +211,7 @@ type Reservation struct {
 // JobPresence is what a collection learns of a job whose name it
 // reserved: whether its workflow runs, whether it is defined, and whether
 // it was deleted: a deleted job has left its collection (or its leave is
-// on its way), and its workflow runs on until its runs in flight end.
+// on its way), and its workflow runs on until its handlers in flight end.
 type JobPresence struct {
 	Running bool `json:",omitempty"`
 	Defined bool `json:",omitempty"`
