@@ -448,8 +448,9 @@ func (m *admModel) play(e admEvent) {
 	case admPutLeased:
 		m.putLeased(p, name)
 	case admPutByName:
-		// A name whose deleted job still runs is asked for: it is free.
-		if _, defined := m.jobs[name]; !defined {
+		// A name whose deleted job's workflow still runs is asked for:
+		// it is free.
+		if _, exists := m.jobs[name]; !exists {
 			m.putByName(p, name, e.variant())
 		}
 	case admSend:
