@@ -51,8 +51,9 @@ func logTimelines(t *testing.T, c client.Client, names []string) {
 }
 
 // runEvents lists the runs of workflow id and their events but workflow
-// tasks, markers and memo changes, each with its messages' payloads; with mention, only the events
-// whose payloads hold it.
+// tasks, markers, timers and memo changes, each with the start of its
+// messages' payloads (a CI run's output is read in part); with mention,
+// only the events whose payloads hold it.
 func runEvents(ctx context.Context, c client.Client, dc converter.DataConverter, id, mention string) []string {
 	var lines []string
 	runs, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", id)})
@@ -73,15 +74,16 @@ func runEvents(ctx context.Context, c client.Client, dc converter.DataConverter,
 			switch e.GetEventType() {
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED,
 				enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, enumspb.EVENT_TYPE_MARKER_RECORDED,
-				enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+				enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED, enumspb.EVENT_TYPE_TIMER_STARTED,
+				enumspb.EVENT_TYPE_TIMER_FIRED, enumspb.EVENT_TYPE_TIMER_CANCELED:
 				continue
 			}
 			detail := eventDetail(dc, e)
 			if mention != "" && !strings.Contains(detail, mention) {
 				continue
 			}
-			if len(detail) > 600 {
-				detail = detail[:600] + "…"
+			if len(detail) > 240 {
+				detail = detail[:240] + "…"
 			}
 			lines = append(lines, fmt.Sprintf("    %s %3d %s %s", e.GetEventTime().AsTime().Format(time.TimeOnly+".000"),
 				e.GetEventId(), e.GetEventType(), detail))
