@@ -15,12 +15,13 @@ import (
 )
 
 // TestAWriteAnswered503NeverHappens: with no worker, a PUT, a run now and
-// a DELETE of a job wait out the request's time and answer 503. A worker
-// back after that has the job take them past their deadline: it refuses
-// them, so the job is as before, defined as it was, never run, not
-// deleted, as its clients were told. A job that took writes past their
-// deadline would take all three when the worker comes: the DELETE would
-// delete a job its client was told is still there.
+// a DELETE of a job, and a disable of its collection, wait out the
+// request's time and answer 503. A worker back after that has the job and
+// the collection take them past their deadline: they refuse them, so the
+// job is as before, defined as it was, never run, not deleted, and the
+// collection enabled, as their clients were told. A job that took writes
+// past their deadline would take all three when the worker comes: the
+// DELETE would delete a job its client was told is still there.
 func TestAWriteAnswered503NeverHappens(t *testing.T) {
 	s := newStack(t)
 	target, got := newTarget(t)
@@ -39,6 +40,7 @@ func TestAWriteAnswered503NeverHappens(t *testing.T) {
 		{http.MethodPut, name, define("Day")},
 		{http.MethodPost, name + "/run", nil},
 		{http.MethodDelete, name, nil},
+		{http.MethodPost, collectionPath + "/disable", nil},
 	}
 	statuses := make([]int, len(writes))
 	var wg sync.WaitGroup
@@ -71,8 +73,12 @@ func TestAWriteAnswered503NeverHappens(t *testing.T) {
 	status, body = s.get(t, name, nil)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Equal(t, "hour", path(body, "properties", "recurrence", "frequency"))
+	require.Equal(t, "enabled", path(body, "properties", "state"), "the disable answered 503 never reached the job")
 	runs, _ := path(body, "properties", "status", "executionCount").(float64)
 	require.Zero(t, runs, "the run now answered 503 never ran")
+	status, body = s.get(t, collectionPath, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "enabled", path(body, "properties", "state"), "the disable answered 503 never happened")
 	select {
 	case r := <-got:
 		t.Fatalf("the target was called: %s", r.header.Get("Idempotency-Key"))
@@ -103,4 +109,29 @@ func TestADeleteTakenInTimeAnswersItsOutcome(t *testing.T) {
 	require.Greater(t, took, api.RequestTimeout, "the answer waited for the word held past the request's time")
 	status, body = s.get(t, name, nil)
 	require.Equal(t, http.StatusNotFound, status, body)
+}
+
+// TestAnOperationAcceptedInTimeAnswersItsOutcome: a collection's disable
+// the workflow accepts at once, whose answer reaches the API only after
+// the request's time (the server's answer held, as a heavy burst holds
+// it), is answered as the operation it is, not 503: the collection is
+// disabled, as its client is told. Answered 503, its client would believe
+// it still enabled.
+func TestAnOperationAcceptedInTimeAnswersItsOutcome(t *testing.T) {
+	holds := &serverHolds{}
+	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
+	s.putCollection(t)
+
+	release := holds.holdAnswers(jobs.UpdateCollectionState)
+	defer release()
+	time.AfterFunc(api.RequestTimeout+time.Second, release)
+	began := time.Now()
+	status, body := s.do(t, http.MethodPost, collectionPath+"/disable", nil)
+	took := time.Since(began)
+	t.Logf("disable: %d after %s", status, took.Round(time.Millisecond))
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, status, body)
+	require.Greater(t, took, api.RequestTimeout, "the answer waited for the acceptance held past the request's time")
+	status, body = s.get(t, collectionPath, nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "disabled", path(body, "properties", "state"))
 }

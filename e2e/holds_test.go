@@ -20,15 +20,14 @@ import (
 
 // serverHolds is a client factory of the Temporal server whose clients
 // hold some of the server's own calls, as a busy server holds them: the
-// workflow tasks its matching clients add (holdAdds), and the signals of
-// one name its history clients deliver from workflow to workflow
-// (holdSignals).
+// workflow tasks its matching clients add (holdAdds), the signals of one
+// name its history clients deliver from workflow to workflow
+// (holdSignals), and the answers to the updates of one name the frontend
+// passes on to the history service (holdAnswers).
 type serverHolds struct {
 	addDelay atomic.Int64
-
-	mu       sync.Mutex
-	signal   string        // the name of the signals held, "" for none
-	released chan struct{} // closed when they may go
+	signals  namedHold // of the signals delivered
+	answers  namedHold // of the answers to updates
 }
 
 // holdAdds holds each workflow task added from now on for d before it is
@@ -38,19 +37,34 @@ func (h *serverHolds) holdAdds(d time.Duration) { h.addDelay.Store(int64(d)) }
 // holdSignals holds the signals named name delivered from now on until
 // release, or until each call's context ends (the server then tries the
 // delivery again).
-func (h *serverHolds) holdSignals(name string) (release func()) {
+func (h *serverHolds) holdSignals(name string) (release func()) { return h.signals.hold(name) }
+
+// holdAnswers holds the answers to the updates named name sent from now
+// on until release, or until each call's context ends: the update is
+// taken, its answer late.
+func (h *serverHolds) holdAnswers(name string) (release func()) { return h.answers.hold(name) }
+
+// namedHold holds the calls of one name until released.
+type namedHold struct {
+	mu       sync.Mutex
+	name     string        // "" for none
+	released chan struct{} // closed when they may go
+}
+
+// hold holds the calls named name from now on until release.
+func (h *namedHold) hold(name string) (release func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	released := make(chan struct{})
-	h.signal, h.released = name, released
+	h.name, h.released = name, released
 	return sync.OnceFunc(func() { close(released) })
 }
 
-// signalHeld is what a signal named name waits on, nil if none.
-func (h *serverHolds) signalHeld(name string) <-chan struct{} {
+// of is what a call named name waits on, nil if none.
+func (h *namedHold) of(name string) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if name == "" || name != h.signal {
+	if name == "" || name != h.name {
 		return nil
 	}
 	return h.released
@@ -98,7 +112,7 @@ type heldHistory struct {
 }
 
 func (c heldHistory) SignalWorkflowExecution(ctx context.Context, req *historyservice.SignalWorkflowExecutionRequest, opts ...grpc.CallOption) (*historyservice.SignalWorkflowExecutionResponse, error) {
-	if released := c.holds.signalHeld(req.GetSignalRequest().GetSignalName()); released != nil {
+	if released := c.holds.signals.of(req.GetSignalRequest().GetSignalName()); released != nil {
 		select {
 		case <-released:
 		case <-ctx.Done():
@@ -106,4 +120,16 @@ func (c heldHistory) SignalWorkflowExecution(ctx context.Context, req *historyse
 		}
 	}
 	return c.HistoryServiceClient.SignalWorkflowExecution(ctx, req, opts...)
+}
+
+func (c heldHistory) UpdateWorkflowExecution(ctx context.Context, req *historyservice.UpdateWorkflowExecutionRequest, opts ...grpc.CallOption) (*historyservice.UpdateWorkflowExecutionResponse, error) {
+	resp, err := c.HistoryServiceClient.UpdateWorkflowExecution(ctx, req, opts...)
+	if answered := c.holds.answers.of(req.GetRequest().GetRequest().GetInput().GetName()); answered != nil {
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return resp, err
 }

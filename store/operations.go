@@ -26,7 +26,9 @@ import (
 // (jobs.OperationResult). running is true, with the operation's ID
 // (AwaitOperation), when it runs on past the wait. Refusals (a missing
 // collection, a failed If-Match) come from the update's validator and
-// return at once.
+// return at once. An update the workflow accepted in time whose
+// acceptance comes back past the request's deadline is the operation's
+// all the same (lateAcceptance).
 func (s *Store) CollectionOperation(ctx context.Context, k jobs.Key, name string, arg any, wait time.Duration) (op string, running bool, err error) {
 	id := k.CollectionWorkflowID()
 	if err := s.admissions.flush(ctx, s, k); err != nil {
@@ -37,7 +39,10 @@ func (s *Store) CollectionOperation(ctx context.Context, k jobs.Key, name string
 	var h client.WorkflowUpdateHandle
 	if err := s.sending(ctx, id, func(ctx context.Context) error {
 		return retrying(ctx, aborted, func() (err error) {
-			h, err = s.temporal.UpdateWorkflow(ctx, opts)
+			opts.UpdateID = uuid.NewString()
+			if h, err = s.temporal.UpdateWorkflow(ctx, opts); err != nil {
+				h, err = s.lateAcceptance(ctx, err, opts)
+			}
 			return err
 		})
 	}); err != nil {

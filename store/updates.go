@@ -143,8 +143,7 @@ func (s *Store) lateOutcome(ctx context.Context, err error, workflowID, updateID
 	if !deadlineExceeded(err) {
 		return err
 	}
-	deadline, _ := ctx.Deadline() // sending's context always has one
-	late, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(jobs.OutcomeGrace))
+	late, cancel := pastDeadline(ctx)
 	defer cancel()
 	handle := s.temporal.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{
 		WorkflowID: workflowID, UpdateID: updateID,
@@ -154,6 +153,35 @@ func (s *Store) lateOutcome(ctx context.Context, err error, workflowID, updateID
 		return err
 	}
 	return outcome
+}
+
+// lateAcceptance is lateOutcome for an update whose request waits for its
+// acceptance only (a collection's operation, whose update may complete
+// long after): it sends the update opts describe again, under its ID,
+// until jobs.OutcomeGrace after the request's deadline. Temporal gives
+// back the update it has under that ID, accepted or refused; one it never
+// had reaches the workflow past its deadline, which refuses it
+// (jobs.CodeNotTaken). When the server cannot be reached, or the workflow
+// is gone, err stands.
+func (s *Store) lateAcceptance(ctx context.Context, err error, opts client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	if !deadlineExceeded(err) {
+		return nil, err
+	}
+	late, cancel := pastDeadline(ctx)
+	defer cancel()
+	h, again := s.temporal.UpdateWorkflow(late, opts)
+	if again != nil && (Unreachable(again) || WorkflowMissing(again)) {
+		return nil, err
+	}
+	return h, again
+}
+
+// pastDeadline is a context that ends jobs.OutcomeGrace after ctx's
+// deadline (sending's context always has one), for the outcome of an
+// update sent before it.
+func pastDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, _ := ctx.Deadline()
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(jobs.OutcomeGrace))
 }
 
 // updateResult decodes the update's result into result and remembers the
