@@ -114,13 +114,16 @@ func TestADeleteTakenInTimeAnswersItsOutcome(t *testing.T) {
 // TestAnOperationAcceptedInTimeAnswersItsOutcome: a collection's disable
 // the workflow accepts at once, whose answer reaches the API only after
 // the request's time (the server's answer held, as a heavy burst holds
-// it), is answered as the operation it is, not 503: the collection is
-// disabled, as its client is told. Answered 503, its client would believe
-// it still enabled.
+// it), is answered as the operation it is, running (202; the test's
+// client follows the Location to its 200), not 503: the collection and its
+// job are disabled, as its client is told. Answered 503, its client would
+// believe them enabled.
 func TestAnOperationAcceptedInTimeAnswersItsOutcome(t *testing.T) {
 	holds := &serverHolds{}
 	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
 	s.putCollection(t)
+	const name = collectionPath + "/jobs/told"
+	s.defineHeld(t, "told", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
 
 	release := holds.holdAnswers(jobs.UpdateCollectionState)
 	defer release()
@@ -129,9 +132,13 @@ func TestAnOperationAcceptedInTimeAnswersItsOutcome(t *testing.T) {
 	status, body := s.do(t, http.MethodPost, collectionPath+"/disable", nil)
 	took := time.Since(began)
 	t.Logf("disable: %d after %s", status, took.Round(time.Millisecond))
-	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, status, body)
+	require.Equal(t, http.StatusOK, status, body)
 	require.Greater(t, took, api.RequestTimeout, "the answer waited for the acceptance held past the request's time")
 	status, body = s.get(t, collectionPath, nil)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Equal(t, "disabled", path(body, "properties", "state"))
+	require.Eventually(t, func() bool {
+		_, body := s.get(t, name, nil)
+		return path(body, "properties", "state") == "disabled"
+	}, 10*time.Second, 100*time.Millisecond, "the job is told")
 }

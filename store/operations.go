@@ -48,6 +48,11 @@ func (s *Store) CollectionOperation(ctx context.Context, k jobs.Key, name string
 	}); err != nil {
 		return "", false, notFoundAs(err, CollectionNamed(k))
 	}
+	if ctx.Err() != nil {
+		// Accepted, with the request's time over (lateAcceptance): the
+		// operation runs, and its client asks after it.
+		return operationID(h.RunID(), h.UpdateID()), true, nil
+	}
 	running, err = s.awaitOperation(ctx, h, wait)
 	return operationID(h.RunID(), h.UpdateID()), running, notFoundAs(err, CollectionNamed(k))
 }
