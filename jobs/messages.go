@@ -87,10 +87,14 @@ type MembershipRequest struct {
 	Leave       bool          `json:",omitempty"`
 	Seq         int           `json:",omitempty"` // the job's number for the request, which its answer carries
 	ShortestGap time.Duration `json:",omitempty"` // between the job's occurrences; 0 for a one-time job
-	// Defined marks the leave of a job that was defined: it held the
-	// name, so no newer admission of the name can be on its way. The
-	// leave of one never defined may come from a workflow that ended
-	// before another took an admission of its name (Reservation).
+	// Defined marks the leave of a job defined by the admission ahead of
+	// its name that it took (Admission.Gen): that admission was the
+	// name's last, so none can be on its way, and its reservation goes at
+	// once. The leave of any other job may come from a workflow that
+	// ended before another took an admission of its name (Reservation):
+	// one never defined, or one defined by asking its collection while
+	// the name was reserved for another PUT, whose admission is still on
+	// its way. Its reservation stays until its Until, then is looked at.
 	Defined bool `json:",omitempty"`
 	// Lease is the ID of the lease whose slot the API started the job's
 	// workflow on (Lease); 0 for none. A claim (LeaseRequest) names it to

@@ -191,7 +191,11 @@ func (j *job) leave(ctx workflow.Context) {
 			return
 		}
 	}
-	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state() != nil}
+	// Only the job that took the admission ahead of its name took the
+	// name's last one: a job defined by asking, while the name was
+	// reserved for another PUT, leaves with that PUT's admission still on
+	// its way (jobs.MembershipRequest.Defined).
+	req := jobs.MembershipRequest{Job: j.key.Job, Leave: true, Defined: j.state() != nil && j.admission.took != 0}
 	if j.admission.lease != 0 {
 		req.Lease, req.Run = j.admission.lease, workflow.GetInfo(ctx).FirstRunID
 	}

@@ -121,6 +121,7 @@ type admJob struct {
 	run     string // its first run ID
 	lease   int    // the lease it started on, 0 for none
 	defined bool
+	took    bool // it started with an admission ahead of its name
 	started time.Time
 }
 
@@ -309,7 +310,7 @@ func (m *admModel) startJob(name string, lease int) *admJob {
 func (m *admModel) deleteJob(name string, linger time.Duration) {
 	j := m.jobs[name]
 	delete(m.jobs, name)
-	req := jobs.MembershipRequest{Job: name, Leave: true, Defined: j.defined}
+	req := jobs.MembershipRequest{Job: name, Leave: true, Defined: j.defined && j.took}
 	if j.lease != 0 {
 		req.Lease, req.Run = j.lease, j.run
 	}
@@ -399,7 +400,7 @@ func (m *admModel) putByName(p int, name string, variant int) {
 						return
 					}
 					if !m.running(name) {
-						m.startJob(name, 0)
+						m.startJob(name, 0).took = true
 					}
 				})
 			default:
@@ -723,6 +724,15 @@ var admissionSeeds = []struct {
 	{"a name admitted ahead while its deleted job runs on", 3, []admEvent{
 		{admPutLeased, admArg(0, 'a', 0), 0}, {admSend, admArg(0, 'a', 1), time.Second},
 		{admDelete, admArg(0, 'a', 3), 2 * time.Second}, {admPutByName, admArg(1, 'a', 0), time.Second}}},
+	// A name is admitted ahead of one process's PUT, whose start is slow;
+	// another process's PUT of it finds it reserved, starts the job
+	// itself, which asks and is admitted; the job is deleted. Its leave
+	// must not drop the reservation: the first PUT's admission is still
+	// on its way, and its start makes a job the collection does not hold.
+	{"a job defined by asking leaves while another PUT's admission is on its way", 2, []admEvent{
+		{admPutByName, admArg(0, 'a', 3), 24 * time.Second}, {admPutByName, admArg(0, 'd', 2), 24 * time.Second},
+		{admContinue, admArg(0, 'a', 3), 500 * time.Millisecond}, {admPutLeased, admArg(1, 'd', 3), 500 * time.Millisecond},
+		{admDelete, admArg(1, 'd', 0), 500 * time.Millisecond}}},
 }
 
 // TestAdmissionModelSeeds runs the kept sequences, each encoded and

@@ -268,7 +268,7 @@ func (h *harness) putAdmitted(d time.Duration, until time.Time, into *error) {
 	start := h.env.Now().Add(time.Hour)
 	h.at(d, func() {
 		updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(start, &recurrence.Recurrence{Frequency: "Hour"}),
-			Admission: &jobs.Admission{Terms: jobs.CollectionTerms{Revision: 1}, Until: until}}, into)
+			Admission: &jobs.Admission{Terms: jobs.CollectionTerms{Revision: 1}, Until: until, Gen: 1}}, into)
 	})
 }
 
@@ -368,4 +368,34 @@ func TestADeletedJobAsksItsCollectionNothingMore(t *testing.T) {
 	e, ok := jobs.FromApplicationError(put)
 	require.True(t, ok, "%v", put)
 	require.Equal(t, jobs.CodeNotFound, e.Code, "%v", put)
+}
+
+// TestOnlyAJobThatTookItsAdmissionAheadLeavesDefined: a job defined by
+// the admission ahead its PUT carried leaves Defined (its collection drops
+// the reservation at once: that admission was the name's last); one
+// defined by asking its collection leaves without it, since another PUT's
+// admission of the name may still be on its way (the collection keeps the
+// reservation until it lapses, and looks).
+func TestOnlyAJobThatTookItsAdmissionAheadLeavesDefined(t *testing.T) {
+	for _, took := range []bool{true, false} {
+		now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+		h := newHarness(t, now)
+		var err error
+		if took {
+			h.putAdmitted(0, now.Add(20*time.Second), &err)
+		} else {
+			h.at(0, func() {
+				updateAnswer(h, jobs.UpdatePutJob, jobs.PutJobRequest{Job: job(now.Add(time.Hour), &recurrence.Recurrence{Frequency: "Hour"})}, &err)
+			})
+		}
+		h.at(time.Minute, func() { update(t, h.env, jobs.UpdateDeleteJob, jobs.DeleteJobRequest{}) })
+		h.env.ExecuteWorkflow(jobs.JobWorkflowName, jobs.JobInput{Key: key})
+		require.NoError(t, h.env.GetWorkflowError())
+		require.NoError(t, err)
+		reqs := h.collection.requests
+		require.NotEmpty(t, reqs)
+		leave := reqs[len(reqs)-1]
+		require.True(t, leave.Leave, "%v", reqs)
+		require.Equal(t, took, leave.Defined, "took the admission ahead: %v; %v", took, reqs)
+	}
 }
