@@ -13,10 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/server/temporal"
 
 	"github.com/recurhq/recur/codec"
-	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 	"github.com/recurhq/recur/store"
 )
@@ -281,9 +279,7 @@ func TestAPutMeetingAJobWorkflowAlreadyStartedDefinesIt(t *testing.T) {
 // runs on" (here the leave comes after, and would drop it).
 func TestALookFindingADeletedJobGivesItsNameUp(t *testing.T) {
 	t.Parallel() // it waits for a look of the collection's, tens of seconds
-	holds := &serverHolds{}
-	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
-	s.putCollection(t)
+	s, holds := newHeldStack(t)
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "leaving"}
 	c := s.temporal.GetDefaultClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -405,9 +401,7 @@ func heldNames(c client.Client, k jobs.Key) ([]string, error) {
 // gone, and the collection holds no name once the leave has come.
 func TestADeletedJobsLeaveFollowsItsRequestOnItsWay(t *testing.T) {
 	t.Parallel() // the server takes the DELETE once the held delivery's first try times out, 30 s
-	holds := &serverHolds{}
-	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
-	s.putCollection(t)
+	s, holds := newHeldStack(t)
 	k := jobs.Key{Subscription: "sub1", ResourceGroup: "rg1", Collection: "coll1", Job: "asking"}
 	c := s.temporal.GetDefaultClient()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/server/temporal"
 
 	"github.com/recurhq/recur/api"
-	"github.com/recurhq/recur/internal/recurtest"
 	"github.com/recurhq/recur/jobs"
 )
 
@@ -92,21 +90,13 @@ func TestAWriteAnswered503NeverHappens(t *testing.T) {
 // is answered 200 once it is, not 503: the job is gone, as its client is
 // told. Answered 503, its client would send it again and be told 404.
 func TestADeleteTakenInTimeAnswersItsOutcome(t *testing.T) {
-	holds := &serverHolds{}
-	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
-	s.putCollection(t)
+	s, holds := newHeldStack(t)
 	const name = collectionPath + "/jobs/slow-delete"
 	s.defineHeld(t, "slow-delete", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
 
-	release := holds.holdSignals(jobs.SignalMembership)
-	defer release()
-	time.AfterFunc(api.RequestTimeout+time.Second, release)
-	began := time.Now()
-	status, body := s.do(t, http.MethodDelete, name, nil)
-	took := time.Since(began)
-	t.Logf("DELETE: %d after %s", status, took.Round(time.Millisecond))
+	status, body := s.doPastTheRequest(t, holds.holdSignals(jobs.SignalMembership), http.MethodDelete, name,
+		"the answer waited for the word held past the request's time")
 	require.Equal(t, http.StatusOK, status, body)
-	require.Greater(t, took, api.RequestTimeout, "the answer waited for the word held past the request's time")
 	status, body = s.get(t, name, nil)
 	require.Equal(t, http.StatusNotFound, status, body)
 }
@@ -119,21 +109,13 @@ func TestADeleteTakenInTimeAnswersItsOutcome(t *testing.T) {
 // job are disabled, as its client is told. Answered 503, its client would
 // believe them enabled.
 func TestAnOperationAcceptedInTimeAnswersItsOutcome(t *testing.T) {
-	holds := &serverHolds{}
-	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
-	s.putCollection(t)
+	s, holds := newHeldStack(t)
 	const name = collectionPath + "/jobs/told"
 	s.defineHeld(t, "told", httpJob("http://127.0.0.1:9/", map[string]any{"frequency": "Hour"}))
 
-	release := holds.holdAnswers(jobs.UpdateCollectionState)
-	defer release()
-	time.AfterFunc(api.RequestTimeout+time.Second, release)
-	began := time.Now()
-	status, body := s.do(t, http.MethodPost, collectionPath+"/disable", nil)
-	took := time.Since(began)
-	t.Logf("disable: %d after %s", status, took.Round(time.Millisecond))
+	status, body := s.doPastTheRequest(t, holds.holdAnswers(jobs.UpdateCollectionState), http.MethodPost, collectionPath+"/disable",
+		"the answer waited for the acceptance held past the request's time")
 	require.Equal(t, http.StatusOK, status, body)
-	require.Greater(t, took, api.RequestTimeout, "the answer waited for the acceptance held past the request's time")
 	status, body = s.get(t, collectionPath, nil)
 	require.Equal(t, http.StatusOK, status, body)
 	require.Equal(t, "disabled", path(body, "properties", "state"))
@@ -141,4 +123,19 @@ func TestAnOperationAcceptedInTimeAnswersItsOutcome(t *testing.T) {
 		_, body := s.get(t, name, nil)
 		return path(body, "properties", "state") == "disabled"
 	}, 10*time.Second, 100*time.Millisecond, "the job is told")
+}
+
+// doPastTheRequest sends method path with a hold that release lifts a
+// second past the request's time, requires the answer to come after that
+// time (why says what it waited for), and returns it.
+func (s *stack) doPastTheRequest(t *testing.T, release func(), method, path, why string) (int, map[string]any) {
+	t.Helper()
+	defer release()
+	time.AfterFunc(api.RequestTimeout+time.Second, release)
+	began := time.Now()
+	status, body := s.do(t, method, path, nil)
+	took := time.Since(began)
+	t.Logf("%s %s: %d after %s", method, path, status, took.Round(time.Millisecond))
+	require.Greater(t, took, api.RequestTimeout, why)
+	return status, body
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"go.temporal.io/server/api/historyservice/v1"
@@ -15,7 +16,10 @@ import (
 	"go.temporal.io/server/common/membership"
 	"go.temporal.io/server/common/metrics"
 	"go.temporal.io/server/common/testing/testhooks"
+	"go.temporal.io/server/temporal"
 	"google.golang.org/grpc"
+
+	"github.com/recurhq/recur/internal/recurtest"
 )
 
 // serverHolds is a client factory of the Temporal server whose clients
@@ -68,6 +72,16 @@ func (h *namedHold) of(name string) <-chan struct{} {
 		return nil
 	}
 	return h.released
+}
+
+// newHeldStack starts a stack whose Temporal server's calls the returned
+// holds hold, with its collection.
+func newHeldStack(t *testing.T) (*stack, *serverHolds) {
+	t.Helper()
+	holds := &serverHolds{}
+	s := newStackWith(t, recurtest.Config{ServerOptions: []temporal.ServerOption{temporal.WithClientFactoryProvider(holds)}})
+	s.putCollection(t)
+	return s, holds
 }
 
 func (h *serverHolds) NewFactory(rpc common.RPCFactory, monitor membership.Monitor, metricsHandler metrics.Handler,
